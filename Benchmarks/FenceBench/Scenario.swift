@@ -1,0 +1,63 @@
+import FenceEngine
+import Foundation
+
+/// A seeded synthetic workload: star-shaped polygons and circles scattered over a region sized
+/// so that a random position falls in about `hits` fences.
+struct Scenario {
+    var fenceCount: Int
+    var vertices: Int
+    /// Share of circles among the fences (0 polygons only, 1 circles only).
+    var circleShare: Double
+    var hits: Double
+    var seed: UInt64
+
+    /// The region: 20 x 20 degrees around (5 E, 45 N), a mid-latitude area like most fleets'.
+    static let region = (minLon: -5.0, maxLon: 15.0, minLat: 35.0, maxLat: 55.0)
+
+    /// Mean fence radius in degrees of latitude so that the fences' total area is `hits` times
+    /// the region's. A star polygon's area is about 0.62 of its circumscribed circle's (radii
+    /// alternate between 1 and 0.5..1 of the outer radius); the measured hits are reported.
+    var meanRadiusDegrees: Double {
+        let r = Scenario.region
+        let regionArea = (r.maxLon - r.minLon) * (r.maxLat - r.minLat)
+        let perFence = hits * regionArea / Double(fenceCount)
+        let shapeFactor = circleShare * 1.0 + (1 - circleShare) * 0.62
+        // Degrees of longitude are shorter by cos(45°), so a round fence spans 1/cos in lon.
+        return (perFence / (Double.pi * shapeFactor / cos(45 * Double.pi / 180))).squareRoot()
+    }
+
+    func fences() -> [Fence] {
+        var rng = SplitMix64(seed: seed)
+        let r = Scenario.region
+        let mean = meanRadiusDegrees
+        var out: [Fence] = []
+        out.reserveCapacity(fenceCount)
+        for i in 0..<fenceCount {
+            let lon = rng.uniform(r.minLon, r.maxLon)
+            let lat = rng.uniform(r.minLat, r.maxLat)
+            let radius = mean * rng.uniform(0.7, 1.3)
+            if rng.uniform(0, 1) < circleShare {
+                out.append(.circle(id: "c\(i)", lon: lon, lat: lat, radius: radius * 111_195))
+                continue
+            }
+            let lonScale = 1 / cos(lat * Double.pi / 180)
+            var ring: [LonLat] = []
+            ring.reserveCapacity(vertices + 1)
+            let phase = rng.uniform(0, 2 * Double.pi)
+            for k in 0..<vertices {
+                let angle = phase + 2 * Double.pi * Double(k) / Double(vertices)
+                let rr = k % 2 == 0 ? radius : radius * rng.uniform(0.5, 1.0)
+                ring.append(LonLat(lon: lon + rr * cos(angle) * lonScale, lat: lat + rr * sin(angle)))
+            }
+            ring.append(ring[0])
+            out.append(.polygon(id: "p\(i)", exterior: ring))
+        }
+        return out
+    }
+
+    func positions(count: Int, seed: UInt64) -> [LonLat] {
+        var rng = SplitMix64(seed: seed)
+        let r = Scenario.region
+        return (0..<count).map { _ in LonLat(lon: rng.uniform(r.minLon, r.maxLon), lat: rng.uniform(r.minLat, r.maxLat)) }
+    }
+}

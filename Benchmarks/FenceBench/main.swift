@@ -1,0 +1,107 @@
+import FenceEngine
+import Foundation
+
+/// fence-bench: seeded synthetic workloads, one JSON line per case.
+let help = """
+    Usage: fence-bench [options]
+
+      --fences LIST      fence counts, comma-separated (default 10000,100000,1000000)
+      --vertices N       vertices per polygon (default 16)
+      --circles SHARE    share of circles, 0...1 (default 0.2)
+      --hits H           mean fences per position (default 0.65)
+      --positions N      positions per case (default 1000000)
+      --threads LIST     thread counts (default 1,2)
+      --seed N           generator seed (default 1)
+      --check N          verify N positions against a brute-force scan (default 2000)
+
+    Prints one JSON line per (fence count, threads) case. Must be a release build.
+    """
+
+func parseList(_ s: String) -> [Int]? {
+    let parts = s.split(separator: ",").map { Int($0.replacingOccurrences(of: "_", with: "")) }
+    return parts.contains(nil) || parts.isEmpty ? nil : parts.map { $0! }
+}
+
+var fenceCounts = [10_000, 100_000, 1_000_000]
+var vertices = 16
+var circles = 0.2
+var hits = 0.65
+var positionCount = 1_000_000
+var threadCounts = [1, 2]
+var seed: UInt64 = 1
+var checkCount = 2000
+var args = CommandLine.arguments.dropFirst()
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("fence-bench: \(message)\n".utf8))
+    exit(2)
+}
+while let a = args.popFirst() {
+    if a == "--help" || a == "-h" {
+        print(help)
+        exit(0)
+    }
+    guard let v = args.popFirst() else { fail("\(a) needs a value") }
+    func value<T>(_ parsed: T?) -> T {
+        guard let parsed else { fail("bad value for \(a): \(v)") }
+        return parsed
+    }
+    switch a {
+    case "--fences": fenceCounts = value(parseList(v))
+    case "--vertices": vertices = value(Int(v).flatMap { $0 >= 3 ? $0 : nil })
+    case "--circles": circles = value(Double(v).flatMap { (0...1).contains($0) ? $0 : nil })
+    case "--hits": hits = value(Double(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--positions": positionCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--threads": threadCounts = value(parseList(v))
+    case "--seed": seed = value(UInt64(v))
+    case "--check": checkCount = value(Int(v))
+    default: fail("unknown option \(a)")
+    }
+}
+if !Measure.isReleaseBuild {
+    FileHandle.standardError.write(Data("fence-bench: this is a debug build; figures are not benchmarks (swift build -c release)\n".utf8))
+}
+
+for n in fenceCounts {
+    let scenario = Scenario(fenceCount: n, vertices: vertices, circleShare: circles, hits: hits, seed: seed)
+    let baseline = Measure.residentBytes()
+    var fences = scenario.fences()
+    let t0 = Measure.now()
+    var store = FenceStore()
+    let results = store.add(fences, threads: threadCounts.max() ?? 1)
+    let buildSeconds = Measure.now() - t0
+    let rejected = results.filter { $0.error != nil }.count
+    fences = []
+    let resident = Measure.residentBytes() - baseline
+    let positions = scenario.positions(count: positionCount, seed: seed &+ 1000)
+
+    // Correctness first: a sample checked against every fence, no index.
+    if checkCount > 0 {
+        // Brute force is O(n) per position: keep it to about 1e9 fence tests.
+        let sample = Array(positions.prefix(min(checkCount, max(100, 1_000_000_000 / n))))
+        let fast = store.covering(sample, threads: 1)
+        let slow = BruteForce.covering(store: store, sample)
+        if fast.offsets != slow.offsets || Array(fast.handles) != Array(slow.handles) {
+            fail("index result differs from brute force at \(n) fences")
+        }
+    }
+    for threads in threadCounts {
+        // One untimed warm-up pass over a slice, then the timed pass.
+        _ = store.covering(Array(positions.prefix(10_000)), threads: threads)
+        let t1 = Measure.now()
+        let coverage = store.covering(positions, threads: threads)
+        let seconds = Measure.now() - t1
+        let stats = store.probeStatistics(Array(positions.prefix(100_000)))
+        let line: [String: Any] = [
+            "case": "containment", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
+            "threads": threads, "positions": positionCount, "build_s": round3(buildSeconds), "rejected": rejected,
+            "bytes_per_fence": store.memoryFootprint / max(1, store.count), "rss_bytes_per_fence": resident / max(1, n),
+            "positions_per_s": Int(Double(positionCount) / seconds), "hits_per_position": round3(Double(coverage.pairCount) / Double(positionCount)),
+            "candidates_per_position": round3(stats.candidatesPerPosition), "geos_calls_per_position": stats.geosCallsPerPosition,
+            "geos": FenceEngineInfo.geosVersion, "swift": Measure.swiftVersion, "release": Measure.isReleaseBuild, "seed": seed,
+        ]
+        let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+}
+
+func round3(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }

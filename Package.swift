@@ -1,0 +1,37 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Dependencies point one way: fence -> FenceIO -> FenceEngine -> (SpatialIndex, CGEOS).
+// Invariant checks (R-tree `checkInvariants()`) are compiled into debug builds only.
+let checks: [SwiftSetting] = [.define("FENCE_INTERNAL_CHECKS", .when(configuration: .debug))]
+
+let package = Package(
+    name: "FenceEngine",
+    products: [
+        .library(name: "SpatialIndex", targets: ["SpatialIndex"]),
+        .library(name: "FenceEngine", targets: ["FenceEngine"]),
+        .library(name: "FenceIO", targets: ["FenceIO"]),
+        .executable(name: "fence", targets: ["fence"]),
+        .executable(name: "fence-bench", targets: ["FenceBench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGEOS",
+            pkgConfig: "geos",
+            providers: [.apt(["libgeos-dev"])]
+        ),
+        .target(name: "SpatialIndex", swiftSettings: checks),
+        .target(name: "FenceEngine", dependencies: ["CGEOS", "SpatialIndex"], swiftSettings: checks),
+        .target(name: "FenceIO", dependencies: ["FenceEngine"]),
+        .executableTarget(name: "fence", dependencies: ["FenceIO", "FenceEngine"]),
+        .executableTarget(
+            name: "FenceBench",
+            dependencies: ["FenceEngine", "SpatialIndex"],
+            path: "Benchmarks/FenceBench"
+        ),
+        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: checks),
+        .testTarget(name: "FenceEngineTests", dependencies: ["FenceEngine"], swiftSettings: checks),
+        .testTarget(name: "FenceIOTests", dependencies: ["FenceIO"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

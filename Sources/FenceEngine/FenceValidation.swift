@@ -1,0 +1,186 @@
+import SpatialIndex
+
+/// A fence checked and converted to the store's flat form: WGS84, closed rings, index boxes.
+struct NormalizedFence: Sendable {
+    enum Kind: UInt8 { case circle = 1, polygon = 2 }
+    var kind: Kind
+    /// Circle: `CircleGeometry.record`. Polygon: x, y interleaved over every ring.
+    var geometry: [Double]
+    /// Polygon rings: positions per ring, high bit set on each exterior.
+    var rings: [UInt32]
+    var boxes: [Box]
+    var repaired: Bool
+}
+
+/// Limits on one fence, so hostile input is refused before it costs unbounded memory or time.
+public struct FenceLimits: Sendable, Hashable {
+    /// Most positions in one fence, over all its rings.
+    public var maxPositions: Int = 1_000_000
+    /// Most polygons in one MultiPolygon.
+    public var maxPolygons: Int = 100_000
+    public init() {}
+}
+
+enum FenceValidation {
+    static let exteriorFlag: UInt32 = 0x8000_0000
+
+    /// Checks one fence and converts it to the flat WGS84 form.
+    ///
+    /// Rules (SPEC "Fences"): radius positive and finite; every coordinate finite and in range
+    /// (after conversion to WGS84); rings of at least 4 positions, closed; GEOS-valid (the
+    /// reason is GEOS's own, from `GEOSisValidDetail_r`), unless `repair` lets
+    /// `GEOSMakeValidWithParams_r` fix it; per-fence settings in range.
+    /// - Complexity: O(n log n) in the number of vertices (GEOS validity).
+    static func normalize(_ fence: Fence, repair: Bool, limits: FenceLimits, geos: () -> GEOSContext)
+        -> Result<NormalizedFence, FenceError>
+    {
+        let name = fence.id
+        func fail(_ kind: FenceError.Kind, _ reason: String) -> Result<NormalizedFence, FenceError> {
+            .failure(FenceError(kind, fence: name, reason: reason))
+        }
+        if let dwell = fence.dwell, !(dwell.isFinite && dwell >= 0) {
+            return fail(.invalidSetting, "dwell must be a finite number of seconds >= 0, got \(dwell)")
+        }
+        if let expires = fence.expires, !expires.isFinite {
+            return fail(.invalidSetting, "expires must be a finite time, got \(expires)")
+        }
+        switch fence.shape {
+        case .circle(let center, let radius):
+            guard radius.isFinite && radius > 0 else {
+                return fail(.invalidRadius, "radius must be a positive finite number of metres, got \(radius)")
+            }
+            guard center.lon.isFinite && center.lat.isFinite else {
+                return fail(.coordinateOutOfRange, "center \(center) is not a finite coordinate")
+            }
+            let c = CoordinateConversion.toWGS84(lon: center.lon, lat: center.lat, from: fence.coord)
+            let wgs = LonLat(lon: c.lon, lat: c.lat)
+            guard wgs.isValidWGS84Range else {
+                return fail(.coordinateOutOfRange, "center \(center) is outside [-180, 180] x [-90, 90]")
+            }
+            return .success(
+                NormalizedFence(
+                    kind: .circle, geometry: CircleGeometry.record(center: wgs, radius: radius), rings: [],
+                    boxes: CircleGeometry.boxes(center: wgs, radius: radius), repaired: false))
+
+        case .polygons(let polygons):
+            if polygons.isEmpty { return fail(.emptyGeometry, "the shape has no polygon") }
+            if polygons.count > limits.maxPolygons {
+                return fail(.limitExceeded, "\(polygons.count) polygons exceed the limit of \(limits.maxPolygons)")
+            }
+            var total = 0
+            for polygon in polygons {
+                total += polygon.exterior.count
+                for hole in polygon.holes { total += hole.count }
+            }
+            if total > limits.maxPositions {
+                return fail(.limitExceeded, "\(total) positions exceed the limit of \(limits.maxPositions)")
+            }
+            var coords: [Double] = []
+            coords.reserveCapacity(2 * total)
+            var rings: [UInt32] = []
+            for (p, polygon) in polygons.enumerated() {
+                for (r, ring) in polygon.rings.enumerated() {
+                    let where_ =
+                        (polygons.count > 1 ? "polygon \(p + 1) " : "")
+                        + (r == 0 ? "exterior ring" : "hole \(r)")
+                    if ring.count < 4 {
+                        return fail(.ringTooShort, "\(where_) has \(ring.count) positions; a ring needs at least 4")
+                    }
+                    if ring.first! != ring.last! {
+                        return fail(
+                            .ringNotClosed, "\(where_) is not closed: it starts at \(ring.first!) and ends at \(ring.last!)")
+                    }
+                    for (i, point) in ring.enumerated() {
+                        guard point.lon.isFinite && point.lat.isFinite else {
+                            return fail(.coordinateOutOfRange, "\(where_) position \(i + 1) \(point) is not finite")
+                        }
+                        var q = point
+                        if fence.coord != .wgs84 {
+                            let c = CoordinateConversion.toWGS84(lon: point.lon, lat: point.lat, from: fence.coord)
+                            q = LonLat(lon: c.lon, lat: c.lat)
+                        }
+                        guard q.isValidWGS84Range else {
+                            return fail(
+                                .coordinateOutOfRange,
+                                "\(where_) position \(i + 1) \(point) is outside [-180, 180] x [-90, 90]")
+                        }
+                        coords.append(q.lon)
+                        coords.append(q.lat)
+                    }
+                    rings.append(UInt32(ring.count) | (r == 0 ? exteriorFlag : 0))
+                }
+            }
+            let context = geos()
+            let ringList = rings.map { (count: Int($0 & ~exteriorFlag), isExterior: $0 & exteriorFlag != 0) }
+            guard let geometry = coords.withUnsafeBufferPointer({ context.makePolygonal(coords: $0, rings: ringList) })
+            else {
+                return fail(.invalidGeometry, context.lastMessage ?? "GEOS could not build the polygon")
+            }
+            guard let reason = context.invalidityReason(geometry) else {
+                return .success(
+                    NormalizedFence(
+                        kind: .polygon, geometry: coords, rings: rings, boxes: polygonBoxes(coords, rings), repaired: false))
+            }
+            guard repair else { return fail(.invalidGeometry, reason) }
+            guard let fixed = context.makeValid(geometry) else {
+                return fail(.invalidGeometry, "\(reason); repair failed: \(context.lastMessage ?? "no message")")
+            }
+            let repairedPolygons = context.polygons(of: fixed)
+            if repairedPolygons.isEmpty {
+                return fail(.emptyGeometry, "\(reason); nothing polygonal is left after repair")
+            }
+            var fixedCoords: [Double] = []
+            var fixedRings: [UInt32] = []
+            for polygon in repairedPolygons {
+                for (r, ring) in polygon.rings.enumerated() {
+                    for point in ring {
+                        fixedCoords.append(point.lon)
+                        fixedCoords.append(point.lat)
+                    }
+                    fixedRings.append(UInt32(ring.count) | (r == 0 ? exteriorFlag : 0))
+                }
+            }
+            return .success(
+                NormalizedFence(
+                    kind: .polygon, geometry: fixedCoords, rings: fixedRings, boxes: polygonBoxes(fixedCoords, fixedRings),
+                    repaired: true))
+        }
+    }
+
+    /// Index boxes for a polygon fence: one box around everything, or one per polygon when the
+    /// polygons are far apart (a MultiPolygon cut at the antimeridian, an archipelago), so the
+    /// index does not hand every query in between to this fence.
+    static func polygonBoxes(_ coords: [Double], _ rings: [UInt32]) -> [Box] {
+        var parts: [Box] = []
+        var offset = 0
+        for raw in rings {
+            let n = Int(raw & ~exteriorFlag)
+            if raw & exteriorFlag != 0 {
+                var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
+                for i in offset..<(offset + n) {
+                    box.minX = min(box.minX, coords[2 * i])
+                    box.maxX = max(box.maxX, coords[2 * i])
+                    box.minY = min(box.minY, coords[2 * i + 1])
+                    box.maxY = max(box.maxY, coords[2 * i + 1])
+                }
+                parts.append(box)
+            }
+            offset += n
+        }
+        var union = parts[0]
+        for b in parts.dropFirst() { union = union.union(b) }
+        if parts.count == 1 { return parts }
+        let partArea = parts.reduce(0) { $0 + $1.area }
+        if parts.count <= 32 && partArea < 0.5 * union.area { return parts }
+        if parts.count > 32 {
+            // Many parts: split west and east of the antimeridian if that halves the area.
+            var west: Box?
+            var east: Box?
+            for b in parts {
+                if (b.minX + b.maxX) < 0 { west = west.map { $0.union(b) } ?? b } else { east = east.map { $0.union(b) } ?? b }
+            }
+            if let west, let east, west.area + east.area < 0.5 * union.area { return [west, east] }
+        }
+        return [union]
+    }
+}

@@ -1,0 +1,34 @@
+/// One fix of one device (SPEC "Positions").
+public struct Position: Sendable, Hashable {
+    public var device: String
+    /// Epoch seconds (UTC), fractional allowed.
+    public var time: Double
+    public var lon: Double
+    public var lat: Double
+    /// Horizontal accuracy in metres; nil when unknown.
+    public var accuracy: Double?
+    /// Coordinate system of `lon`/`lat`.
+    public var coord: CoordinateSystem
+
+    public init(device: String, time: Double, lon: Double, lat: Double, accuracy: Double? = nil, coord: CoordinateSystem = .wgs84) {
+        self.device = device
+        self.time = time
+        self.lon = lon
+        self.lat = lat
+        self.accuracy = accuracy
+        self.coord = coord
+    }
+
+    public var lonLat: LonLat { LonLat(lon: lon, lat: lat) }
+
+    /// Why this fix must be rejected, or nil when it is usable: NaN, infinite or out-of-range
+    /// values never reach any device's state.
+    public var problem: String? {
+        if !time.isFinite { return "time is not a finite number" }
+        if !lon.isFinite || !lat.isFinite { return "lon/lat is not a finite number" }
+        if lon < -180 || lon > 180 { return "lon \(lon) is outside [-180, 180]" }
+        if lat < -90 || lat > 90 { return "lat \(lat) is outside [-90, 90]" }
+        if let accuracy, !(accuracy.isFinite && accuracy >= 0) { return "accuracy \(accuracy) is not a finite number >= 0" }
+        return nil
+    }
+}

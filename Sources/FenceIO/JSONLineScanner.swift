@@ -1,0 +1,200 @@
+/// Reads one flat JSON object from bytes: string, number, true/false/null values are kept;
+/// nested objects and arrays are skipped (to a bounded depth). No Foundation, no allocation
+/// beyond the strings it returns.
+struct JSONLineScanner {
+    enum Value: Equatable {
+        case string(String)
+        /// The number's text, as written.
+        case number(String)
+        case bool(Bool)
+        case null
+        case nested
+    }
+
+    struct Failure: Error {
+        var reason: String
+    }
+
+    static let maxDepth = 64
+
+    let bytes: UnsafeBufferPointer<UInt8>
+    var i = 0
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    mutating func skipSpace() {
+        while i < bytes.count && (bytes[i] == 32 || bytes[i] == 9 || bytes[i] == 13 || bytes[i] == 10) { i += 1 }
+    }
+
+    mutating func fail(_ what: String) -> Failure {
+        Failure(reason: i >= bytes.count ? "JSON ends early: \(what)" : "bad JSON at byte \(i + 1): \(what)")
+    }
+
+    /// Calls `body` for each key and value of the top-level object.
+    mutating func object(_ body: (String, Value) -> Void) throws(Failure) {
+        skipSpace()
+        if i < bytes.count && bytes[i] == 0xEF { i += 3 }  // BOM
+        guard i < bytes.count, bytes[i] == 123 else { throw fail("expected an object") }
+        i += 1
+        skipSpace()
+        if i < bytes.count && bytes[i] == 125 {
+            i += 1
+        } else {
+            while true {
+                skipSpace()
+                let key = try string()
+                skipSpace()
+                guard i < bytes.count, bytes[i] == 58 else { throw fail("expected ':'") }
+                i += 1
+                skipSpace()
+                body(key, try value(depth: 1))
+                skipSpace()
+                guard i < bytes.count else { throw fail("unclosed object") }
+                if bytes[i] == 44 {
+                    i += 1
+                    continue
+                }
+                guard bytes[i] == 125 else { throw fail("expected ',' or '}'") }
+                i += 1
+                break
+            }
+        }
+        skipSpace()
+        guard i == bytes.count else { throw fail("text after the object") }
+    }
+
+    mutating func value(depth: Int) throws(Failure) -> Value {
+        guard i < bytes.count else { throw fail("expected a value") }
+        switch bytes[i] {
+        case 34: return .string(try string())
+        case 123, 91:
+            try skipNested(depth: depth)
+            return .nested
+        case 116: return try literal("true", .bool(true))
+        case 102: return try literal("false", .bool(false))
+        case 110: return try literal("null", .null)
+        default:
+            let s = i
+            while i < bytes.count, bytes[i] == 45 || bytes[i] == 43 || bytes[i] == 46 || bytes[i] == 101 || bytes[i] == 69
+                || (bytes[i] >= 48 && bytes[i] <= 57)
+            {
+                i += 1
+            }
+            guard i > s else { throw fail("unexpected character") }
+            return .number(String(decoding: UnsafeBufferPointer(rebasing: bytes[s..<i]), as: UTF8.self))
+        }
+    }
+
+    mutating func literal(_ word: String, _ v: Value) throws(Failure) -> Value {
+        for c in word.utf8 {
+            guard i < bytes.count, bytes[i] == c else { throw fail("expected \(word)") }
+            i += 1
+        }
+        return v
+    }
+
+    mutating func skipNested(depth: Int) throws(Failure) {
+        guard depth < Self.maxDepth else { throw fail("nested deeper than \(Self.maxDepth)") }
+        let open = bytes[i]
+        let close: UInt8 = open == 123 ? 125 : 93
+        i += 1
+        skipSpace()
+        if i < bytes.count && bytes[i] == close {
+            i += 1
+            return
+        }
+        while true {
+            skipSpace()
+            if open == 123 {
+                _ = try string()
+                skipSpace()
+                guard i < bytes.count, bytes[i] == 58 else { throw fail("expected ':'") }
+                i += 1
+                skipSpace()
+            }
+            _ = try value(depth: depth + 1)
+            skipSpace()
+            guard i < bytes.count else { throw fail("unclosed \(open == 123 ? "object" : "array")") }
+            if bytes[i] == 44 {
+                i += 1
+                continue
+            }
+            guard bytes[i] == close else { throw fail("expected ',' or '\(Character(UnicodeScalar(close)))'") }
+            i += 1
+            return
+        }
+    }
+
+    mutating func string() throws(Failure) -> String {
+        guard i < bytes.count, bytes[i] == 34 else { throw fail("expected a string") }
+        i += 1
+        let s = i
+        var simple = true
+        while i < bytes.count && bytes[i] != 34 {
+            if bytes[i] == 92 {
+                simple = false
+                i += 2
+            } else {
+                if bytes[i] < 32 { throw fail("control character in a string") }
+                i += 1
+            }
+        }
+        guard i < bytes.count else { throw fail("unclosed string") }
+        let raw = UnsafeBufferPointer(rebasing: bytes[s..<i])
+        i += 1
+        if simple { return String(decoding: raw, as: UTF8.self) }
+        var out: [UInt8] = []
+        var k = 0
+        while k < raw.count {
+            let c = raw[k]
+            if c != 92 {
+                out.append(c)
+                k += 1
+                continue
+            }
+            guard k + 1 < raw.count else { throw fail("bad escape") }
+            let e = raw[k + 1]
+            k += 2
+            switch e {
+            case 34: out.append(34)
+            case 92: out.append(92)
+            case 47: out.append(47)
+            case 98: out.append(8)
+            case 102: out.append(12)
+            case 110: out.append(10)
+            case 114: out.append(13)
+            case 116: out.append(9)
+            case 117:
+                guard var code = hex4(raw, k) else { throw fail("bad \\u escape") }
+                k += 4
+                if code >= 0xD800 && code < 0xDC00, k + 6 <= raw.count, raw[k] == 92, raw[k + 1] == 117,
+                    let low = hex4(raw, k + 2), low >= 0xDC00 && low < 0xE000
+                {
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    k += 6
+                }
+                let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
+                out.append(contentsOf: Array(String(Character(scalar)).utf8))
+            default: throw fail("bad escape")
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    func hex4(_ raw: UnsafeBufferPointer<UInt8>, _ k: Int) -> UInt32? {
+        guard k + 4 <= raw.count else { return nil }
+        var v: UInt32 = 0
+        for j in k..<(k + 4) {
+            let c = raw[j]
+            let d: UInt32
+            switch c {
+            case 48...57: d = UInt32(c - 48)
+            case 97...102: d = UInt32(c - 87)
+            case 65...70: d = UInt32(c - 55)
+            default: return nil
+            }
+            v = v * 16 + d
+        }
+        return v
+    }
+}

@@ -1,0 +1,367 @@
+import FenceEngine
+import Foundation
+
+/// A bad input line: where and why. The line is skipped and counted; it never changes state.
+public struct PositionLineError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var line: Int
+    public var reason: String
+    public init(line: Int, reason: String) {
+        self.line = line
+        self.reason = reason
+    }
+    public var description: String { "line \(line): \(reason)" }
+}
+
+/// Streams positions from CSV (header required) or NDJSON, from a file descriptor, in bounded
+/// memory: it holds one read block plus at most one line of `maxLineBytes`.
+///
+/// The parser works on bytes (no `String` per field except the device id, no Foundation JSON):
+/// this is the product's input hot path.
+public final class PositionReader {
+    public enum Format: String, Sendable { case csv, ndjson }
+
+    public private(set) var format: Format?
+    /// 1-based number of the last line read.
+    public private(set) var lineNumber = 0
+    /// Lines rejected so far.
+    public private(set) var rejected = 0
+    public let defaultCoord: CoordinateSystem
+    public let maxLineBytes: Int
+
+    private let fd: Int32
+    private var buffer: [UInt8]
+    private var start = 0
+    private var end = 0
+    private var eof = false
+    private var columns: [PositionField: Int] = [:]
+    private var columnCount = 0
+    private var delimiter: UInt8 = 44
+    private var headerSeen = false
+    private var skippingLongLine = false
+
+    /// Reads from an open descriptor (standard input is 0). `format` nil sniffs the first line:
+    /// `{` means NDJSON, anything else CSV.
+    public init(fileDescriptor: Int32, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20) {
+        fd = fileDescriptor
+        self.format = format
+        defaultCoord = coord
+        self.maxLineBytes = maxLineBytes
+        buffer = [UInt8](repeating: 0, count: max(1 << 16, min(maxLineBytes, 1 << 20)) * 2)
+    }
+
+    /// Opens a file; "-" is standard input.
+    public convenience init(path: String, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20) throws(FenceError) {
+        if path == "-" {
+            self.init(fileDescriptor: 0, format: format, coord: coord, maxLineBytes: maxLineBytes)
+            return
+        }
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else {
+            throw FenceError(.malformedInput, reason: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        self.init(fileDescriptor: fd, format: format, coord: coord, maxLineBytes: maxLineBytes)
+        ownsDescriptor = true
+    }
+
+    private var ownsDescriptor = false
+
+    deinit {
+        if ownsDescriptor { close(fd) }
+    }
+
+    /// Reads positions until `limit` are collected or the input ends.
+    /// - Returns: false once the input is exhausted (positions may still have been appended).
+    /// - Throws: on a read error or a CSV header that lacks a required column (bad input as a
+    ///   whole, not one line).
+    public func read(limit: Int, into positions: inout [Position], errors: inout [PositionLineError]) throws(FenceError) -> Bool {
+        var taken = 0
+        while taken < limit {
+            guard let (lo, hi) = try nextLine() else { return false }
+            if lo < 0 {
+                rejected += 1
+                errors.append(PositionLineError(line: lineNumber, reason: "line longer than \(maxLineBytes) bytes"))
+                continue
+            }
+            let result: Result<Position?, PositionLineError> = buffer.withUnsafeBufferPointer { buf in
+                parse(UnsafeBufferPointer(rebasing: buf[lo..<hi]))
+            }
+            switch result {
+            case .success(let p?):
+                positions.append(p)
+                taken += 1
+            case .success(nil):
+                continue
+            case .failure(let e):
+                if let header = headerFailure { throw header }
+                rejected += 1
+                errors.append(e)
+            }
+        }
+        return true
+    }
+
+    /// Reads everything.
+    public func readAll() throws(FenceError) -> (positions: [Position], errors: [PositionLineError]) {
+        var positions: [Position] = []
+        var errors: [PositionLineError] = []
+        while try read(limit: 1 << 16, into: &positions, errors: &errors) {}
+        return (positions, errors)
+    }
+
+    private var headerFailure: FenceError?
+
+    // MARK: - Lines
+
+    /// The next line's byte range in `buffer`, without its terminator; (-1, -1) for a line over
+    /// `maxLineBytes`, which was skipped; nil at the end.
+    private func nextLine() throws(FenceError) -> (Int, Int)? {
+        while true {
+            if let nl = buffer[start..<end].firstIndex(of: 10) {
+                let lo = start
+                start = nl + 1
+                lineNumber += 1
+                if skippingLongLine {
+                    skippingLongLine = false
+                    return (-1, -1)
+                }
+                var hi = nl
+                if hi > lo && buffer[hi - 1] == 13 { hi -= 1 }
+                return (lo, hi)
+            }
+            if eof {
+                guard start < end else { return nil }
+                let lo = start
+                start = end
+                lineNumber += 1
+                if skippingLongLine {
+                    skippingLongLine = false
+                    return (-1, -1)
+                }
+                return (lo, end)
+            }
+            // Need more bytes: compact, grow within the line limit, read.
+            if start > 0 {
+                buffer.withUnsafeMutableBufferPointer { b in
+                    _ = memmove(b.baseAddress!, b.baseAddress! + start, end - start)
+                }
+                end -= start
+                start = 0
+            }
+            if end == buffer.count {
+                if buffer.count >= maxLineBytes + 2 {
+                    // The line is over the limit: drop what we have and skip to its end.
+                    skippingLongLine = true
+                    end = 0
+                } else {
+                    buffer.append(contentsOf: repeatElement(0, count: min(buffer.count, maxLineBytes + 2 - buffer.count)))
+                }
+            }
+            let got = buffer.withUnsafeMutableBufferPointer { b in
+                Foundation.read(fd, b.baseAddress! + end, b.count - end)
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw FenceError(.malformedInput, reason: "read failed: \(String(cString: strerror(errno)))")
+            }
+            if got == 0 { eof = true } else { end += got }
+        }
+    }
+
+    // MARK: - Parsing
+
+    private func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
+        if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return .success(nil) }
+        if line.contains(0) { return .failure(PositionLineError(line: lineNumber, reason: "binary data (NUL byte)")) }
+        if format == nil {
+            let first = line.first { $0 != 32 && $0 != 9 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
+            format = first == 123 ? .ndjson : .csv
+        }
+        switch format! {
+        case .ndjson: return parseJSON(line)
+        case .csv:
+            if !headerSeen { return parseHeader(line) }
+            return parseCSV(line)
+        }
+    }
+
+    private func parseHeader(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
+        headerSeen = true
+        var text = String(decoding: line, as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        let commas = text.filter { $0 == "," }.count
+        let tabs = text.filter { $0 == "\t" }.count
+        let semicolons = text.filter { $0 == ";" }.count
+        if tabs > commas && tabs >= semicolons { delimiter = 9 } else if semicolons > commas { delimiter = 59 }
+        let names = text.split(separator: Character(UnicodeScalar(delimiter)), omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"\t"))
+        }
+        columnCount = names.count
+        for (i, name) in names.enumerated() {
+            if let field = PositionField.field(named: name), columns[field] == nil { columns[field] = i }
+        }
+        let missing = [PositionField.device, .time, .lon, .lat].filter { columns[$0] == nil }
+        if !missing.isEmpty {
+            let reason =
+                "the CSV header \"\(text.prefix(200))\" lacks "
+                + missing.map { "\($0.names[0]) (or \($0.names.dropFirst().joined(separator: ", ")))" }.joined(separator: "; ")
+            headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
+            return .failure(PositionLineError(line: lineNumber, reason: reason))
+        }
+        return .success(nil)
+    }
+
+    private func parseCSV(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
+        var fields = [Range<Int>](repeating: 0..<0, count: columnCount)
+        var quotedFields: [Int: [UInt8]] = [:]
+        var index = 0
+        var i = 0
+        let n = line.count
+        while true {
+            if index >= columnCount {
+                return .failure(PositionLineError(line: lineNumber, reason: "more than the header's \(columnCount) fields"))
+            }
+            if i < n && line[i] == 34 {
+                // Quoted field: "" is a quote.
+                var value: [UInt8] = []
+                i += 1
+                var closed = false
+                while i < n {
+                    if line[i] == 34 {
+                        if i + 1 < n && line[i + 1] == 34 {
+                            value.append(34)
+                            i += 2
+                            continue
+                        }
+                        closed = true
+                        i += 1
+                        break
+                    }
+                    value.append(line[i])
+                    i += 1
+                }
+                if !closed { return .failure(PositionLineError(line: lineNumber, reason: "unclosed quote in field \(index + 1)")) }
+                quotedFields[index] = value
+                fields[index] = i..<i
+                if i < n && line[i] != delimiter {
+                    return .failure(PositionLineError(line: lineNumber, reason: "text after a closing quote in field \(index + 1)"))
+                }
+            } else {
+                let s = i
+                while i < n && line[i] != delimiter { i += 1 }
+                fields[index] = s..<i
+            }
+            index += 1
+            if i >= n { break }
+            i += 1  // delimiter
+        }
+        if index < columnCount {
+            return .failure(PositionLineError(line: lineNumber, reason: "\(index) fields where the header has \(columnCount)"))
+        }
+        func bytes(_ f: PositionField) -> UnsafeBufferPointer<UInt8>? {
+            guard let c = columns[f] else { return nil }
+            if quotedFields[c] != nil { return nil }
+            return UnsafeBufferPointer(rebasing: line[fields[c]])
+        }
+        func withField<R>(_ f: PositionField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+            guard let c = columns[f] else { return nil }
+            if let q = quotedFields[c] { return q.withUnsafeBufferPointer(body) }
+            return body(UnsafeBufferPointer(rebasing: line[fields[c]]))
+        }
+        let device = withField(.device) { String(decoding: $0, as: UTF8.self) } ?? ""
+        return build(
+            device: device,
+            time: withField(.time) { Self.parseTime($0) } ?? nil,
+            timeText: { self.withFieldText(.time, withField) },
+            lon: withField(.lon) { NumberParser.parseDouble($0) } ?? nil,
+            lat: withField(.lat) { NumberParser.parseDouble($0) } ?? nil,
+            lonText: { self.withFieldText(.lon, withField) }, latText: { self.withFieldText(.lat, withField) },
+            accuracy: withField(.accuracy) { b -> Double?? in
+                b.allSatisfy { $0 == 32 } ? .some(nil) : NumberParser.parseDouble(b).map { .some($0) }
+            } ?? .some(nil),
+            coordText: withField(.coord) { String(decoding: $0, as: UTF8.self) })
+    }
+
+    private func withFieldText(
+        _ f: PositionField, _ get: (PositionField, (UnsafeBufferPointer<UInt8>) -> String) -> String?
+    ) -> String {
+        String((get(f) { String(decoding: $0, as: UTF8.self) } ?? "").prefix(40))
+    }
+
+    /// Epoch seconds from a number or an ISO 8601 time.
+    static func parseTime(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+        if let v = NumberParser.parseDouble(b) { return v }
+        var lo = 0
+        var hi = b.count
+        while lo < hi && b[lo] == 32 { lo += 1 }
+        while hi > lo && b[hi - 1] == 32 { hi -= 1 }
+        return ISO8601.parse(UnsafeBufferPointer(rebasing: b[lo..<hi]))
+    }
+
+    private func build(
+        device: String, time: Double?, timeText: () -> String, lon: Double?, lat: Double?, lonText: () -> String,
+        latText: () -> String, accuracy: Double??, coordText: String?
+    ) -> Result<Position?, PositionLineError> {
+        func fail(_ reason: String) -> Result<Position?, PositionLineError> {
+            .failure(PositionLineError(line: lineNumber, reason: reason))
+        }
+        if device.isEmpty { return fail("empty device") }
+        guard let time else { return fail("time \"\(timeText())\" is neither epoch seconds nor ISO 8601") }
+        guard let lon else { return fail("lon \"\(lonText())\" is not a number") }
+        guard let lat else { return fail("lat \"\(latText())\" is not a number") }
+        guard let accuracy else { return fail("accuracy is not a number") }
+        var coord = defaultCoord
+        if let coordText, !coordText.trimmingCharacters(in: .whitespaces).isEmpty {
+            guard let c = CoordinateSystem(name: coordText.trimmingCharacters(in: .whitespaces)) else {
+                return fail("unknown coord \"\(coordText.prefix(40))\" (wgs84, gcj02 or bd09ll)")
+            }
+            coord = c
+        }
+        let p = Position(device: device, time: time, lon: lon, lat: lat, accuracy: accuracy, coord: coord)
+        if let problem = p.problem { return fail(problem) }
+        return .success(p)
+    }
+
+    // MARK: - NDJSON
+
+    private func parseJSON(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
+        var scanner = JSONLineScanner(line)
+        var values: [PositionField: JSONLineScanner.Value] = [:]
+        do {
+            try scanner.object { key, value in
+                if let f = PositionField.field(named: key), values[f] == nil { values[f] = value }
+            }
+        } catch {
+            return .failure(PositionLineError(line: lineNumber, reason: error.reason))
+        }
+        func text(_ f: PositionField) -> String? {
+            switch values[f] {
+            case .string(let s)?: return s
+            case .number(let s)?: return s
+            default: return nil
+            }
+        }
+        func number(_ f: PositionField) -> Double? {
+            guard let t = text(f) else { return nil }
+            var t2 = t
+            return t2.withUTF8 { NumberParser.parseDouble($0) }
+        }
+        var time: Double?
+        if let t = text(.time) {
+            var t2 = t
+            time = t2.withUTF8 { Self.parseTime($0) }
+        }
+        let accuracy: Double??
+        switch values[.accuracy] {
+        case nil, .null?: accuracy = .some(nil)
+        default: accuracy = number(.accuracy).map { .some($0) }
+        }
+        if values[.device] == nil { return .failure(PositionLineError(line: lineNumber, reason: "no device")) }
+        for f in [PositionField.time, .lon, .lat] where values[f] == nil {
+            return .failure(PositionLineError(line: lineNumber, reason: "no \(f.names[0])"))
+        }
+        return build(
+            device: text(.device) ?? "", time: time, timeText: { String((text(.time) ?? "").prefix(40)) },
+            lon: number(.lon), lat: number(.lat), lonText: { String((text(.lon) ?? "?").prefix(40)) },
+            latText: { String((text(.lat) ?? "?").prefix(40)) }, accuracy: accuracy, coordText: text(.coord))
+    }
+}

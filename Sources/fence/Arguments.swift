@@ -1,0 +1,61 @@
+/// A small argument parser: `--name value`, `--name=value`, `--flag`, positionals.
+/// Usage errors exit with status 2.
+struct Arguments {
+    var values: [String: String] = [:]
+    var flags: Set<String> = []
+    var positionals: [String] = []
+
+    /// - Parameters:
+    ///   - valued: options that take a value.
+    ///   - flagNames: options that take none.
+    init(_ args: ArraySlice<String>, valued: Set<String>, flagNames: Set<String>) throws(UsageError) {
+        var i = args.startIndex
+        while i < args.endIndex {
+            let a = args[i]
+            i += 1
+            if a == "-" || !a.hasPrefix("-") {
+                positionals.append(a)
+                continue
+            }
+            var name = String(a.drop { $0 == "-" })
+            var value: String?
+            if let eq = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            if name == "h" { name = "help" }
+            if flagNames.contains(name) || name == "help" {
+                guard value == nil else { throw UsageError("--\(name) takes no value") }
+                flags.insert(name)
+            } else if valued.contains(name) {
+                if value == nil {
+                    guard i < args.endIndex else { throw UsageError("--\(name) needs a value") }
+                    value = args[i]
+                    i += 1
+                }
+                values[name] = value
+            } else {
+                throw UsageError("unknown option --\(name)")
+            }
+        }
+    }
+
+    func int(_ name: String, default d: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {
+        guard let v = values[name] else { return d }
+        guard let n = Int(v), range.contains(n) else {
+            throw UsageError("--\(name) must be a whole number in \(range.lowerBound)...\(range.upperBound), got \(v)")
+        }
+        return n
+    }
+
+    func double(_ name: String, default d: Double?) throws(UsageError) -> Double? {
+        guard let v = values[name] else { return d }
+        guard let n = Double(v), n.isFinite else { throw UsageError("--\(name) must be a number, got \(v)") }
+        return n
+    }
+}
+
+struct UsageError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,108 @@
+import FenceEngine
+import FenceIO
+import Foundation
+
+/// `fence contains`: the plain spatial join.
+enum ContainsCommand {
+    static let help = """
+        Usage: fence contains --fences FENCES.geojson --positions POSITIONS [options]
+
+        For each position, in input order, the ids of the fences covering it (boundary included).
+
+        Options:
+          --fences FILE        GeoJSON FeatureCollection of Polygon, MultiPolygon and Point
+                               (with a "radius" property in metres) features
+          --positions FILE     CSV (header required) or NDJSON positions; "-" for standard input
+          --format FORMAT      csv (default): device,time,id;id;...  or ndjson
+          --input-format FMT   csv or ndjson (default: sniffed from the first line)
+          --coord SYSTEM       coordinate system of positions without a coord column:
+                               wgs84 (default), gcj02, bd09ll
+          --repair             repair invalid polygons with GEOS MakeValid instead of rejecting
+          --threads N          worker threads (default: all cores)
+          --help               this text
+
+        Exit status: 0 success, 1 bad input, 2 bad usage.
+        """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(
+            args, valued: ["fences", "positions", "format", "input-format", "coord", "threads"], flagNames: ["repair"])
+        if a.flags.contains("help") {
+            print(help)
+            return 0
+        }
+        guard let fencesPath = a.values["fences"] else { throw UsageError("--fences is required") }
+        let positionsPath = a.values["positions"] ?? "-"
+        let format = a.values["format"] ?? "csv"
+        guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
+        var inputFormat: PositionReader.Format?
+        if let f = a.values["input-format"] {
+            guard let parsed = PositionReader.Format(rawValue: f) else { throw UsageError("--input-format must be csv or ndjson") }
+            inputFormat = parsed
+        }
+        var coord = CoordinateSystem.wgs84
+        if let c = a.values["coord"] {
+            guard let parsed = CoordinateSystem(name: c) else { throw UsageError("--coord must be wgs84, gcj02 or bd09ll") }
+            coord = parsed
+        }
+        let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
+
+        let stderr = StandardError()
+        let report = try GeoJSONFences.read(path: fencesPath)
+        var store = FenceStore()
+        let results = store.add(report.fences, repair: a.flags.contains("repair"), threads: threads)
+        var bad = report.errors
+        bad += results.compactMap(\.error)
+        for e in bad { stderr.write("fence: \(fencesPath): \(e)\n") }
+
+        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord)
+        let out = StandardOutput()
+        var read = 0
+        var rejected = 0
+        while true {
+            var batch: [Position] = []
+            var errors: [PositionLineError] = []
+            let more = try reader.read(limit: 1 << 16, into: &batch, errors: &errors)
+            for e in errors { stderr.write("fence: \(positionsPath): \(e)\n") }
+            rejected += errors.count
+            read += batch.count
+            // Positions of one batch may mix coordinate systems; group the conversion by system.
+            let points = batch.map { p -> LonLat in
+                if p.coord == .wgs84 { return p.lonLat }
+                let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: p.coord)
+                return LonLat(lon: c.lon, lat: c.lat)
+            }
+            let coverage = store.covering(points, threads: threads)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(batch.count * 48)
+            for (i, p) in batch.enumerated() {
+                let ids = coverage[i].map { store.id(of: $0) }.sorted()
+                if format == "csv" {
+                    bytes.append(contentsOf: Array(OutputEscaping.csvField(p.device).utf8))
+                    bytes.append(44)
+                    ISO8601.append(p.time, to: &bytes)
+                    bytes.append(44)
+                    let joined = ids.joined(separator: ";")
+                    bytes.append(contentsOf: Array(OutputEscaping.csvField(joined).utf8))
+                } else {
+                    bytes.append(contentsOf: Array("{\"device\":".utf8))
+                    OutputEscaping.appendJSONString(p.device, to: &bytes)
+                    bytes.append(contentsOf: Array(",\"time\":\"".utf8))
+                    ISO8601.append(p.time, to: &bytes)
+                    bytes.append(contentsOf: Array("\",\"fences\":[".utf8))
+                    for (k, id) in ids.enumerated() {
+                        if k > 0 { bytes.append(44) }
+                        OutputEscaping.appendJSONString(id, to: &bytes)
+                    }
+                    bytes.append(contentsOf: Array("]}".utf8))
+                }
+                bytes.append(10)
+            }
+            out.write(bytes)
+            if !more { break }
+        }
+        stderr.write(
+            "fence contains: \(store.count) fences (\(bad.count) rejected), \(read) positions (\(rejected) rejected)\n")
+        return bad.isEmpty && rejected == 0 ? 0 : 1
+    }
+}

@@ -1,0 +1,42 @@
+import FenceEngine
+import Foundation
+
+let topHelp = """
+    Usage: fence COMMAND [options]
+
+    Commands:
+      contains   for each position, the fences covering it
+
+    Run `fence COMMAND --help` for a command's options.
+    Exit status: 0 success, 1 bad input, 2 bad usage.
+    """
+
+signal(SIGPIPE, SIG_IGN)
+let arguments = CommandLine.arguments
+let command = arguments.count > 1 ? arguments[1] : "--help"
+let rest = arguments.dropFirst(2)
+let status: Int32
+do {
+    switch command {
+    case "contains":
+        status = try ContainsCommand.run(rest)
+    case "--help", "-h", "help":
+        print(topHelp)
+        status = 0
+    case "--version":
+        print("fence (GEOS \(FenceEngineInfo.geosVersion))")
+        status = 0
+    default:
+        throw UsageError("unknown command \(command)")
+    }
+} catch let e as UsageError {
+    FileHandle.standardError.write(Data("fence: \(e.message)\n\(topHelp)\n".utf8))
+    status = 2
+} catch let e as FenceError {
+    FileHandle.standardError.write(Data("fence: \(e)\n".utf8))
+    status = 1
+} catch {
+    FileHandle.standardError.write(Data("fence: \(error)\n".utf8))
+    status = 1
+}
+exit(status)

@@ -1,0 +1,92 @@
+@testable import FenceEngine
+import XCTest
+
+/// The index + fast filters against the oracle (GEOS prepared covers / ellipsoidal distance on
+/// every fence), over many seeds.
+final class ContainmentOracleTests: XCTestCase {
+    /// Random polygons with holes, multipolygons and circles; random points, points on every
+    /// vertex and edge midpoint, points in holes.
+    func testRandomFencesMatchOracleOverSeeds() throws {
+        for seed in UInt64(1)...24 {
+            var rng = TestRandom(seed: seed)
+            var fences: [Fence] = []
+            for i in 0..<60 {
+                let lon = rng.uniform(-10, 10)
+                let lat = rng.uniform(40, 50)
+                switch rng.next() % 3 {
+                case 0:
+                    fences.append(.circle(id: "c\(i)", lon: lon, lat: lat, radius: rng.uniform(500, 150_000)))
+                case 1:
+                    let p = Shapes.polygonWithHoles(&rng, lon: lon, lat: lat, radius: rng.uniform(0.2, 2))
+                    fences.append(Fence(id: "p\(i)", group: "g\(i % 4)", shape: .polygons([p])))
+                default:
+                    let a = Shapes.polygonWithHoles(&rng, lon: lon, lat: lat, radius: 0.5)
+                    let b = Shapes.polygonWithHoles(&rng, lon: lon + 1.5, lat: lat + 0.3, radius: 0.4)
+                    fences.append(Fence(id: "m\(i)", shape: .polygons([a, b])))
+                }
+            }
+            var store = FenceStore()
+            let results = store.add(fences, threads: 2)
+            XCTAssertEqual(results.filter { $0.error != nil }.count, 0, "seed \(seed): \(results.compactMap(\.error))")
+            store.tree.checkInvariants()
+            let oracle = Oracle(fences)
+
+            var points: [LonLat] = (0..<400).map { _ in LonLat(lon: rng.uniform(-12, 14), lat: rng.uniform(38, 52)) }
+            for f in fences {
+                if case .polygons(let polygons) = f.shape {
+                    points += Shapes.boundaryPoints(polygons).shuffled(using: &rng).prefix(12)
+                    // The holes' centres are in holes; the star's centre is inside.
+                    for p in polygons { for h in p.holes { points.append(centroid(h)) } }
+                }
+            }
+            for (i, p) in points.enumerated() {
+                XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p), "seed \(seed) point \(i) \(p)")
+            }
+            // The batch call agrees with the single call, on several thread counts.
+            let single = points.map { store.fences(covering: $0) }
+            for threads in [1, 2, 8] {
+                let batch = store.covering(points, threads: threads)
+                for i in points.indices { XCTAssertEqual(Array(batch[i]), single[i], "seed \(seed) threads \(threads)") }
+            }
+        }
+    }
+
+    /// Points exactly on vertices and on axis-parallel edges are covered; just outside them is not.
+    func testBoundaryIsInside() throws {
+        var store = FenceStore()
+        let square = [(0.0, 0.0), (2, 0), (2, 2), (0, 2), (0, 0)].map { LonLat(lon: $0.0, lat: $0.1) }
+        let hole = [(0.5, 0.5), (1.5, 0.5), (1.5, 1.5), (0.5, 1.5), (0.5, 0.5)].map { LonLat(lon: $0.0, lat: $0.1) }
+        try store.add(.polygon(id: "sq", exterior: square, holes: [hole]))
+        for p in square + hole { XCTAssertEqual(store.ids(covering: p), ["sq"], "\(p)") }
+        for (lon, lat) in [(1.0, 0.0), (2.0, 1.0), (0.0, 1.3), (1.0, 0.5), (1.5, 1.0), (0.25, 0.25)] {
+            XCTAssertEqual(store.ids(covering: LonLat(lon: lon, lat: lat)), ["sq"], "(\(lon), \(lat))")
+        }
+        for (lon, lat) in [(1.0, 1.0), (2.0000001, 1.0), (-1e-12, 1.0), (1.0, 0.6), (3, 3)] {
+            XCTAssertEqual(store.ids(covering: LonLat(lon: lon, lat: lat)), [], "(\(lon), \(lat))")
+        }
+    }
+
+    /// Points on diagonal edges, where the floating-point filter cannot decide, are decided by
+    /// GEOS, and agree with the oracle.
+    func testNearEdgePointsGoToGEOS() throws {
+        var rng = TestRandom(seed: 99)
+        let triangle = [LonLat(lon: 0.1, lat: 0.3), LonLat(lon: 3.7, lat: 1.9), LonLat(lon: 1.3, lat: 4.1), LonLat(lon: 0.1, lat: 0.3)]
+        let fence = Fence.polygon(id: "t", exterior: triangle)
+        var store = FenceStore()
+        try store.add(fence)
+        let oracle = Oracle([fence])
+        var points: [LonLat] = []
+        for _ in 0..<500 {
+            let t = rng.uniform(0, 1)
+            points.append(LonLat(lon: 0.1 + t * 3.6, lat: 0.3 + t * 1.6))
+        }
+        let stats = store.probeStatistics(points)
+        XCTAssertGreaterThan(stats.geosCallsPerPosition, 0.5, "points on a diagonal edge need GEOS")
+        for p in points { XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p), "\(p)") }
+    }
+
+    func centroid(_ ring: [LonLat]) -> LonLat {
+        let pts = ring.dropLast()
+        return LonLat(lon: pts.map(\.lon).reduce(0, +) / Double(pts.count), lat: pts.map(\.lat).reduce(0, +) / Double(pts.count))
+    }
+}

@@ -1,0 +1,177 @@
+@testable import FenceEngine
+import XCTest
+
+final class FenceStoreTests: XCTestCase {
+    func ring(_ pts: [(Double, Double)]) -> [LonLat] { pts.map { LonLat(lon: $0.0, lat: $0.1) } }
+    var square: [LonLat] { ring([(0, 0), (1, 0), (1, 1), (0, 1), (0, 0)]) }
+
+    /// Every bad-fence case gives its own error naming the fence, and the good ones still load.
+    func testEveryBadFenceCaseIsReportedAndTheRestLoads() throws {
+        let bowtie = ring([(0, 0), (2, 2), (2, 0), (0, 2), (0, 0)])
+        let batch: [Fence] = [
+            .polygon(id: "good1", exterior: square),
+            .polygon(id: "short", exterior: ring([(0, 0), (1, 0), (0, 0)])),
+            .polygon(id: "open", exterior: ring([(0, 0), (1, 0), (1, 1), (0, 1)])),
+            .polygon(id: "bowtie", exterior: bowtie),
+            .circle(id: "r0", lon: 0, lat: 0, radius: 0),
+            .circle(id: "rneg", lon: 0, lat: 0, radius: -5),
+            .circle(id: "rnan", lon: 0, lat: 0, radius: .nan),
+            .circle(id: "rinf", lon: 0, lat: 0, radius: .infinity),
+            .circle(id: "lat91", lon: 0, lat: 91, radius: 10),
+            .polygon(id: "lon200", exterior: ring([(0, 0), (200, 0), (1, 1), (0, 0)])),
+            .polygon(id: "nanvertex", exterior: ring([(0, 0), (.nan, 0), (1, 1), (0, 0)])),
+            .circle(id: "good1", lon: 5, lat: 5, radius: 10),
+            .circle(id: "", lon: 5, lat: 5, radius: 10),
+            Fence(id: "dwellneg", shape: .circle(center: LonLat(lon: 0, lat: 0), radius: 5), dwell: -1),
+            Fence(id: "empty", shape: .polygons([])),
+            .polygon(id: "hole-outside", exterior: square, holes: [ring([(5, 5), (6, 5), (6, 6), (5, 5)])]),
+            .circle(id: "good2", lon: 10, lat: 10, radius: 1000),
+        ]
+        var store = FenceStore()
+        let results = store.add(batch)
+        XCTAssertEqual(results.count, batch.count)
+        func kind(_ i: Int) -> FenceError.Kind? { results[i].error?.kind }
+        XCTAssertNil(results[0].error)
+        XCTAssertEqual(kind(1), .ringTooShort)
+        XCTAssertEqual(kind(2), .ringNotClosed)
+        XCTAssertEqual(kind(3), .invalidGeometry)
+        XCTAssertTrue(results[3].error!.reason.contains("Self-intersection"), results[3].error!.reason)
+        for i in 4...7 { XCTAssertEqual(kind(i), .invalidRadius, "\(batch[i].id)") }
+        XCTAssertEqual(kind(8), .coordinateOutOfRange)
+        XCTAssertEqual(kind(9), .coordinateOutOfRange)
+        XCTAssertEqual(kind(10), .coordinateOutOfRange)
+        XCTAssertEqual(kind(11), .duplicateID)
+        XCTAssertEqual(kind(12), .missingID)
+        XCTAssertEqual(kind(13), .invalidSetting)
+        XCTAssertEqual(kind(14), .emptyGeometry)
+        XCTAssertEqual(kind(15), .invalidGeometry)
+        XCTAssertNil(results[16].error)
+        for (i, r) in results.enumerated() where r.error != nil && i != 12 {
+            XCTAssertEqual(r.error!.fence, batch[i].id, "the error names the fence")
+        }
+        XCTAssertEqual(results[12].error!.fence, "#13", "a fence without id is named by its position")
+        XCTAssertEqual(store.count, 2)
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0.5, lat: 0.5)), ["good1"], "the first good1 stands")
+        store.tree.checkInvariants()
+    }
+
+    func testRepairMakesABowtieValid() throws {
+        let bowtie = ring([(0, 0), (2, 2), (2, 0), (0, 2), (0, 0)])
+        var store = FenceStore()
+        let r = store.add([.polygon(id: "bowtie", exterior: bowtie)], repair: true)
+        XCTAssertNil(r[0].error)
+        XCTAssertTrue(r[0].repaired)
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 1.9, lat: 1.0)), ["bowtie"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0.1, lat: 1.0)), ["bowtie"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 1.0, lat: 1.9)), [])
+    }
+
+    func testReplaceRemoveGroupsAndQueries() throws {
+        var store = FenceStore()
+        let r = store.add([
+            Fence(id: "a", group: "depots", shape: .polygons([Polygon(exterior: square)])),
+            Fence(id: "b", group: "depots", shape: .circle(center: LonLat(lon: 0.5, lat: 0.5), radius: 1000)),
+            Fence(id: "c", group: "yards", shape: .circle(center: LonLat(lon: 0.5, lat: 0.5), radius: 10)),
+        ])
+        XCTAssertEqual(r.map(\.outcome), [.added, .added, .added])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0.5, lat: 0.5)), ["a", "b", "c"])
+        XCTAssertEqual(store.fences(group: "depots").map(\.id), ["a", "b"])
+        XCTAssertEqual(store.fence(id: "c")?.group, "yards")
+        XCTAssertEqual(Set(store.groups), ["depots", "yards"])
+
+        // Same id replaces: "a" moves away.
+        let moved = ring([(10, 10), (11, 10), (11, 11), (10, 11), (10, 10)])
+        XCTAssertTrue(try store.add(Fence(id: "a", group: "depots", shape: .polygons([Polygon(exterior: moved)]))))
+        XCTAssertEqual(store.count, 3)
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0.5, lat: 0.5)), ["b", "c"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 10.5, lat: 10.5)), ["a"])
+        XCTAssertEqual(store.fence(id: "a")?.shape, .polygons([Polygon(exterior: moved)]))
+
+        XCTAssertEqual(store.remove(group: "depots"), ["a", "b"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0.5, lat: 0.5)), ["c"])
+        XCTAssertNil(store.fence(id: "a"))
+        XCTAssertEqual(store.fences(group: "depots"), [])
+        XCTAssertNotNil(store.remove(id: "c"))
+        XCTAssertNil(store.remove(id: "c"))
+        XCTAssertEqual(store.count, 0)
+        try store.add(.circle(id: "d", lon: 0, lat: 0, radius: 5))
+        XCTAssertEqual(store.removeAll(), ["d"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0, lat: 0)), [])
+        store.tree.checkInvariants()
+    }
+
+    /// Many adds, replaces and removes keep the store equal to the oracle and the geometry
+    /// arrays compact.
+    func testChurnMatchesOracle() throws {
+        var rng = TestRandom(seed: 7)
+        var store = FenceStore()
+        var live: [String: Fence] = [:]
+        for round in 0..<30 {
+            var batch: [Fence] = []
+            for _ in 0..<40 {
+                let id = "f\(rng.next() % 120)"
+                if live[id] != nil && batch.contains(where: { $0.id == id }) { continue }
+                if batch.contains(where: { $0.id == id }) { continue }
+                let f: Fence =
+                    rng.next() % 2 == 0
+                    ? .circle(id: id, lon: rng.uniform(0, 5), lat: rng.uniform(0, 5), radius: rng.uniform(1000, 90_000))
+                    : .polygon(id: id, exterior: Shapes.star(&rng, lon: rng.uniform(0, 5), lat: rng.uniform(0, 5), radius: 0.6, vertices: 10))
+                batch.append(f)
+            }
+            for r in store.add(batch, threads: 2) { XCTAssertNil(r.error) }
+            for f in batch { live[f.id] = f }
+            for _ in 0..<15 {
+                let id = "f\(rng.next() % 120)"
+                XCTAssertEqual(store.remove(id: id) != nil, live.removeValue(forKey: id) != nil)
+            }
+            store.tree.checkInvariants()
+            let oracle = Oracle(Array(live.values))
+            for _ in 0..<100 {
+                let p = LonLat(lon: rng.uniform(-1, 6), lat: rng.uniform(-1, 6))
+                XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p), "round \(round) \(p)")
+            }
+            XCTAssertEqual(store.count, live.count)
+        }
+        XCTAssertLessThanOrEqual(store.deadGeometry * 2, max(4096 * 2, store.geometry.count))
+    }
+
+    func testExpiry() throws {
+        var store = FenceStore()
+        store.add([
+            Fence(id: "soon", shape: .circle(center: LonLat(lon: 0, lat: 0), radius: 100), expires: 1000),
+            Fence(id: "later", shape: .circle(center: LonLat(lon: 0, lat: 0), radius: 100), expires: 2000),
+            Fence(id: "never", shape: .circle(center: LonLat(lon: 0, lat: 0), radius: 100)),
+        ])
+        XCTAssertEqual(store.removeExpired(asOf: 999), [])
+        XCTAssertEqual(store.removeExpired(asOf: 1000), ["soon"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0, lat: 0)), ["later", "never"])
+        XCTAssertEqual(store.removeExpired(asOf: 5000), ["later"])
+    }
+
+    /// A fence given in GCJ-02 is stored in WGS84; positions in GCJ-02 find it as the same
+    /// WGS84 positions do.
+    func testCoordinateSystemsForFencesAndPositions() throws {
+        let wgsCenter = LonLat(lon: 116.397, lat: 39.908)
+        let g = CoordinateConversion.fromWGS84(lon: wgsCenter.lon, lat: wgsCenter.lat, to: .gcj02)
+        let b = CoordinateConversion.fromWGS84(lon: wgsCenter.lon, lat: wgsCenter.lat, to: .bd09ll)
+        var store = FenceStore()
+        try store.add(Fence(id: "gcj", shape: .circle(center: LonLat(lon: g.lon, lat: g.lat), radius: 50), coord: .gcj02))
+        try store.add(Fence(id: "bd", shape: .circle(center: LonLat(lon: b.lon, lat: b.lat), radius: 50), coord: .bd09ll))
+        guard case .circle(let stored, _) = store.fence(id: "gcj")!.shape else { return XCTFail() }
+        XCTAssertLessThan(Geodesic.distance(lon1: stored.lon, lat1: stored.lat, lon2: wgsCenter.lon, lat2: wgsCenter.lat), 0.001)
+        XCTAssertEqual(store.ids(covering: wgsCenter), ["bd", "gcj"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: g.lon, lat: g.lat), coord: .gcj02), ["bd", "gcj"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: b.lon, lat: b.lat), coord: .bd09ll), ["bd", "gcj"])
+        // Read raw, the GCJ-02 position is hundreds of metres off: not inside a 50 m circle.
+        XCTAssertEqual(store.ids(covering: LonLat(lon: g.lon, lat: g.lat)), [])
+    }
+
+    func testMemoryFootprintIsReported() throws {
+        var store = FenceStore()
+        var rng = TestRandom(seed: 3)
+        store.add((0..<1000).map { .polygon(id: "p\($0)", exterior: Shapes.star(&rng, lon: rng.uniform(0, 10), lat: rng.uniform(0, 10), radius: 0.1, vertices: 16)) })
+        let perFence = store.memoryFootprint / store.count
+        XCTAssertGreaterThan(perFence, 16 * 16, "at least the vertices")
+        XCTAssertLessThan(perFence, 2048)
+    }
+}

@@ -1,0 +1,109 @@
+@testable import FenceEngine
+import Foundation
+
+/// Seeded generator for the tests (same algorithm as the benchmark's, kept separate because
+/// test targets cannot import an executable).
+struct TestRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &* 0x2545_F491_4F6C_DD1D &+ 1 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * Double(next() >> 11) * 0x1p-53 }
+}
+
+/// Random shapes for oracle tests.
+enum Shapes {
+    /// A star-shaped ring around (lon, lat): alternating outer and inner radii, closed.
+    static func star(_ rng: inout TestRandom, lon: Double, lat: Double, radius: Double, vertices: Int, inner: ClosedRange<Double> = 0.5...1.0)
+        -> [LonLat]
+    {
+        var ring: [LonLat] = []
+        let phase = rng.uniform(0, 2 * .pi)
+        for k in 0..<vertices {
+            let a = phase + 2 * .pi * Double(k) / Double(vertices)
+            let r = k % 2 == 0 ? radius : radius * rng.uniform(inner.lowerBound, inner.upperBound)
+            ring.append(LonLat(lon: lon + r * cos(a), lat: lat + r * sin(a)))
+        }
+        ring.append(ring[0])
+        return ring
+    }
+
+    /// A polygon with up to two holes well inside its kernel.
+    static func polygonWithHoles(_ rng: inout TestRandom, lon: Double, lat: Double, radius: Double) -> Polygon {
+        let exterior = star(&rng, lon: lon, lat: lat, radius: radius, vertices: 6 + Int(rng.next() % 20))
+        var holes: [[LonLat]] = []
+        let holeCount = Int(rng.next() % 3)
+        for h in 0..<holeCount {
+            // Holes at +-0.2 radius, each at most 0.12 radius: inside the 0.45-radius kernel, apart.
+            let dx = h == 0 ? -0.2 * radius : 0.2 * radius
+            holes.append(star(&rng, lon: lon + dx, lat: lat, radius: 0.12 * radius, vertices: 4 + Int(rng.next() % 6)))
+        }
+        return Polygon(exterior: exterior, holes: holes)
+    }
+
+    /// Every vertex of every ring, and the midpoints of every edge.
+    static func boundaryPoints(_ polygons: [Polygon]) -> [LonLat] {
+        var out: [LonLat] = []
+        for p in polygons {
+            for ring in p.rings {
+                for i in 0..<(ring.count - 1) {
+                    out.append(ring[i])
+                    out.append(LonLat(lon: (ring[i].lon + ring[i + 1].lon) / 2, lat: (ring[i].lat + ring[i + 1].lat) / 2))
+                }
+            }
+        }
+        return out
+    }
+}
+
+/// The oracle: GEOS prepared `covers` on a geometry built straight from the input fence, and
+/// the ellipsoidal distance for circles. No index, no fast filter.
+final class Oracle {
+    let context = GEOSContext()
+    var prepared: [String: GEOSPreparedGeometry] = [:]
+    var circles: [String: (LonLat, Double)] = [:]
+
+    init(_ fences: [Fence]) {
+        for f in fences { add(f) }
+    }
+
+    func add(_ f: Fence) {
+        switch f.shape {
+        case .circle(let c, let r):
+            prepared[f.id] = nil
+            circles[f.id] = (c, r)
+        case .polygons(let polygons):
+            circles[f.id] = nil
+            var coords: [Double] = []
+            var rings: [(count: Int, isExterior: Bool)] = []
+            for p in polygons {
+                for (i, ring) in p.rings.enumerated() {
+                    for q in ring { coords += [q.lon, q.lat] }
+                    rings.append((ring.count, i == 0))
+                }
+            }
+            let g = coords.withUnsafeBufferPointer { context.makePolygonal(coords: $0, rings: rings) }!
+            prepared[f.id] = GEOSPreparedGeometry(g)!
+        }
+    }
+
+    func remove(_ id: String) {
+        prepared[id] = nil
+        circles[id] = nil
+    }
+
+    /// Ids covering a WGS84 point, sorted.
+    func ids(covering p: LonLat) -> [String] {
+        var out: [String] = []
+        for (id, pg) in prepared where pg.covers(x: p.lon, y: p.lat)! { out.append(id) }
+        for (id, (c, r)) in circles where Geodesic.distance(lon1: c.lon, lat1: c.lat, lon2: p.lon, lat2: p.lat) <= r {
+            out.append(id)
+        }
+        return out.sorted()
+    }
+}

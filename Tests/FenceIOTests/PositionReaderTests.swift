@@ -1,0 +1,108 @@
+import FenceEngine
+@testable import FenceIO
+import XCTest
+
+final class PositionReaderTests: XCTestCase {
+    func read(_ text: String, format: PositionReader.Format? = nil, maxLine: Int = 1 << 20) throws -> ([Position], [PositionLineError]) {
+        let path = NSTemporaryDirectory() + "positions-\(UUID().uuidString)"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let reader = try PositionReader(path: path, format: format, maxLineBytes: maxLine)
+        return try reader.readAll()
+    }
+
+    func testCSVWithAISColumnNamesAndISOTimes() throws {
+        let (p, e) = try read("MMSI,BaseDateTime,LON,LAT\n367466930,2020-12-01T04:49:45,-74.0315,40.41692\n1,1606798185.5,1e1,-2.5\n")
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p.count, 2)
+        XCTAssertEqual(p[0], Position(device: "367466930", time: 1_606_798_185, lon: -74.0315, lat: 40.41692))
+        XCTAssertEqual(p[1].time, 1_606_798_185.5)
+        XCTAssertEqual(p[1].lon, 10)
+    }
+
+    func testAliasesAccuracyCoordAndQuotes() throws {
+        let csv = "device_id;timestamp;lng;latitude;accuracy;coord\n\"a;\"\"b\";2020-12-01 00:00:00Z;116.4;39.9;12.5;gcj02\nc;0;1;2;;\n"
+        let (p, e) = try read(csv)
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p.map(\.device), ["a;\"b", "c"])
+        XCTAssertEqual(p[0].accuracy, 12.5)
+        XCTAssertEqual(p[0].coord, .gcj02)
+        XCTAssertNil(p[1].accuracy)
+        XCTAssertEqual(p[1].coord, .wgs84)
+    }
+
+    func testNDJSON() throws {
+        let text = """
+            {"device":"v1","time":"2020-12-01T00:00:01.250Z","lon":1.5,"lat":2,"accuracy":null,"extra":{"a":[1,2]}}
+            {"mmsi":367466930,"ts":1606780800,"longitude":-74,"latitude":40.5}
+            {"device":"v\\u00e9\\n","time":0,"lon":0,"lat":0}
+            """
+        let (p, e) = try read(text)
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p.count, 3)
+        XCTAssertEqual(p[0].time, 1_606_780_801.25)
+        XCTAssertEqual(p[1].device, "367466930")
+        XCTAssertEqual(p[2].device, "vé\n")
+    }
+
+    /// Bad lines are reported with their number and reason, skipped, and the rest still load.
+    func testBadLinesAreReportedAndSkipped() throws {
+        let csv = """
+            device,time,lon,lat
+            ok,0,1,1
+            nan,0,NaN,1
+            lat91,0,1,91
+            short,0,1
+            badtime,yesterday,1,1
+            ,0,1,1
+            long,0,1,1,1
+            ok2,1,2,2
+            """
+        let (p, e) = try read(csv)
+        XCTAssertEqual(p.map(\.device), ["ok", "ok2"])
+        XCTAssertEqual(e.map(\.line), [3, 4, 5, 6, 7, 8])
+        XCTAssertTrue(e[0].reason.contains("lon"), e[0].reason)
+        XCTAssertTrue(e[1].reason.contains("lat 91"), e[1].reason)
+        XCTAssertTrue(e[3].reason.contains("yesterday"), e[3].reason)
+    }
+
+    func testLineOverTheLimitIsSkipped() throws {
+        let long = String(repeating: "x", count: 300_000)
+        let (p, e) = try read("device,time,lon,lat\na,0,1,1\n\(long),0,1,1\nb,0,1,1\n", maxLine: 100_000)
+        XCTAssertEqual(p.map(\.device), ["a", "b"])
+        XCTAssertEqual(e.map(\.line), [3])
+    }
+
+    func testHeaderWithoutRequiredColumnsIsRefused() throws {
+        XCTAssertThrowsError(try read("name,when,x\na,0,1\n")) { error in
+            XCTAssertTrue("\(error)".contains("lacks"), "\(error)")
+        }
+    }
+
+    func testISO8601RoundTripAndZones() throws {
+        XCTAssertEqual(ISO8601.parse("1970-01-01T00:00:00Z"), 0)
+        XCTAssertEqual(ISO8601.parse("2020-12-01T01:00:00+01:00"), 1_606_780_800)
+        XCTAssertEqual(ISO8601.parse("2020-02-29"), 1_582_934_400)
+        XCTAssertNil(ISO8601.parse("2021-02-29"))
+        XCTAssertNil(ISO8601.parse("2020-12-01T00:00:00 junk"))
+        XCTAssertEqual(ISO8601.format(1_606_780_801.2506), "2020-12-01T00:00:01.251Z")
+        var rng = UInt64(12345)
+        for _ in 0..<2000 {
+            rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let t = Double(rng >> 33) / 1000 - 1_000_000
+            let ms = (t * 1000).rounded() / 1000
+            XCTAssertEqual(ISO8601.parse(ISO8601.format(t))!, ms, accuracy: 1e-6)
+        }
+    }
+
+    func testNumberParserMatchesSwift() throws {
+        for text in ["0", "-0.5", "40.41692", "-74.0315", "1e-7", "123456789012345678901", "3.14159265358979323846", "+2", ".5"] {
+            var t = text
+            XCTAssertEqual(t.withUTF8 { NumberParser.parseDouble($0) }, Double(text), text)
+        }
+        for bad in ["", "abc", "1.2.3", "nan", "inf", "1e", "--1"] {
+            var t = bad
+            XCTAssertNil(t.withUTF8 { NumberParser.parseDouble($0) }, bad)
+        }
+    }
+}
