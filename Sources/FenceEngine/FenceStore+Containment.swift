@@ -1,4 +1,3 @@
-import Dispatch
 import SpatialIndex
 
 /// Per-position fence lists for a batch, in compressed rows: the fences covering position `i`
@@ -73,55 +72,76 @@ extension FenceStore {
 
     /// For each position of a batch, the fences covering it.
     ///
-    /// Work is split into chunks of positions taken by `threads` workers
-    /// (`DispatchQueue.concurrentPerform`); each worker owns its scratch buffers and GEOS context
-    /// and writes only its own chunks, and chunks are merged in input order, so the result is
-    /// the same for every thread count.
+    /// Positions are first put in spatial order (a Morton curve over 2^16 x 2^16 cells), so
+    /// that consecutive queries walk the same index nodes and fence records while they are in
+    /// cache; results come back in input order. The ordered positions are split into chunks
+    /// taken by `threads` workers (`DispatchQueue.concurrentPerform`); each worker owns its
+    /// scratch buffers and GEOS context and writes only its own chunks, and the merge is by
+    /// chunk number, so the result is the same for every thread count.
     /// - Parameters:
     ///   - positions: the points, in `coord`. Positions with a NaN or out-of-range coordinate
     ///     are covered by nothing.
     ///   - threads: workers to use; 1 runs on the calling thread.
-    /// - Complexity: O(m (log n + k·v)) work for m positions, spread over the workers.
+    /// - Complexity: O(m (log n + k·v)) work for m positions, spread over the workers, plus an
+    ///   O(m) radix sort.
     public func covering(_ positions: UnsafeBufferPointer<LonLat>, coord: CoordinateSystem = .wgs84, threads: Int = FenceStore.defaultThreads)
         -> Coverage
     {
-        let chunkSize = 2048
-        let chunks = (positions.count + chunkSize - 1) / chunkSize
-        var chunkCounts = [ContiguousArray<Int32>](repeating: [], count: chunks)
+        let m = positions.count
+        let order = SpatialOrder.permutation(positions)
+        // Gathered once in a tight loop, where the loads overlap; fetched one by one inside the
+        // query loop, each would be a cache miss on the critical path.
+        var sorted = ContiguousArray<LonLat>()
+        sorted.reserveCapacity(m)
+        for k in 0..<m { sorted.append(positions[Int(order[k])]) }
+        let chunkSize = 4096
+        let chunks = (m + chunkSize - 1) / chunkSize
+        // Per ordered position: how many fences; per chunk: the fences, in order.
+        var orderedCounts = ContiguousArray<Int32>(repeating: 0, count: m)
         var chunkHandles = [ContiguousArray<FenceHandle>](repeating: [], count: chunks)
-        chunkCounts.withUnsafeMutableBufferPointer { countsBuffer in
+        orderedCounts.withUnsafeMutableBufferPointer { countsBuffer in
             chunkHandles.withUnsafeMutableBufferPointer { handlesBuffer in
                 nonisolated(unsafe) let counts = countsBuffer
                 nonisolated(unsafe) let handles = handlesBuffer
-                Parallel.forEachChunk(count: positions.count, chunkSize: chunkSize, threads: threads, makeState: ContainmentScratch.init) {
+                Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: ContainmentScratch.init) {
                     scratch, c, range in
-                    var localCounts = ContiguousArray<Int32>()
-                    localCounts.reserveCapacity(range.count)
-                    var localHandles = ContiguousArray<FenceHandle>()
-                    localHandles.reserveCapacity(range.count)
-                    for i in range {
-                        let before = localHandles.count
-                        appendCovering(positions[i], coord: coord, scratch: &scratch, into: &localHandles)
-                        localCounts.append(Int32(localHandles.count - before))
+                    var local = ContiguousArray<FenceHandle>()
+                    local.reserveCapacity(range.count)
+                    for k in range {
+                        let before = local.count
+                        appendCovering(sorted[k], coord: coord, scratch: &scratch, into: &local)
+                        counts[k] = Int32(local.count - before)
                     }
-                    counts[c] = localCounts
-                    handles[c] = localHandles
+                    handles[c] = local
                 }
             }
         }
+        // Back to input order: counts, offsets, then each ordered run copied to its place.
+        var inputCounts = ContiguousArray<Int32>(repeating: 0, count: m)
+        for k in 0..<m { inputCounts[Int(order[k])] = orderedCounts[k] }
         var offsets = ContiguousArray<Int>()
-        offsets.reserveCapacity(positions.count + 1)
+        offsets.reserveCapacity(m + 1)
         offsets.append(0)
         var total = 0
+        for n in inputCounts {
+            total += Int(n)
+            offsets.append(total)
+        }
+        var handles = ContiguousArray<FenceHandle>(repeating: FenceHandle(rawValue: -1), count: total)
+        var k = 0
         for c in 0..<chunks {
-            for n in chunkCounts[c] {
-                total += Int(n)
-                offsets.append(total)
+            var read = 0
+            let local = chunkHandles[c]
+            while k < min(m, (c + 1) * chunkSize) {
+                let n = Int(orderedCounts[k])
+                if n > 0 {
+                    let write = offsets[Int(order[k])]
+                    for j in 0..<n { handles[write + j] = local[read + j] }
+                    read += n
+                }
+                k += 1
             }
         }
-        var handles = ContiguousArray<FenceHandle>()
-        handles.reserveCapacity(total)
-        for c in 0..<chunks { handles.append(contentsOf: chunkHandles[c]) }
         return Coverage(offsets: offsets, handles: handles)
     }
 
@@ -130,15 +150,10 @@ extension FenceStore {
         positions.withUnsafeBufferPointer { covering($0, coord: coord, threads: threads) }
     }
 
-    /// Every stored fence, ascending.
-    public func allHandles() -> [FenceHandle] {
-        slotKind.indices.filter { slotKind[$0] != 0 }.map { FenceHandle(rawValue: Int32($0)) }
-    }
-
     /// Whether one fence covers a WGS84 position, tested directly (no index): the oracle the
     /// index is checked against.
     public func fence(_ handle: FenceHandle, covers position: LonLat) -> Bool {
-        guard position.isValidWGS84Range else { return false }
+        guard position.isValidWGS84Range, slotHot[Int(handle.rawValue)] & 3 != 0 else { return false }
         var scratch = ContainmentScratch()
         var unit: (Double, Double, Double)?
         return covers(slot: handle.rawValue, position, unit: &unit, scratch: &scratch)
@@ -180,7 +195,7 @@ extension FenceStore {
         scratch.candidates.withUnsafeBufferPointer { candidates in
             scratch.candidateCount += candidates.count
             for item in candidates {
-                let slot = itemSlot[Int(item)]
+                let slot = item >> 1
                 if covers(slot: slot, p, unit: &unit, scratch: &scratch) {
                     out.append(FenceHandle(rawValue: slot))
                 }
@@ -202,22 +217,15 @@ extension FenceStore {
     /// Whether the fence in `slot` covers `p` (WGS84).
     @inline(__always)
     func covers(slot: Int32, _ p: LonLat, unit: inout (Double, Double, Double)?, scratch: inout ContainmentScratch) -> Bool {
-        let s = Int(slot)
-        let start = slotGeometry[s]
+        let hot = slotHot[Int(slot)]
         return geometry.withUnsafeBufferPointer { g -> Bool in
-            let base = g.baseAddress! + start
-            if slotKind[s] == NormalizedFence.Kind.circle.rawValue {
+            let record = g.baseAddress! + (hot >> 2)
+            if hot & 3 == FlatGeometry.Kind.circle.rawValue {
                 let u = unit ?? CircleGeometry.unitVector(lon: p.lon, lat: p.lat)
                 unit = u
-                return CircleGeometry.covers(base, lon: p.lon, lat: p.lat, u: u)
+                return CircleGeometry.covers(record, lon: p.lon, lat: p.lat, u: u)
             }
-            let r0 = Int(slotRingFirst[s])
-            let location = ringLengths.withUnsafeBufferPointer { rings in
-                RingLocator.locate(
-                    x: p.lon, y: p.lat, coords: base,
-                    ringLengths: UnsafeBufferPointer(rebasing: rings[r0..<(r0 + Int(slotRingCount[s]))]))
-            }
-            switch location {
+            switch RingLocator.locate(x: p.lon, y: p.lat, record: record) {
             case .interior, .boundary: return true
             case .exterior: return false
             case .uncertain:
@@ -237,15 +245,13 @@ extension FenceStore {
     /// A GEOS prepared geometry for a stored polygon fence, made in `context`.
     func preparedGeometry(slot: Int32, context: GEOSContext) -> GEOSPreparedGeometry? {
         let s = Int(slot)
-        let start = slotGeometry[s]
-        let r0 = Int(slotRingFirst[s])
-        let rings = (r0..<(r0 + Int(slotRingCount[s]))).map {
-            (count: Int(ringLengths[$0] & ~FenceValidation.exteriorFlag), isExterior: ringLengths[$0] & FenceValidation.exteriorFlag != 0)
+        let start = geometryStart(s)
+        let made = geometry.withUnsafeBufferPointer { g -> GEOSGeometry? in
+            let record = g.baseAddress! + start
+            let (rings, offset) = FlatGeometry.rings(of: record)
+            let coordinateCount = 2 * rings.reduce(0) { $0 + $1.count }
+            return context.makePolygonal(coords: UnsafeBufferPointer(start: record + offset, count: coordinateCount), rings: rings)
         }
-        let geometry = self.geometry.withUnsafeBufferPointer { g in
-            context.makePolygonal(
-                coords: UnsafeBufferPointer(rebasing: g[start..<(start + Int(slotGeometryCount[s]))]), rings: rings)
-        }
-        return geometry.flatMap(GEOSPreparedGeometry.init)
+        return made.flatMap(GEOSPreparedGeometry.init)
     }
 }

@@ -4,10 +4,9 @@ import SpatialIndex
 struct NormalizedFence: Sendable {
     enum Kind: UInt8 { case circle = 1, polygon = 2 }
     var kind: Kind
-    /// Circle: `CircleGeometry.record`. Polygon: x, y interleaved over every ring.
+    /// The record laid out as `FlatGeometry` describes.
     var geometry: [Double]
-    /// Polygon rings: positions per ring, high bit set on each exterior.
-    var rings: [UInt32]
+    /// One or two index boxes.
     var boxes: [Box]
     var repaired: Bool
 }
@@ -22,8 +21,6 @@ public struct FenceLimits: Sendable, Hashable {
 }
 
 enum FenceValidation {
-    static let exteriorFlag: UInt32 = 0x8000_0000
-
     /// Checks one fence and converts it to the flat WGS84 form.
     ///
     /// Rules (SPEC "Fences"): radius positive and finite; every coordinate finite and in range
@@ -59,7 +56,7 @@ enum FenceValidation {
             }
             return .success(
                 NormalizedFence(
-                    kind: .circle, geometry: CircleGeometry.record(center: wgs, radius: radius), rings: [],
+                    kind: .circle, geometry: CircleGeometry.record(center: wgs, radius: radius),
                     boxes: CircleGeometry.boxes(center: wgs, radius: radius), repaired: false))
 
         case .polygons(let polygons):
@@ -77,7 +74,7 @@ enum FenceValidation {
             }
             var coords: [Double] = []
             coords.reserveCapacity(2 * total)
-            var rings: [UInt32] = []
+            var rings: [(count: Int, isExterior: Bool)] = []
             for (p, polygon) in polygons.enumerated() {
                 for (r, ring) in polygon.rings.enumerated() {
                     let where_ =
@@ -107,19 +104,19 @@ enum FenceValidation {
                         coords.append(q.lon)
                         coords.append(q.lat)
                     }
-                    rings.append(UInt32(ring.count) | (r == 0 ? exteriorFlag : 0))
+                    rings.append((ring.count, r == 0))
                 }
             }
             let context = geos()
-            let ringList = rings.map { (count: Int($0 & ~exteriorFlag), isExterior: $0 & exteriorFlag != 0) }
-            guard let geometry = coords.withUnsafeBufferPointer({ context.makePolygonal(coords: $0, rings: ringList) })
+            guard let geometry = coords.withUnsafeBufferPointer({ context.makePolygonal(coords: $0, rings: rings) })
             else {
                 return fail(.invalidGeometry, context.lastMessage ?? "GEOS could not build the polygon")
             }
             guard let reason = context.invalidityReason(geometry) else {
                 return .success(
                     NormalizedFence(
-                        kind: .polygon, geometry: coords, rings: rings, boxes: polygonBoxes(coords, rings), repaired: false))
+                        kind: .polygon, geometry: FlatGeometry.polygonRecord(coords: coords, rings: rings),
+                        boxes: polygonBoxes(coords, rings), repaired: false))
             }
             guard repair else { return fail(.invalidGeometry, reason) }
             guard let fixed = context.makeValid(geometry) else {
@@ -130,34 +127,37 @@ enum FenceValidation {
                 return fail(.emptyGeometry, "\(reason); nothing polygonal is left after repair")
             }
             var fixedCoords: [Double] = []
-            var fixedRings: [UInt32] = []
+            var fixedRings: [(count: Int, isExterior: Bool)] = []
             for polygon in repairedPolygons {
                 for (r, ring) in polygon.rings.enumerated() {
                     for point in ring {
                         fixedCoords.append(point.lon)
                         fixedCoords.append(point.lat)
                     }
-                    fixedRings.append(UInt32(ring.count) | (r == 0 ? exteriorFlag : 0))
+                    fixedRings.append((ring.count, r == 0))
                 }
             }
             return .success(
                 NormalizedFence(
-                    kind: .polygon, geometry: fixedCoords, rings: fixedRings, boxes: polygonBoxes(fixedCoords, fixedRings),
-                    repaired: true))
+                    kind: .polygon, geometry: FlatGeometry.polygonRecord(coords: fixedCoords, rings: fixedRings),
+                    boxes: polygonBoxes(fixedCoords, fixedRings), repaired: true))
         }
     }
 
-    /// Index boxes for a polygon fence: one box around everything, or one per polygon when the
-    /// polygons are far apart (a MultiPolygon cut at the antimeridian, an archipelago), so the
-    /// index does not hand every query in between to this fence.
-    static func polygonBoxes(_ coords: [Double], _ rings: [UInt32]) -> [Box] {
+    /// Index boxes for a polygon fence: one box around everything, or two when the polygons
+    /// fall into two groups far apart (a MultiPolygon cut at the antimeridian, two islands), so
+    /// the index does not hand every query in between to this fence.
+    ///
+    /// The two groups are the best cut of the polygons sorted by box centre in x, or in y,
+    /// chosen to minimise total area; they are used when they halve the area of one box.
+    /// - Complexity: O(p log p) for p polygons.
+    static func polygonBoxes(_ coords: [Double], _ rings: [(count: Int, isExterior: Bool)]) -> [Box] {
         var parts: [Box] = []
         var offset = 0
-        for raw in rings {
-            let n = Int(raw & ~exteriorFlag)
-            if raw & exteriorFlag != 0 {
+        for ring in rings {
+            if ring.isExterior {
                 var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
-                for i in offset..<(offset + n) {
+                for i in offset..<(offset + ring.count) {
                     box.minX = min(box.minX, coords[2 * i])
                     box.maxX = max(box.maxX, coords[2 * i])
                     box.minY = min(box.minY, coords[2 * i + 1])
@@ -165,22 +165,27 @@ enum FenceValidation {
                 }
                 parts.append(box)
             }
-            offset += n
+            offset += ring.count
         }
-        var union = parts[0]
-        for b in parts.dropFirst() { union = union.union(b) }
-        if parts.count == 1 { return parts }
-        let partArea = parts.reduce(0) { $0 + $1.area }
-        if parts.count <= 32 && partArea < 0.5 * union.area { return parts }
-        if parts.count > 32 {
-            // Many parts: split west and east of the antimeridian if that halves the area.
-            var west: Box?
-            var east: Box?
-            for b in parts {
-                if (b.minX + b.maxX) < 0 { west = west.map { $0.union(b) } ?? b } else { east = east.map { $0.union(b) } ?? b }
+        let union = parts.dropFirst().reduce(parts[0]) { $0.union($1) }
+        guard parts.count > 1 else { return parts }
+        var best: (area: Double, boxes: [Box]) = (union.area, [union])
+        for axisX in [true, false] {
+            let sorted = parts.sorted {
+                axisX ? ($0.minX + $0.maxX) < ($1.minX + $1.maxX) : ($0.minY + $0.maxY) < ($1.minY + $1.maxY)
             }
-            if let west, let east, west.area + east.area < 0.5 * union.area { return [west, east] }
+            // Prefix and suffix unions, then every cut between them.
+            var prefix = [sorted[0]]
+            for b in sorted.dropFirst() { prefix.append(prefix[prefix.count - 1].union(b)) }
+            var suffix = [Box](repeating: sorted[sorted.count - 1], count: sorted.count)
+            for i in stride(from: sorted.count - 2, through: 0, by: -1) { suffix[i] = suffix[i + 1].union(sorted[i]) }
+            for cut in 1..<sorted.count {
+                let a = prefix[cut - 1]
+                let b = suffix[cut]
+                let area = a.area + b.area
+                if area < best.area && !a.intersects(b) { best = (area, [a, b]) }
+            }
         }
-        return [union]
+        return best.area < 0.5 * union.area ? best.boxes : [union]
     }
 }

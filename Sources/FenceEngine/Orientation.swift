@@ -45,24 +45,23 @@ enum PointLocation: UInt8 {
     case uncertain
 }
 
-/// Locates a point against rings stored flat, by counting crossings of the ray to the right.
+/// Locates a point against a polygon record (`FlatGeometry`) by counting crossings of the ray
+/// to the right.
 enum RingLocator {
     /// - Parameters:
     ///   - x, y: the point.
-    ///   - coords: x, y interleaved; the rings lie one after another, each closed.
-    ///   - ringLengths: positions per ring (the high bit, which marks exteriors, is ignored).
+    ///   - record: a polygon record: ring count, signed ring lengths, then x, y interleaved.
     /// - Returns: interior, boundary or exterior of the union of the rings by the even-odd rule
     ///   (right for a valid Polygon or MultiPolygon), or `uncertain`.
     /// - Complexity: O(n) in the number of positions, with no allocation.
     @inline(__always)
-    static func locate(
-        x: Double, y: Double, coords: UnsafePointer<Double>, ringLengths: UnsafeBufferPointer<UInt32>
-    ) -> PointLocation {
+    static func locate(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
+        let ringCount = Int(record[0])
         var crossings = 0
         var uncertain = false
-        var p = coords
-        for rawLength in ringLengths {
-            let n = Int(rawLength & 0x7FFF_FFFF)
+        var p = record + 1 + ringCount
+        for r in 0..<ringCount {
+            let n = Int(abs(record[1 + r]))
             defer { p += 2 * n }
             if n < 2 { continue }
             var x1 = p[0]

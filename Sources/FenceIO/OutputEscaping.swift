@@ -12,7 +12,7 @@ public enum OutputEscaping {
             // A plain negative number is data, not a formula.
             formula = Double(s) == nil
         }
-        for b in s.utf8 where b == 44 || b == 34 || b == 10 || b == 13 || b == 59 || b == 9 {
+        for b in s.utf8 where b == 44 || b == 34 || b == 10 || b == 13 {
             needsQuotes = true
             break
         }

@@ -175,3 +175,49 @@ final class FenceStoreTests: XCTestCase {
         XCTAssertLessThan(perFence, 2048)
     }
 }
+
+final class FenceStoreBulkTests: XCTestCase {
+    /// A large batch into a non-empty store renumbers every fence in spatial order; ids,
+    /// groups, properties, settings and containment all survive, replacements included.
+    func testBulkAddIntoNonEmptyStoreKeepsEverything() throws {
+        var rng = TestRandom(seed: 11)
+        func fence(_ id: String) -> Fence {
+            var f: Fence =
+                rng.next() % 2 == 0
+                ? .circle(id: id, lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: rng.uniform(1000, 50_000))
+                : .polygon(id: id, exterior: Shapes.star(&rng, lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: 0.3, vertices: 8))
+            f.group = "g\(rng.next() % 5)"
+            f.properties = ["name": "\"\(id)\""]
+            f.dwell = Double(rng.next() % 900)
+            return f
+        }
+        var live: [String: Fence] = [:]
+        let first = (0..<100).map { fence("a\($0)") }
+        XCTAssertTrue(FenceStore().count == 0)
+        var store = FenceStore()
+        store.add(first)
+        for f in first { live[f.id] = f }
+        // 300 more, 50 of them replacing earlier ids: bulk path over a non-empty store.
+        let second = (0..<250).map { fence("b\($0)") } + (0..<50).map { fence("a\($0 * 2)") }
+        let results = store.add(second)
+        XCTAssertEqual(results.filter { $0.outcome == .replaced }.count, 50)
+        for f in second { live[f.id] = f }
+        store.tree.checkInvariants()
+        XCTAssertEqual(store.count, live.count)
+        let oracle = Oracle(Array(live.values))
+        for _ in 0..<500 {
+            let p = LonLat(lon: rng.uniform(-0.5, 3.5), lat: rng.uniform(-0.5, 3.5))
+            XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p))
+        }
+        for (id, f) in live {
+            let stored = try XCTUnwrap(store.fence(id: id))
+            XCTAssertEqual(stored.group, f.group)
+            XCTAssertEqual(stored.properties, f.properties)
+            XCTAssertEqual(stored.dwell, f.dwell)
+            XCTAssertEqual(stored.shape, f.shape)
+        }
+        for g in 0..<5 {
+            XCTAssertEqual(Set(store.fences(group: "g\(g)").map(\.id)), Set(live.values.filter { $0.group == "g\(g)" }.map(\.id)))
+        }
+    }
+}

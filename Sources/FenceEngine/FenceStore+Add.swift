@@ -1,0 +1,288 @@
+import SpatialIndex
+
+/// What happened to one fence of a batch add.
+public struct FenceAddResult: Sendable, Hashable {
+    public enum Outcome: Sendable, Hashable {
+        case added
+        /// A fence with the same id was stored and has been replaced.
+        case replaced
+        case rejected(FenceError)
+    }
+    public var id: String
+    public var outcome: Outcome
+    /// GEOS MakeValid changed the geometry (only when the add asked for repair).
+    public var repaired: Bool
+
+    public var error: FenceError? {
+        if case .rejected(let e) = outcome { return e }
+        return nil
+    }
+}
+
+extension FenceStore {
+    /// Adds fences; a fence whose id is already stored replaces it.
+    ///
+    /// Each fence is checked (see SPEC "Fences"): a bad one gets `.rejected` with the reason and
+    /// the rest still load. Within one batch a repeated id is rejected; the first one stands.
+    /// Validation runs on `threads` workers, each with its own GEOS context.
+    /// - Parameters:
+    ///   - repair: fix invalid polygons with GEOS MakeValid instead of rejecting them.
+    /// - Returns: one result per input fence, in input order.
+    /// - Complexity: O(n log n) in the total number of vertices; a batch larger than half the
+    ///   store rebuilds the index by bulk loading, a smaller one inserts into it.
+    @discardableResult
+    public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
+        -> [FenceAddResult]
+    {
+        var results = [FenceAddResult?](repeating: nil, count: fences.count)
+        var seen = Set<String>()
+        seen.reserveCapacity(fences.count)
+        for (i, fence) in fences.enumerated() {
+            if fence.id.isEmpty {
+                results[i] = FenceAddResult(
+                    id: "", outcome: .rejected(FenceError(.missingID, fence: "#\(i + 1)", reason: "the fence has no id")),
+                    repaired: false)
+            } else if !seen.insert(fence.id).inserted {
+                results[i] = FenceAddResult(
+                    id: fence.id,
+                    outcome: .rejected(
+                        FenceError(.duplicateID, fence: fence.id, reason: "the id appears more than once in this batch")),
+                    repaired: false)
+            }
+        }
+        let skip = results.map { $0 != nil }
+        var normalized = Self.normalizeAll(fences, skip: skip, repair: repair, limits: limits, threads: threads)
+        let bulk = fences.count > 64 && fences.count > tree.count / 2
+        // Into an empty store, a large batch goes in spatial order straight away (see
+        // `reorderSpatially`); otherwise in input order. Key and index share one word to sort.
+        var order = ContiguousArray<UInt64>(fences.indices.map { UInt64($0) })
+        if bulk && count == 0 {
+            for (k, i) in fences.indices.enumerated() {
+                guard case .success(let flat)? = normalized[i] else { continue }
+                let b = flat.boxes[0]
+                let key = SpatialOrder.key(LonLat(lon: (b.minX + b.maxX) / 2, lat: (b.minY + b.maxY) / 2))
+                order[k] = UInt64(key) << 32 | UInt64(i)
+            }
+            order.sort()
+        }
+        var extra = 0
+        for case .success(let flat)? in normalized { extra += flat.geometry.count }
+        reserveCapacity(slots: slotHot.count + fences.count, geometry: geometry.count + extra)
+        fences.withUnsafeBufferPointer { fences in
+            for packed in order {
+                let i = Int(packed & 0xFFFF_FFFF)
+                guard results[i] == nil else { continue }
+                // Moved out, not copied: no reference counting on a million records.
+                var taken: Result<NormalizedFence, FenceError>? = nil
+                swap(&taken, &normalized[i])
+                switch taken! {
+                case .failure(let error):
+                    results[i] = FenceAddResult(id: fences[i].id, outcome: .rejected(error), repaired: false)
+                case .success(let flat):
+                    var replaced = false
+                    if let old = slotByID[fences[i].id] {
+                        removeSlot(old)
+                        replaced = true
+                    }
+                    insert(fences.baseAddress! + i, flat, indexNow: !bulk)
+                    results[i] = FenceAddResult(id: fences[i].id, outcome: replaced ? .replaced : .added, repaired: flat.repaired)
+                }
+            }
+        }
+        if bulk {
+            if tree.count == 0 { rebuildIndex() } else { reorderSpatially() }
+        }
+        compactIfNeeded()
+        return results.map { $0! }
+    }
+
+    /// Adds one fence; throws its error when it is rejected.
+    /// - Returns: true when it replaced a fence with the same id.
+    @discardableResult
+    public mutating func add(_ fence: Fence, repair: Bool = false) throws(FenceError) -> Bool {
+        let result = add([fence], repair: repair, threads: 1)[0]
+        switch result.outcome {
+        case .added: return false
+        case .replaced: return true
+        case .rejected(let e): throw e
+        }
+    }
+
+    static func normalizeAll(_ fences: [Fence], skip: [Bool], repair: Bool, limits: FenceLimits, threads: Int)
+        -> [Result<NormalizedFence, FenceError>?]
+    {
+        var out = [Result<NormalizedFence, FenceError>?](repeating: nil, count: fences.count)
+        out.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let results = buffer
+            Parallel.forEachChunk(count: fences.count, chunkSize: 256, threads: threads, makeState: { GEOSContextSlot() }) {
+                slot, _, range in
+                for i in range where !skip[i] {
+                    results[i] = FenceValidation.normalize(fences[i], repair: repair, limits: limits, geos: slot.context)
+                }
+            }
+        }
+        return out
+    }
+
+    /// Grows every per-slot array and the id table once, instead of by doubling while adding.
+    mutating func reserveCapacity(slots: Int, geometry doubles: Int) {
+        slotHot.reserveCapacity(slots)
+        slotID.reserveCapacity(slots)
+        slotGeometryCount.reserveCapacity(slots)
+        slotGroup.reserveCapacity(slots)
+        slotActions.reserveCapacity(slots)
+        slotDwell.reserveCapacity(slots)
+        slotExpires.reserveCapacity(slots)
+        slotBoxCount.reserveCapacity(slots)
+        slotByID.reserveCapacity(slots)
+        geometry.reserveCapacity(doubles)
+    }
+
+    /// Stores one checked fence in a free or new slot. `fence` is read in place (a pointer,
+    /// so its shape arrays are not retained: they are not needed, `flat` has the geometry).
+    mutating func insert(_ fence: UnsafePointer<Fence>, _ flat: NormalizedFence, indexNow: Bool) {
+        let slot: Int32
+        if let free = freeSlots.popLast() {
+            slot = free
+        } else {
+            slot = Int32(slotHot.count)
+            slotHot.append(0)
+            slotID.append("")
+            slotGeometryCount.append(0)
+            slotGroup.append(-1)
+            slotActions.append(0xFF)
+            slotDwell.append(.nan)
+            slotExpires.append(.nan)
+            slotBoxCount.append(0)
+        }
+        let s = Int(slot)
+        slotHot[s] = geometry.count << 2 | (flat.kind == .circle ? FlatGeometry.Kind.circle : .polygon).rawValue
+        geometry.append(contentsOf: flat.geometry)
+        slotGeometryCount[s] = Int32(flat.geometry.count)
+        slotID[s] = fence.pointee.id
+        slotActions[s] = fence.pointee.actions?.rawValue ?? 0xFF
+        slotDwell[s] = fence.pointee.dwell ?? .nan
+        slotExpires[s] = fence.pointee.expires ?? .nan
+        if fence.pointee.expires != nil { expiring += 1 }
+        if let group = fence.pointee.group {
+            let g = internGroup(group)
+            slotGroup[s] = g
+            groupMembers[Int(g)].insert(slot)
+        } else {
+            slotGroup[s] = -1
+        }
+        if !fence.pointee.properties.isEmpty { properties[slot] = fence.pointee.properties }
+        slotByID[fence.pointee.id] = slot
+        precondition(flat.boxes.count == 1 || flat.boxes.count == 2)
+        slotBoxCount[s] = UInt8(flat.boxes.count)
+        for (part, box) in flat.boxes.enumerated() {
+            let item = slot * 2 + Int32(part)
+            if indexNow { tree.insert(id: item, box: box) } else { pendingBoxes.append((item, box)) }
+        }
+    }
+
+    /// Renumbers the fences in spatial order (Morton order of their first box's centre),
+    /// rewrites their geometry records in that order, and packs the index anew.
+    ///
+    /// Afterwards fences that are near on the map are near in memory, so a batch of positions
+    /// queried in spatial order finds the next fence's slot and record already in cache.
+    /// Handles from before are invalid.
+    /// - Complexity: O(n + total geometry), plus rehashing the id table.
+    mutating func reorderSpatially() {
+        var boxes: [Int32: Box] = [:]
+        for (item, box) in pendingBoxes where item & 1 == 0 { boxes[item >> 1] = box }
+        var live: [(key: UInt32, slot: Int32)] = []
+        live.reserveCapacity(count)
+        for s in slotHot.indices where slotHot[s] & 3 != 0 {
+            let box = boxes[Int32(s)] ?? tree.box(of: Int32(s) * 2)!
+            let center = LonLat(lon: (box.minX + box.maxX) / 2, lat: (box.minY + box.maxY) / 2)
+            live.append((SpatialOrder.key(center), Int32(s)))
+        }
+        live.sort { $0.key < $1.key || ($0.key == $1.key && $0.slot < $1.slot) }
+        var allBoxes: [Int32: Box] = [:]
+        allBoxes.reserveCapacity(live.count * 2)
+        for (item, box) in pendingBoxes { allBoxes[item] = box }
+        pendingBoxes = []
+
+        var next = FenceStore()
+        next.limits = limits
+        next.groupNames = groupNames
+        next.groupByName = groupByName
+        next.groupMembers = [Set<Int32>](repeating: [], count: groupNames.count)
+        next.geometry.reserveCapacity(geometry.count - deadGeometry)
+        next.slotByID.reserveCapacity(live.count)
+        var ids = ContiguousArray<Int32>()
+        var treeBoxes = ContiguousArray<Box>()
+        ids.reserveCapacity(live.count * 2)
+        treeBoxes.reserveCapacity(live.count * 2)
+        for (newSlot, entry) in live.enumerated() {
+            let s = Int(entry.slot)
+            let start = geometryStart(s)
+            let n = Int(slotGeometryCount[s])
+            next.slotHot.append(next.geometry.count << 2 | (slotHot[s] & 3))
+            next.geometry.append(contentsOf: geometry[start..<(start + n)])
+            next.slotGeometryCount.append(slotGeometryCount[s])
+            next.slotID.append(slotID[s])
+            next.slotGroup.append(slotGroup[s])
+            next.slotActions.append(slotActions[s])
+            next.slotDwell.append(slotDwell[s])
+            next.slotExpires.append(slotExpires[s])
+            next.slotBoxCount.append(slotBoxCount[s])
+            let slot = Int32(newSlot)
+            next.slotByID[slotID[s]] = slot
+            if slotGroup[s] >= 0 { next.groupMembers[Int(slotGroup[s])].insert(slot) }
+            if let p = properties[entry.slot] { next.properties[slot] = p }
+            if !slotExpires[s].isNaN { next.expiring += 1 }
+            for part in 0..<Int32(slotBoxCount[s]) {
+                let old = entry.slot * 2 + part
+                ids.append(slot * 2 + part)
+                treeBoxes.append(allBoxes[old] ?? tree.box(of: old)!)
+            }
+        }
+        next.tree = RTree(ids: ids, boxes: treeBoxes)
+        self = next
+    }
+
+    /// Packs the index anew over every stored box (Sort-Tile-Recursive).
+    mutating func rebuildIndex() {
+        var ids = ContiguousArray<Int32>()
+        var boxes = ContiguousArray<Box>()
+        ids.reserveCapacity(tree.count + pendingBoxes.count)
+        boxes.reserveCapacity(tree.count + pendingBoxes.count)
+        for slot in slotHot.indices where slotHot[slot] & 3 != 0 {
+            for part in 0..<Int32(slotBoxCount[slot]) {
+                let item = Int32(slot) * 2 + part
+                if let box = tree.box(of: item) {
+                    ids.append(item)
+                    boxes.append(box)
+                }
+            }
+        }
+        for (item, box) in pendingBoxes {
+            ids.append(item)
+            boxes.append(box)
+        }
+        pendingBoxes = []
+        tree = RTree(ids: ids, boxes: boxes)
+    }
+
+    mutating func internGroup(_ name: String) -> Int32 {
+        if let g = groupByName[name] { return g }
+        let g = Int32(groupNames.count)
+        groupNames.append(name)
+        groupByName[name] = g
+        groupMembers.append([])
+        return g
+    }
+}
+
+/// A worker's GEOS context, made on first use.
+final class GEOSContextSlot {
+    private var made: GEOSContext?
+    func context() -> GEOSContext {
+        if let made { return made }
+        let c = GEOSContext()
+        made = c
+        return c
+    }
+}

@@ -1,0 +1,91 @@
+extension FenceStore {
+    /// Removes the fence with this id.
+    /// - Returns: the removed fence (in WGS84), or nil when no fence has the id.
+    /// - Complexity: O(log n) for the index plus O(v) to rebuild the returned value.
+    @discardableResult
+    public mutating func remove(id: String) -> Fence? {
+        guard let slot = slotByID[id] else { return nil }
+        let fence = self.fence(slot: slot)
+        removeSlot(slot)
+        return fence
+    }
+
+    /// Removes every fence of a group (Baidu's removeGeoFenceRegionsWithCustomID).
+    /// - Returns: the ids removed, sorted.
+    @discardableResult
+    public mutating func remove(group: String) -> [String] {
+        guard let g = groupByName[group] else { return [] }
+        let slots = groupMembers[Int(g)].sorted()
+        let ids = slots.map { slotID[Int($0)] }
+        for slot in slots { removeSlot(slot) }
+        compactIfNeeded()
+        return ids.sorted()
+    }
+
+    /// Removes every fence.
+    /// - Returns: the ids removed, sorted.
+    @discardableResult
+    public mutating func removeAll() -> [String] {
+        let ids = slotByID.keys.sorted()
+        let limits = self.limits
+        self = FenceStore()
+        self.limits = limits
+        return ids
+    }
+
+    /// The ids of fences whose `expires` is at or before `time`, sorted.
+    /// - Complexity: O(slots) when any fence has an expiry, O(1) otherwise.
+    public func expired(asOf time: Double) -> [String] {
+        guard expiring > 0 else { return [] }
+        var ids: [String] = []
+        for slot in slotHot.indices where slotHot[slot] & 3 != 0 {
+            let e = slotExpires[slot]
+            if !e.isNaN && e <= time { ids.append(slotID[slot]) }
+        }
+        return ids.sorted()
+    }
+
+    /// Removes fences whose `expires` is at or before `time`.
+    /// - Returns: the ids removed, sorted.
+    @discardableResult
+    public mutating func removeExpired(asOf time: Double) -> [String] {
+        let ids = expired(asOf: time)
+        for id in ids { removeSlot(slotByID[id]!) }
+        compactIfNeeded()
+        return ids
+    }
+
+    mutating func removeSlot(_ slot: Int32) {
+        let s = Int(slot)
+        for part in 0..<Int32(slotBoxCount[s]) {
+            let item = slot * 2 + part
+            if !tree.remove(id: item) { pendingBoxes.removeAll { $0.0 == item } }
+        }
+        slotByID[slotID[s]] = nil
+        if slotGroup[s] >= 0 { groupMembers[Int(slotGroup[s])].remove(slot) }
+        if !slotExpires[s].isNaN { expiring -= 1 }
+        properties[slot] = nil
+        deadGeometry += Int(slotGeometryCount[s])
+        slotHot[s] = 0
+        slotID[s] = ""
+        slotGroup[s] = -1
+        slotExpires[s] = .nan
+        slotBoxCount[s] = 0
+        freeSlots.append(slot)
+    }
+
+    /// Rewrites the geometry array without the space of removed fences once that space is more
+    /// than half of it. Amortised O(1) per removed double.
+    mutating func compactIfNeeded() {
+        guard deadGeometry > 4096 && deadGeometry * 2 > geometry.count else { return }
+        var compacted = ContiguousArray<Double>()
+        compacted.reserveCapacity(geometry.count - deadGeometry)
+        for s in slotHot.indices where slotHot[s] & 3 != 0 {
+            let start = geometryStart(s)
+            slotHot[s] = compacted.count << 2 | (slotHot[s] & 3)
+            compacted.append(contentsOf: geometry[start..<(start + Int(slotGeometryCount[s]))])
+        }
+        geometry = compacted
+        deadGeometry = 0
+    }
+}
