@@ -80,11 +80,13 @@ extension FenceStore {
                     results[i] = FenceAddResult(id: fences[i].id, outcome: .rejected(error), repaired: false)
                 case .success(let flat):
                     var replaced = false
+                    var key: Int32?
                     if let old = slotByID[fences[i].id] {
-                        removeSlot(old)
+                        key = slotKey[Int(old)]
+                        removeSlot(old, keepKey: true)
                         replaced = true
                     }
-                    insert(fences.baseAddress! + i, flat, indexNow: !bulk)
+                    insert(fences.baseAddress! + i, flat, key: key, indexNow: !bulk)
                     results[i] = FenceAddResult(id: fences[i].id, outcome: replaced ? .replaced : .added, repaired: flat.repaired)
                 }
             }
@@ -134,13 +136,15 @@ extension FenceStore {
         slotDwell.reserveCapacity(slots)
         slotExpires.reserveCapacity(slots)
         slotBoxCount.reserveCapacity(slots)
+        slotKey.reserveCapacity(slots)
+        keySlot.reserveCapacity(slots)
         slotByID.reserveCapacity(slots)
         geometry.reserveCapacity(doubles)
     }
 
     /// Stores one checked fence in a free or new slot. `fence` is read in place (a pointer,
     /// so its shape arrays are not retained: they are not needed, `flat` has the geometry).
-    mutating func insert(_ fence: UnsafePointer<Fence>, _ flat: NormalizedFence, indexNow: Bool) {
+    mutating func insert(_ fence: UnsafePointer<Fence>, _ flat: NormalizedFence, key: Int32?, indexNow: Bool) {
         let slot: Int32
         if let free = freeSlots.popLast() {
             slot = free
@@ -154,8 +158,20 @@ extension FenceStore {
             slotDwell.append(.nan)
             slotExpires.append(.nan)
             slotBoxCount.append(0)
+            slotKey.append(-1)
         }
         let s = Int(slot)
+        let k: Int32
+        if let key {
+            k = key
+        } else if let free = freeKeys.popLast() {
+            k = free
+        } else {
+            k = Int32(keySlot.count)
+            keySlot.append(-1)
+        }
+        slotKey[s] = k
+        keySlot[Int(k)] = slot
         slotHot[s] = geometry.count << 2 | (flat.kind == .circle ? FlatGeometry.Kind.circle : .polygon).rawValue
         geometry.append(contentsOf: flat.geometry)
         slotGeometryCount[s] = Int32(flat.geometry.count)
@@ -209,6 +225,8 @@ extension FenceStore {
         next.groupNames = groupNames
         next.groupByName = groupByName
         next.groupMembers = [Set<Int32>](repeating: [], count: groupNames.count)
+        next.keySlot = keySlot
+        next.freeKeys = freeKeys
         next.geometry.reserveCapacity(geometry.count - deadGeometry)
         next.slotByID.reserveCapacity(live.count)
         var ids = ContiguousArray<Int32>()
@@ -229,6 +247,8 @@ extension FenceStore {
             next.slotExpires.append(slotExpires[s])
             next.slotBoxCount.append(slotBoxCount[s])
             let slot = Int32(newSlot)
+            next.slotKey.append(slotKey[s])
+            next.keySlot[Int(slotKey[s])] = slot
             next.slotByID[slotID[s]] = slot
             if slotGroup[s] >= 0 { next.groupMembers[Int(slotGroup[s])].insert(slot) }
             if let p = properties[entry.slot] { next.properties[slot] = p }

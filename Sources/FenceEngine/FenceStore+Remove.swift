@@ -55,8 +55,13 @@ extension FenceStore {
         return ids
     }
 
-    mutating func removeSlot(_ slot: Int32) {
+    /// Frees a slot. `keepKey` keeps the fence's key reserved, for a replacement under the same id.
+    mutating func removeSlot(_ slot: Int32, keepKey: Bool = false) {
         let s = Int(slot)
+        let key = slotKey[s]
+        keySlot[Int(key)] = -1
+        if !keepKey { freeKeys.append(key) }
+        slotKey[s] = -1
         for part in 0..<Int32(slotBoxCount[s]) {
             let item = slot * 2 + part
             if !tree.remove(id: item) { pendingBoxes.removeAll { $0.0 == item } }

@@ -32,6 +32,11 @@ public struct FenceStore: Sendable {
     var slotDwell: ContiguousArray<Double> = []  // NaN: the engine's
     var slotExpires: ContiguousArray<Double> = []  // NaN: never
     var slotBoxCount: ContiguousArray<UInt8> = []
+    /// A fence's key: stable while the fence (its id) is stored, through replacement and bulk
+    /// renumbering of slots; the event tracker keys its per-device state by it.
+    var slotKey: ContiguousArray<Int32> = []
+    var keySlot: ContiguousArray<Int32> = []  // -1: free key
+    var freeKeys: [Int32] = []
     var freeSlots: [Int32] = []
     var slotByID: [String: Int32] = [:]
     var properties: [Int32: [String: String]] = [:]
@@ -86,6 +91,17 @@ public struct FenceStore: Sendable {
         return g < 0 ? nil : groupNames[Int(g)]
     }
 
+    /// The stable key of a stored fence (see `slotKey`).
+    @inline(__always)
+    func key(ofSlot slot: Int32) -> Int32 { slotKey[Int(slot)] }
+
+    /// The slot of a key, or nil when no fence has it.
+    func slot(ofKey key: Int32) -> Int32? {
+        guard key >= 0 && Int(key) < keySlot.count else { return nil }
+        let s = keySlot[Int(key)]
+        return s < 0 ? nil : s
+    }
+
     /// The fence with this id, in WGS84, or nil.
     public func fence(id: String) -> Fence? { slotByID[id].map { fence(slot: $0) } }
 
@@ -128,6 +144,7 @@ public struct FenceStore: Sendable {
         func bytes<T>(_ a: ContiguousArray<T>) -> Int { a.capacity * MemoryLayout<T>.stride }
         var total = bytes(slotHot) + bytes(slotID) + bytes(slotGeometryCount) + bytes(slotGroup)
         total += bytes(slotActions) + bytes(slotDwell) + bytes(slotExpires) + bytes(slotBoxCount) + bytes(geometry)
+        total += bytes(slotKey) + bytes(keySlot)
         total += tree.memoryFootprint
         // Dictionary entries: key + value + about one word of hashing overhead at 75% load.
         total += slotByID.capacity * (MemoryLayout<String>.stride + 4 + 8)

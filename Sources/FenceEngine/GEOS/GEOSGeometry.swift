@@ -181,3 +181,17 @@ extension GEOSContext {
         return (0..<Int(size)).map { LonLat(lon: buffer[2 * $0], lat: buffer[2 * $0 + 1]) }
     }
 }
+
+extension GEOSContext {
+    /// A two-point LineString (for segment tests).
+    func makeSegment(_ a: LonLat, _ b: LonLat) -> GEOSGeometry? {
+        var coords = [a.lon, a.lat, b.lon, b.lat]
+        return coords.withUnsafeMutableBufferPointer { buf -> GEOSGeometry? in
+            // The sequence is copied from our buffer; the LineString takes ownership of it.
+            guard let seq = GEOSCoordSeq_copyFromBuffer_r(handle, buf.baseAddress, 2, 0, 0),
+                let line = GEOSGeom_createLineString_r(handle, seq)
+            else { return nil }
+            return GEOSGeometry(owning: line, in: self)
+        }
+    }
+}

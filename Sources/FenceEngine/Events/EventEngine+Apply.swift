@@ -1,0 +1,101 @@
+extension EventEngine {
+    /// Appends an event if the fence's action mask reports its kind.
+    @inline(__always)
+    func emit(
+        _ kind: FenceEventKind, device: Int32, slot: Int, time: Double, lon: Double, lat: Double, initial: Bool = false,
+        reason: FenceEventReason? = nil, inside: Double? = nil, into events: inout [FenceEvent]
+    ) {
+        guard actions(slot: slot).contains(kind.action) else { return }
+        events.append(
+            FenceEvent(
+                time: time, device: deviceIDs[Int(device)], fence: store.slotID[slot], group: group(slot: slot), kind: kind,
+                lon: lon, lat: lat, initial: initial, reason: reason, insideSeconds: inside))
+    }
+
+    /// Applies one fix of one device: enter, exit (at once or after the exit delay), dwell, and
+    /// cross when enabled.
+    ///
+    /// - Parameters:
+    ///   - near: the fences near the fix, ascending by key, with where the fix is against each;
+    ///     a stored pair whose fence is not listed is far outside.
+    /// - Complexity: O(p + k) for p stored pairs and k near fences, plus the cross test.
+    func apply(
+        device d: Int32, time t: Double, point: LonLat, near: [NearFence], state: inout DeviceState,
+        scratch: inout ApplyScratch, events: inout [FenceEvent]
+    ) {
+        if store.expiring > 0 { expirePairs(device: d, upTo: t, state: &state, events: &events) }
+        let first = !state.hasFix
+        let previous = state.hasFix ? LonLat(lon: state.lastLon, lat: state.lastLat) : nil
+        let delay = settings.exitDelay
+        var pairs = scratch.pairs
+        pairs.removeAll(keepingCapacity: true)
+
+        func outside(_ pair: PairState, slot: Int) {
+            if delay <= 0 {
+                emit(.exit, device: d, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: t - pair.enterTime, into: &events)
+                return
+            }
+            var p = pair
+            if !p.isExitPending {
+                p.flags |= PairState.exitPending
+                p.pendingSince = t
+                pairs.append(p)
+            } else if t - p.pendingSince >= delay {
+                emit(.exit, device: d, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: t - pair.enterTime, into: &events)
+            } else {
+                pairs.append(p)
+            }
+        }
+        func inside(_ pair: PairState, slot: Int) {
+            var p = pair
+            p.flags &= ~PairState.exitPending
+            if !p.isStayed && t >= p.enterTime + dwell(slot: slot) {
+                p.flags |= PairState.stayed
+                emit(.dwell, device: d, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: t - p.enterTime, into: &events)
+            }
+            pairs.append(p)
+        }
+
+        var i = 0
+        var j = 0
+        let stored = state.pairs
+        while i < stored.count || j < near.count {
+            if j == near.count || (i < stored.count && stored[i].fence < near[j].key) {
+                if let slot = store.slot(ofKey: stored[i].fence) { outside(stored[i], slot: Int(slot)) }
+                i += 1
+            } else if i == stored.count || near[j].key < stored[i].fence {
+                if near[j].cls == .deepInside {
+                    let slot = Int(near[j].slot)
+                    if !first || settings.initialEvents {
+                        emit(.enter, device: d, slot: slot, time: t, lon: point.lon, lat: point.lat, initial: first, into: &events)
+                    }
+                    inside(PairState(fence: near[j].key, flags: 0, enterTime: t, pendingSince: 0), slot: slot)
+                }
+                j += 1
+            } else {
+                let slot = Int(near[j].slot)
+                switch near[j].cls {
+                case .farOutside: outside(stored[i], slot: slot)
+                case .outsideBand:
+                    var p = stored[i]
+                    p.flags &= ~PairState.exitPending
+                    pairs.append(p)
+                case .insideBand, .deepInside: inside(stored[i], slot: slot)
+                }
+                i += 1
+                j += 1
+            }
+        }
+
+        if let previous, settings.crossDetection {
+            crossEvents(
+                device: d, from: previous, to: point, time: t, before: stored, after: pairs, near: near, scratch: &scratch,
+                events: &events)
+        }
+        state.pairs = pairs
+        scratch.pairs = []
+        state.lastTime = t
+        state.lastLon = point.lon
+        state.lastLat = point.lat
+    }
+}

@@ -1,0 +1,141 @@
+extension EventEngine {
+    /// Adds fences (see `FenceStore.add`). A fence that replaces one with the same id is
+    /// re-checked against the last fix of every device inside it: where the new shape no longer
+    /// covers that fix, the device gets `exit` with reason `fence-replaced` (at its last fix's
+    /// time). A new fence covering a device produces `enter` at the device's next fix.
+    /// - Returns: per-fence results, and the events, in output order.
+    public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
+        -> (results: [FenceAddResult], events: [FenceEvent])
+    {
+        // What each replaced fence reported before, to word its exits (mask, group, id).
+        let results = store.add(fences, repair: repair, threads: threads)
+        var replacedKeys = Set<Int32>()
+        for r in results where r.outcome == .replaced {
+            if let slot = store.slotByID[r.id] { replacedKeys.insert(store.key(ofSlot: slot)) }
+        }
+        guard !replacedKeys.isEmpty else { return (results, []) }
+        var events: [FenceEvent] = []
+        var scratch = ContainmentScratch()
+        for d in devices.indices where !devices[d].pairs.isEmpty {
+            let state = devices[d]
+            let last = LonLat(lon: state.lastLon, lat: state.lastLat)
+            var unit: (Double, Double, Double)?
+            var kept: [PairState] = []
+            for pair in state.pairs {
+                if replacedKeys.contains(pair.fence), let slot = store.slot(ofKey: pair.fence),
+                    !store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
+                {
+                    emit(
+                        .exit, device: Int32(d), slot: Int(slot), time: state.lastTime, lon: last.lon, lat: last.lat,
+                        reason: .fenceReplaced, inside: state.lastTime - pair.enterTime, into: &events)
+                } else {
+                    kept.append(pair)
+                }
+            }
+            devices[d].pairs = kept
+        }
+        events.sort()
+        return (results, events)
+    }
+
+    /// Removes a fence; every device inside gets `exit` with reason `fence-removed`.
+    /// - Parameter time: the event time; nil uses each device's last fix time.
+    public mutating func remove(id: String, at time: Double? = nil) -> [FenceEvent] {
+        guard let slot = store.slotByID[id] else { return [] }
+        return removeFences([slot], at: time)
+    }
+
+    /// Removes every fence of a group, with `exit` (`fence-removed`) for devices inside.
+    public mutating func remove(group: String, at time: Double? = nil) -> [FenceEvent] {
+        guard let g = store.groupByName[group] else { return [] }
+        return removeFences(store.groupMembers[Int(g)].sorted(), at: time)
+    }
+
+    /// Removes every fence, with `exit` (`fence-removed`) for devices inside.
+    public mutating func removeAll(at time: Double? = nil) -> [FenceEvent] {
+        removeFences(store.allHandles().map(\.rawValue), at: time)
+    }
+
+    mutating func removeFences(_ slots: [Int32], at time: Double?) -> [FenceEvent] {
+        guard !slots.isEmpty else { return [] }
+        var slotOfKey: [Int32: Int32] = [:]
+        for slot in slots { slotOfKey[store.key(ofSlot: slot)] = slot }
+        var events: [FenceEvent] = []
+        for d in devices.indices where !devices[d].pairs.isEmpty {
+            let state = devices[d]
+            var kept: [PairState] = []
+            for pair in state.pairs {
+                if let slot = slotOfKey[pair.fence] {
+                    let t = time ?? state.lastTime
+                    emit(
+                        .exit, device: Int32(d), slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
+                        reason: .fenceRemoved, inside: t - pair.enterTime, into: &events)
+                } else {
+                    kept.append(pair)
+                }
+            }
+            devices[d].pairs = kept
+        }
+        if slots.count == store.count {
+            store.removeAll()
+        } else {
+            for slot in slots { store.removeSlot(slot) }
+            store.compactIfNeeded()
+        }
+        events.sort()
+        return events
+    }
+
+    /// Changes the engine-wide action mask. Pairs of fences without their own mask whose
+    /// current status is newly reported get it again with reason `actions-changed` (Baidu's
+    /// re-trigger): `enter` for inside, `dwell` for stayed, at the device's last fix.
+    public mutating func setActions(_ actions: FenceActions) -> [FenceEvent] {
+        let before = settings
+        settings.actions = actions
+        let store = self.store
+        return retrigger(before: before) { slot in store.slotActions[slot] == 0xFF }
+    }
+
+    /// Changes one fence's own action mask (nil: follow the engine's), with the same re-trigger.
+    public mutating func setActions(_ actions: FenceActions?, fence id: String) -> [FenceEvent] {
+        guard let slot = store.slotByID[id] else { return [] }
+        let before = self.actions(slot: Int(slot))
+        store.slotActions[Int(slot)] = actions?.rawValue ?? 0xFF
+        let key = store.key(ofSlot: slot)
+        let store = self.store
+        return retrigger(previous: { _ in before }) { s in store.slotKey[s] == key }
+    }
+
+    /// Changes settings other than the action mask (dwell, hysteresis, exit delay, initial
+    /// events, cross detection): they apply from the next fix; no events.
+    public mutating func updateSettings(_ body: (inout EventSettings) -> Void) -> [FenceEvent] {
+        let before = settings
+        body(&settings)
+        let store = self.store
+        return retrigger(before: before) { slot in store.slotActions[slot] == 0xFF }
+    }
+
+    func retrigger(before: EventSettings, affects: (Int) -> Bool) -> [FenceEvent] {
+        var old = self
+        old.settings = before
+        let old_ = old
+        return retrigger(previous: { old_.actions(slot: $0) }, affects: affects)
+    }
+
+    func retrigger(previous: (Int) -> FenceActions, affects: (Int) -> Bool) -> [FenceEvent] {
+        var events: [FenceEvent] = []
+        for d in devices.indices where !devices[d].pairs.isEmpty {
+            let state = devices[d]
+            for pair in state.pairs {
+                guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
+                let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
+                guard !previous(slot).contains(kind.action) else { continue }
+                emit(
+                    kind, device: Int32(d), slot: slot, time: state.lastTime, lon: state.lastLon, lat: state.lastLat,
+                    reason: .actionsChanged, inside: kind == .dwell ? state.lastTime - pair.enterTime : nil, into: &events)
+            }
+        }
+        events.sort()
+        return events
+    }
+}

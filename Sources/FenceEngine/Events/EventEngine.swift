@@ -1,0 +1,100 @@
+import SpatialIndex
+
+/// The outcome of evaluating one batch of fixes.
+public struct EvaluationResult: Sendable {
+    /// Events in (time, device, fence, event) order.
+    public var events: [FenceEvent]
+    /// Fixes refused before they reached any state: input index and reason.
+    public var rejected: [(index: Int, reason: String)]
+    /// Fixes older than the device's last applied fix (from an earlier batch): dropped.
+    public var late: Int
+    /// Fixes with the same device and time as another: all but the first dropped.
+    public var duplicates: Int
+    /// Fixes applied.
+    public var applied: Int
+}
+
+/// Per-device fence status and events, server-side for a whole fleet (SPEC "Status and events").
+///
+/// Holds the fence store and, per device, only the pairs that are not `outside` (sparse).
+/// Devices and fences are interned to integers. Fence edits go through the engine so that
+/// devices inside get their `exit` events. A value type: copying an engine copies its state
+/// lazily (copy-on-write).
+///
+/// Event time is the fixes' time. `evaluate` orders each device's fixes itself; a fix older
+/// than the device's last applied fix is late and dropped, one with the same time is a
+/// duplicate and dropped. Output does not depend on the thread count.
+public struct EventEngine: Sendable {
+    public internal(set) var store: FenceStore
+    public internal(set) var settings: EventSettings
+
+    var deviceIDs: ContiguousArray<String> = []
+    var deviceByID: [String: Int32] = [:]
+    var devices: ContiguousArray<DeviceState> = []
+    /// The latest event time applied (fences expire against it).
+    public internal(set) var watermark: Double = -.infinity
+
+    public init(store: FenceStore = FenceStore(), settings: EventSettings = EventSettings()) {
+        self.store = store
+        self.settings = settings
+    }
+
+    /// Devices with state.
+    public var deviceCount: Int { devices.count }
+
+    /// A device's status against a fence.
+    public func status(device: String, fence: String) -> FenceStatus {
+        guard let d = deviceByID[device] else { return .unknown }
+        let state = devices[Int(d)]
+        guard state.hasFix else { return .unknown }
+        guard let slot = store.slotByID[fence] else { return .outside }
+        let key = store.key(ofSlot: slot)
+        guard let pair = state.pairs.first(where: { $0.fence == key }) else { return .outside }
+        return pair.isStayed ? .stayed : .inside
+    }
+
+    /// Ids of the fences a device is inside (or stayed in), sorted.
+    public func fences(insideOf device: String) -> [String] {
+        guard let d = deviceByID[device] else { return [] }
+        return devices[Int(d)].pairs.compactMap { store.slot(ofKey: $0.fence).map { store.slotID[Int($0)] } }.sorted()
+    }
+
+    /// Bytes of tracker state: devices, their pairs and the id table (capacity-based).
+    public var stateFootprint: Int {
+        var total = devices.capacity * MemoryLayout<DeviceState>.stride + deviceIDs.capacity * MemoryLayout<String>.stride
+        total += deviceByID.capacity * (MemoryLayout<String>.stride + 4 + 8)
+        for d in devices where d.pairs.capacity > 0 { total += 32 + d.pairs.capacity * MemoryLayout<PairState>.stride }
+        for id in deviceIDs where id.utf8.count > 15 { total += id.utf8.count + 32 }
+        return total
+    }
+
+    mutating func intern(device id: String) -> Int32 {
+        if let d = deviceByID[id] { return d }
+        let d = Int32(devices.count)
+        deviceByID[id] = d
+        deviceIDs.append(id)
+        devices.append(DeviceState())
+        return d
+    }
+
+    /// The action mask that applies to a fence slot: its own, or the engine's (with `cross`
+    /// when cross detection is on).
+    @inline(__always)
+    func actions(slot: Int) -> FenceActions {
+        let own = store.slotActions[slot]
+        if own != 0xFF { return FenceActions(rawValue: own) }
+        return settings.crossDetection ? settings.actions.union(.cross) : settings.actions
+    }
+
+    /// The dwell time that applies to a fence slot.
+    @inline(__always)
+    func dwell(slot: Int) -> Double {
+        let own = store.slotDwell[slot]
+        return own.isNaN ? settings.dwell : own
+    }
+
+    func group(slot: Int) -> String? {
+        let g = store.slotGroup[slot]
+        return g < 0 ? nil : store.groupNames[Int(g)]
+    }
+}

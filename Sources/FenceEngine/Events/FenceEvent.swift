@@ -1,0 +1,104 @@
+/// What happened between a device and a fence.
+public enum FenceEventKind: UInt8, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
+    case enter = 0, exit = 1, dwell = 2, cross = 3
+
+    public var description: String {
+        switch self {
+        case .enter: return "enter"
+        case .exit: return "exit"
+        case .dwell: return "dwell"
+        case .cross: return "cross"
+        }
+    }
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    /// The action that reports this kind.
+    public var action: FenceActions {
+        switch self {
+        case .enter: return .enter
+        case .exit: return .exit
+        case .dwell: return .dwell
+        case .cross: return .cross
+        }
+    }
+}
+
+/// Why an event happened other than a fix moving the device.
+public enum FenceEventReason: String, Sendable, Hashable, Comparable {
+    /// The fence was removed (by id, group or all) while the device was inside.
+    case fenceRemoved = "fence-removed"
+    /// The fence passed its `expires` time while the device was inside.
+    case fenceExpired = "fence-expired"
+    /// The fence was replaced by a shape that no longer covers the device's last fix.
+    case fenceReplaced = "fence-replaced"
+    /// An action mask changed so that the pair's current status is newly reported.
+    case actionsChanged = "actions-changed"
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// One event record (SPEC "Status and events").
+public struct FenceEvent: Sendable, Hashable, Comparable {
+    /// Event time, epoch seconds.
+    public var time: Double
+    public var device: String
+    public var fence: String
+    public var group: String?
+    public var kind: FenceEventKind
+    /// Of the fix that caused the event (the device's last fix for edits), WGS84.
+    public var lon: Double
+    public var lat: Double
+    /// An `enter` on the device's first fix.
+    public var initial: Bool
+    public var reason: FenceEventReason?
+    /// Seconds since enter, on `dwell` and `exit`.
+    public var insideSeconds: Double?
+
+    public init(
+        time: Double, device: String, fence: String, group: String? = nil, kind: FenceEventKind, lon: Double, lat: Double,
+        initial: Bool = false, reason: FenceEventReason? = nil, insideSeconds: Double? = nil
+    ) {
+        self.time = time
+        self.device = device
+        self.fence = fence
+        self.group = group
+        self.kind = kind
+        self.lon = lon
+        self.lat = lat
+        self.initial = initial
+        self.reason = reason
+        self.insideSeconds = insideSeconds
+    }
+
+    /// Output order: (time, device, fence, event), then the remaining fields so the order is
+    /// total and output is byte-identical however it was produced.
+    public static func < (a: FenceEvent, b: FenceEvent) -> Bool {
+        if a.time != b.time { return a.time < b.time }
+        if a.device != b.device { return a.device.utf8.lexicographicallyPrecedes(b.device.utf8) }
+        if a.fence != b.fence { return a.fence.utf8.lexicographicallyPrecedes(b.fence.utf8) }
+        if a.kind != b.kind { return a.kind < b.kind }
+        if a.reason != b.reason { return (a.reason?.rawValue ?? "") < (b.reason?.rawValue ?? "") }
+        if a.initial != b.initial { return !a.initial }
+        if a.lon != b.lon { return a.lon < b.lon }
+        return a.lat < b.lat
+    }
+}
+
+/// The engine's event settings (SPEC "Status and events").
+public struct EventSettings: Sendable, Hashable {
+    /// Events reported for fences without their own mask.
+    public var actions: FenceActions = .standard
+    /// Seconds inside before `dwell`, for fences without their own (Baidu's 10 minutes).
+    public var dwell: Double = 600
+    /// Report `enter` with `initial: true` on a device's first fix inside a fence.
+    public var initialEvents = true
+    /// Hysteresis margin in metres (0: off). A fix's `accuracy` raises it for that fix.
+    public var hysteresisMargin: Double = 0
+    /// Seconds a device must stay outside before `exit` fires (0: at once).
+    public var exitDelay: Double = 0
+    /// Detect `cross` (also needs `.cross` in the mask that applies).
+    public var crossDetection = false
+
+    public init() {}
+}
