@@ -1,0 +1,94 @@
+/// Streaming evaluation: fixes in arrival order, events out as event time allows.
+///
+/// Fixes are held until the stream's horizon (the latest fix time seen minus `lateness`)
+/// passes them, then applied in time order, so fixes that arrive out of order by up to
+/// `lateness` seconds give the same events as sorted input. A fix older than the horizon when
+/// it arrives is late: dropped and counted, never applied.
+public struct EventStream: Sendable {
+    public private(set) var engine: EventEngine
+    public let lateness: Double
+    /// Fixes dropped because they arrived later than `lateness`.
+    public private(set) var late = 0
+    /// Fixes refused as malformed (NaN, out of range).
+    public private(set) var rejected = 0
+    /// Fixes dropped as duplicates (same device and time).
+    public private(set) var duplicates = 0
+    var pending: [Position] = []
+    var latestSeen = -Double.infinity
+    var horizon = -Double.infinity
+
+    public init(engine: EventEngine, lateness: Double) {
+        self.engine = engine
+        self.lateness = max(0, lateness)
+    }
+
+    /// Takes one fix; returns the events of the fixes this released.
+    public mutating func push(_ fix: Position) -> [FenceEvent] {
+        push(contentsOf: CollectionOfOne(fix))
+    }
+
+    /// Takes fixes in arrival order; returns the events of the fixes they released.
+    public mutating func push(contentsOf fixes: some Sequence<Position>) -> [FenceEvent] {
+        for fix in fixes {
+            if fix.problem != nil || fix.device.isEmpty {
+                rejected += 1
+                continue
+            }
+            if fix.time < horizon {
+                late += 1
+                continue
+            }
+            pending.append(fix)
+            latestSeen = max(latestSeen, fix.time)
+        }
+        let next = latestSeen - lateness
+        guard next > horizon else { return [] }
+        horizon = next
+        return release { $0.time <= next }
+    }
+
+    /// Applies every held fix (end of input).
+    public mutating func flush() -> [FenceEvent] {
+        horizon = max(horizon, latestSeen)
+        return release { _ in true }
+    }
+
+    /// Fixes held, not yet applied.
+    public var pendingCount: Int { pending.count }
+
+    mutating func release(_ due: (Position) -> Bool) -> [FenceEvent] {
+        var now: [Position] = []
+        var later: [Position] = []
+        for p in pending {
+            if due(p) { now.append(p) } else { later.append(p) }
+        }
+        pending = later
+        guard !now.isEmpty else { return [] }
+        let result = engine.evaluate(now, threads: 1)
+        duplicates += result.duplicates
+        late += result.late
+        return result.events
+    }
+
+    /// Events for an asynchronous sequence of fixes, in Swift's idiom (as Core Location's
+    /// `CLMonitor` hands out events): the stream ends when the fixes end, after a flush.
+    public static func events<S: AsyncSequence & Sendable>(
+        from fixes: S, engine: EventEngine, lateness: Double
+    ) -> AsyncThrowingStream<FenceEvent, Error> where S.Element == Position {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                var stream = EventStream(engine: engine, lateness: lateness)
+                do {
+                    for try await fix in fixes {
+                        for e in stream.push(fix) { continuation.yield(e) }
+                    }
+                    for e in stream.flush() { continuation.yield(e) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+@testable import FenceEngine
+import XCTest
+
+/// Hand-computed scenarios for the event engine (SPEC "Status and events").
+final class EventScenarioTests: XCTestCase {
+    let square: [LonLat] = [(0.0, 0.0), (1, 0), (1, 1), (0, 1), (0, 0)].map { LonLat(lon: $0.0, lat: $0.1) }
+
+    func engine(_ fences: [Fence], _ configure: (inout EventSettings) -> Void = { _ in }) -> EventEngine {
+        var settings = EventSettings()
+        configure(&settings)
+        var e = EventEngine(settings: settings)
+        let (results, _) = e.add(fences)
+        XCTAssertTrue(results.allSatisfy { $0.error == nil })
+        return e
+    }
+
+    func fix(_ device: String, _ t: Double, _ lon: Double, _ lat: Double, accuracy: Double? = nil) -> Position {
+        Position(device: device, time: t, lon: lon, lat: lat, accuracy: accuracy)
+    }
+
+    func summary(_ events: [FenceEvent]) -> [String] {
+        events.map { e in
+            var s = "\(Int(e.time)) \(e.device) \(e.fence) \(e.kind)"
+            if e.initial { s += " initial" }
+            if let r = e.reason { s += " \(r.rawValue)" }
+            if let i = e.insideSeconds { s += " \(Int(i))s" }
+            return s
+        }
+    }
+
+    func testEnterDwellExit() {
+        var e = engine([Fence(id: "sq", group: "yards", shape: .polygons([Polygon(exterior: square)]))])
+        let r = e.evaluate([fix("v", 0, 2, 2), fix("v", 10, 0.5, 0.5), fix("v", 500, 0.6, 0.5), fix("v", 700, 0.5, 0.6), fix("v", 800, 2, 0.5)])
+        XCTAssertEqual(summary(r.events), ["10 v sq enter", "700 v sq dwell 690s", "800 v sq exit 790s"])
+        XCTAssertEqual(r.events[0].group, "yards")
+        XCTAssertEqual(r.events[0].lon, 0.5)
+        XCTAssertEqual(e.status(device: "v", fence: "sq"), .outside)
+        XCTAssertEqual(e.status(device: "w", fence: "sq"), .unknown)
+    }
+
+    func testInitialEnterAndItsSwitch() {
+        var on = engine([.polygon(id: "sq", exterior: square)])
+        XCTAssertEqual(summary(on.evaluate([fix("v", 0, 0.5, 0.5)]).events), ["0 v sq enter initial"])
+        var off = engine([.polygon(id: "sq", exterior: square)]) { $0.initialEvents = false }
+        XCTAssertEqual(summary(off.evaluate([fix("v", 0, 0.5, 0.5)]).events), [])
+        XCTAssertEqual(off.status(device: "v", fence: "sq"), .inside)
+        XCTAssertEqual(summary(off.evaluate([fix("v", 5, 3, 3)]).events), ["5 v sq exit 5s"])
+    }
+
+    func testOutOfOrderDuplicateAndLateFixes() {
+        var e = engine([.polygon(id: "sq", exterior: square)])
+        let fixes = [fix("v", 30, 2, 2), fix("v", 10, 0.5, 0.5), fix("v", 0, 2, 2), fix("v", 10, 0.7, 0.7), fix("v", 20, 0.5, 0.5)]
+        let r = e.evaluate(fixes)
+        XCTAssertEqual(summary(r.events), ["10 v sq enter", "30 v sq exit 20s"])
+        XCTAssertEqual(r.duplicates, 1)
+        let late = e.evaluate([fix("v", 25, 0.5, 0.5), fix("v", 40, 0.5, 0.5)])
+        XCTAssertEqual(late.late, 1)
+        XCTAssertEqual(summary(late.events), ["40 v sq enter"])
+        let bad = e.evaluate([fix("v", 50, .nan, 1), fix("v", 51, 1, 91)])
+        XCTAssertEqual(bad.rejected.map(\.index), [0, 1])
+        XCTAssertEqual(e.status(device: "v", fence: "sq"), .inside)
+    }
+
+    func testMasksAndRetrigger() {
+        var e = engine([.polygon(id: "sq", exterior: square), Fence(id: "own", shape: .circle(center: LonLat(lon: 0.5, lat: 0.5), radius: 1000), actions: [.exit])]) {
+            $0.actions = [.exit]
+        }
+        XCTAssertEqual(summary(e.evaluate([fix("v", 0, 2, 2), fix("v", 10, 0.5, 0.5)]).events), [])
+        // The engine mask now reports enter: the inside pair of the fence without its own mask
+        // is re-announced; the fence with its own mask is not affected.
+        XCTAssertEqual(summary(e.setActions(.standard)), ["10 v sq enter actions-changed"])
+        XCTAssertEqual(summary(e.evaluate([fix("v", 700, 0.5, 0.5)]).events), ["700 v sq dwell 690s"])
+        XCTAssertEqual(summary(e.setActions([.enter, .dwell], fence: "own")), ["700 v own dwell actions-changed 690s"])
+        XCTAssertEqual(summary(e.setActions([.enter, .dwell], fence: "own")), [])
+    }
+
+    func testRemoveReplaceAndExpireWhileInside() {
+        let fences: [Fence] = [
+            Fence(id: "a", group: "g", shape: .polygons([Polygon(exterior: square)])),
+            Fence(id: "b", group: "g", shape: .circle(center: LonLat(lon: 0.5, lat: 0.5), radius: 5000)),
+            Fence(id: "c", shape: .circle(center: LonLat(lon: 0.5, lat: 0.5), radius: 5000), expires: 500),
+            .circle(id: "d", lon: 0.5, lat: 0.5, radius: 5000),
+            .circle(id: "e", lon: 0.5, lat: 0.5, radius: 5000),
+        ]
+        var e = engine(fences)
+        XCTAssertEqual(e.evaluate([fix("v", 10, 0.5, 0.5), fix("w", 20, 0.51, 0.5)]).events.count, 10)
+        // Replaced by a shape that still covers v's last fix: nothing; by one that does not: exit.
+        let (_, stillCovers) = e.add([.circle(id: "d", lon: 0.5, lat: 0.5, radius: 100)])
+        XCTAssertEqual(summary(stillCovers), ["20 w d exit fence-replaced 0s"])
+        let (_, moved) = e.add([.circle(id: "e", lon: 5, lat: 5, radius: 100)])
+        XCTAssertEqual(summary(moved), ["10 v e exit fence-replaced 0s", "20 w e exit fence-replaced 0s"])
+        // Expiry: the fix at 600 first closes the visit at 500.
+        let later = e.evaluate([fix("v", 600, 0.5, 0.5)])
+        XCTAssertEqual(summary(later.events), ["500 v c exit fence-expired 490s", "500 w c exit fence-expired 480s"])
+        XCTAssertNil(e.store.fence(id: "c"))
+        XCTAssertEqual(summary(e.remove(group: "g", at: 700)), ["700 v a exit fence-removed 690s", "700 v b exit fence-removed 690s", "700 w a exit fence-removed 680s", "700 w b exit fence-removed 680s"])
+        XCTAssertEqual(summary(e.remove(id: "d")), ["600 v d exit fence-removed 590s"])
+        XCTAssertEqual(e.fences(insideOf: "v"), [])
+        // A fence added while a device is inside it: enter at the next fix.
+        _ = e.add([.circle(id: "late", lon: 0.5, lat: 0.5, radius: 5000)])
+        XCTAssertEqual(summary(e.evaluate([fix("v", 900, 0.5, 0.5)]).events), ["900 v late enter"])
+        XCTAssertEqual(summary(e.removeAll(at: 1000)), ["1000 v late exit fence-removed 100s"])
+    }
+
+    /// Hysteresis: a 100 m circle with a 20 m margin enters at 80 m from the centre, not at 90,
+    /// and leaves at 120 m, not at 110; accuracy widens the margin.
+    func testHysteresisBands() {
+        var e = engine([.circle(id: "c", lon: 0, lat: 0, radius: 100)]) { $0.hysteresisMargin = 20 }
+        func at(_ metres: Double, _ t: Double, accuracy: Double? = nil) -> Position {
+            let p = Geodesic.destination(lon: 0, lat: 0, azimuth: 90, distance: metres)
+            return fix("v", t, p.lon, p.lat, accuracy: accuracy)
+        }
+        XCTAssertEqual(summary(e.evaluate([at(200, 0), at(90, 1), at(85, 2)]).events), [])
+        XCTAssertEqual(summary(e.evaluate([at(75, 3)]).events), ["3 v c enter"])
+        XCTAssertEqual(summary(e.evaluate([at(110, 4), at(119, 5), at(95, 6)]).events), [])
+        XCTAssertEqual(summary(e.evaluate([at(125, 7, accuracy: 10)]).events), [], "accuracy 10 raises the margin to 30 m")
+        XCTAssertEqual(summary(e.evaluate([at(121, 8)]).events), ["8 v c exit 5s"])
+    }
+
+    func testExitDelay() {
+        var e = engine([.polygon(id: "sq", exterior: square)]) { $0.exitDelay = 60 }
+        let r = e.evaluate([fix("v", 0, 0.5, 0.5), fix("v", 100, 2, 2), fix("v", 120, 0.5, 0.5), fix("v", 130, 2, 2), fix("v", 180, 2, 2), fix("v", 190, 2, 2)])
+        XCTAssertEqual(summary(r.events), ["0 v sq enter initial", "190 v sq exit 190s"])
+    }
+
+    /// On a jittery track (parked on a boundary, 10 m GPS noise at 1 Hz for an hour) plain
+    /// containment flaps; a 40 m margin (4 sigma) or a 120 s exit delay does not, and a 25 m
+    /// margin (2.5 sigma) flaps far less.
+    func testJitterOnABoundaryWithAndWithoutHysteresis() {
+        let fence = Fence.circle(id: "c", lon: 0, lat: 0, radius: 500)
+        var rng = TestRandom(seed: 5)
+        var fixes: [Position] = []
+        for t in 0..<3600 {
+            // Box-Muller: 10 m standard deviation along the radius, around the boundary.
+            let u1 = max(1e-12, rng.uniform(0, 1))
+            let u2 = rng.uniform(0, 1)
+            let noise = 10 * (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
+            let p = Geodesic.destination(lon: 0, lat: 0, azimuth: 45, distance: 500 + noise)
+            fixes.append(fix("parked", Double(t), p.lon, p.lat))
+        }
+        var plain = engine([fence])
+        let flaps = plain.evaluate(fixes).events.count
+        var margin25 = engine([fence]) { $0.hysteresisMargin = 25 }
+        let with25 = margin25.evaluate(fixes).events.filter { $0.kind != .dwell }.count
+        var margin = engine([fence]) { $0.hysteresisMargin = 40 }
+        let withMargin = margin.evaluate(fixes).events.filter { $0.kind != .dwell }.count
+        var delayed = engine([fence]) { $0.exitDelay = 120 }
+        let withDelay = delayed.evaluate(fixes).events.filter { $0.kind != .dwell }.count
+        print("jitter, 3600 fixes: \(flaps) events without hysteresis; enter/exit: \(with25) with a 25 m margin, \(withMargin) with 40 m, \(withDelay) with a 120 s exit delay")
+        XCTAssertGreaterThan(flaps, 1000)
+        XCTAssertLessThan(with25 * 20, flaps)
+        XCTAssertLessThanOrEqual(withMargin, 2)
+        XCTAssertLessThanOrEqual(withDelay, 3)
+    }
+
+    func testCrossForCirclesPolygonsAndTheAntimeridian() {
+        let fences: [Fence] = [
+            .circle(id: "circle", lon: 0, lat: 0, radius: 1000),
+            .polygon(id: "thin", exterior: [(5.0, -1.0), (5.001, -1), (5.001, 1), (5, 1), (5, -1)].map { LonLat(lon: $0.0, lat: $0.1) }),
+            .polygon(id: "am", exterior: [(179.95, -1.0), (180, -1), (180, 1), (179.95, 1), (179.95, -1)].map { LonLat(lon: $0.0, lat: $0.1) }),
+        ]
+        var e = engine(fences) { $0.crossDetection = true }
+        let r = e.evaluate([
+            fix("a", 0, -0.1, 0), fix("a", 10, 0.1, 0),  // through the circle
+            fix("a", 20, 0.1, 0.5), fix("a", 30, -0.1, 0.5),  // far from it: nothing
+            fix("b", 0, 4.9, 0), fix("b", 60, 5.1, 0.2),  // through the thin polygon between fixes
+            fix("c", 0, 179.9, 0), fix("c", 60, -179.9, 0),  // across the antimeridian through "am"
+        ])
+        XCTAssertEqual(summary(r.events), ["10 a circle cross", "60 b thin cross", "60 c am cross"])
+        var off = engine(fences)
+        XCTAssertEqual(off.evaluate([fix("a", 0, -0.1, 0), fix("a", 10, 0.1, 0)]).events, [])
+    }
+
+    func testStreamReordersWithinLatenessAndDropsLater() {
+        var stream = EventStream(engine: engine([.polygon(id: "sq", exterior: square)]), lateness: 30)
+        var events: [FenceEvent] = []
+        events += stream.push(fix("v", 10, 0.5, 0.5))
+        events += stream.push(fix("v", 0, 2, 2))  // 10 s late: within 30 s, reordered
+        events += stream.push(fix("v", 100, 2, 2))
+        events += stream.push(fix("v", 50, 0.5, 0.5))  // 50 s behind the latest: dropped
+        events += stream.flush()
+        XCTAssertEqual(summary(events), ["10 v sq enter", "100 v sq exit 90s"])
+        XCTAssertEqual(stream.late, 1)
+    }
+
+    func testAsyncSequenceOfEvents() async throws {
+        let fixes = [fix("v", 0, 2, 2), fix("v", 10, 0.5, 0.5), fix("v", 20, 2, 2)]
+        let source = AsyncStream<Position> { c in
+            for f in fixes { c.yield(f) }
+            c.finish()
+        }
+        var kinds: [FenceEventKind] = []
+        for try await e in EventStream.events(from: source, engine: engine([.polygon(id: "sq", exterior: square)]), lateness: 5) {
+            kinds.append(e.kind)
+        }
+        XCTAssertEqual(kinds, [.enter, .exit])
+    }
+
+    func testStateIsSparseAndSmall() {
+        var e = engine((0..<1000).map { .circle(id: "c\($0)", lon: -180 + 0.3 * Double($0), lat: 0, radius: 1000) })
+        let fixes = (0..<10_000).map { fix("device-\($0)", 0, -180 + 0.3 * Double($0 % 1000), 0.001) }
+        XCTAssertEqual(e.evaluate(fixes).events.count, 10_000)
+        let perDevice = e.stateFootprint / e.deviceCount
+        print("tracker state: \(perDevice) bytes per device inside one fence")
+        XCTAssertLessThan(perDevice, 200)
+    }
+}
