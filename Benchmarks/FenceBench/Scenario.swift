@@ -62,3 +62,36 @@ struct Scenario {
         return (0..<count).map { _ in LonLat(lon: rng.uniform(r.minLon, r.maxLon), lat: rng.uniform(r.minLat, r.maxLat)) }
     }
 }
+
+extension Scenario {
+    /// Fleet telemetry: `devices` vehicles on random walks through the region (5-30 m/s,
+    /// each device reporting every 1-30 s, heading drifting), `fixes` fixes in all, in time
+    /// order across devices as a live feed delivers them.
+    func fleet(devices: Int, fixes: Int, seed: UInt64) -> [Position] {
+        var rng = SplitMix64(seed: seed)
+        let r = Scenario.region
+        let steps = max(1, fixes / devices)
+        var out: [Position] = []
+        out.reserveCapacity(devices * steps)
+        var state: [(id: String, lon: Double, lat: Double, heading: Double, speed: Double, interval: Double, t: Double)] = []
+        for d in 0..<devices {
+            state.append(
+                ("dev-\(d)", rng.uniform(r.minLon, r.maxLon), rng.uniform(r.minLat, r.maxLat), rng.uniform(0, 2 * .pi),
+                 rng.uniform(5, 30), rng.uniform(1, 30), rng.uniform(0, 30)))
+        }
+        for _ in 0..<steps {
+            for d in 0..<devices {
+                var s = state[d]
+                out.append(Position(device: s.id, time: s.t, lon: s.lon, lat: s.lat))
+                s.heading += rng.uniform(-0.3, 0.3)
+                let metres = s.speed * s.interval
+                s.lat = min(r.maxLat, max(r.minLat, s.lat + metres * cos(s.heading) / 111_132))
+                s.lon = min(r.maxLon, max(r.minLon, s.lon + metres * sin(s.heading) / (111_320 * cos(s.lat * .pi / 180))))
+                s.t += s.interval
+                state[d] = s
+            }
+        }
+        out.sort { $0.time < $1.time }
+        return out
+    }
+}

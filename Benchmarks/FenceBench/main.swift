@@ -14,6 +14,8 @@ let help = """
       --seed N           generator seed (default 1)
       --check N          verify N positions against a brute-force scan (default 2000)
       --repeat N         time N passes over the positions and report the best (default 1)
+      --events D         also run full event evaluation for D devices on random walks (0: off)
+      --fixes N          fixes in the events case (default 2000000)
 
     Prints one JSON line per (fence count, threads) case. Must be a release build.
     """
@@ -32,6 +34,8 @@ var threadCounts = [1, 2]
 var seed: UInt64 = 1
 var checkCount = 2000
 var repeats = 1
+var eventDevices = 0
+var fixCount = 2_000_000
 var args = CommandLine.arguments.dropFirst()
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("fence-bench: \(message)\n".utf8))
@@ -57,6 +61,8 @@ while let a = args.popFirst() {
     case "--seed": seed = value(UInt64(v))
     case "--check": checkCount = value(Int(v))
     case "--repeat": repeats = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--events": eventDevices = value(Int(v).flatMap { $0 >= 0 ? $0 : nil })
+    case "--fixes": fixCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     default: fail("unknown option \(a)")
     }
 }
@@ -108,6 +114,34 @@ for n in fenceCounts {
         ]
         let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+    if eventDevices > 0 {
+        let fixes = scenario.fleet(devices: eventDevices, fixes: fixCount, seed: seed &+ 2000)
+        for threads in threadCounts {
+            var engine = EventEngine(store: store)
+            // Batches of half a million fixes, in time order, as a pipeline would feed them.
+            let batch = 500_000
+            var events = 0
+            var seconds = 0.0
+            var k = 0
+            while k < fixes.count {
+                let slice = Array(fixes[k..<min(fixes.count, k + batch)])
+                let t1 = Measure.now()
+                let result = engine.evaluate(slice, threads: threads)
+                seconds += Measure.now() - t1
+                events += result.events.count
+                k += batch
+            }
+            let line: [String: Any] = [
+                "case": "events", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
+                "threads": threads, "devices": eventDevices, "fixes": fixes.count, "batch": batch,
+                "fixes_per_s": Int(Double(fixes.count) / seconds), "events": events,
+                "state_bytes_per_device": engine.stateFootprint / max(1, engine.deviceCount),
+                "geos": FenceEngineInfo.geosVersion, "swift": Measure.swiftVersion, "release": Measure.isReleaseBuild, "seed": seed,
+            ]
+            let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        }
     }
 }
 

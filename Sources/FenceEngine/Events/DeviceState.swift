@@ -19,6 +19,7 @@ struct PairState: Sendable, Hashable {
 /// What the tracker knows about one device. Sparse: a device inside 2 of a million fences
 /// holds 2 pairs.
 struct DeviceState: Sendable, Hashable {
+    var id: String
     /// Event time of the last applied fix; -infinity before the first.
     var lastTime: Double = -.infinity
     var lastLon: Double = .nan
@@ -27,6 +28,21 @@ struct DeviceState: Sendable, Hashable {
     var pairs: [PairState] = []
 
     var hasFix: Bool { lastTime > -.infinity }
+}
+
+/// The devices whose id hashes to one partition: each partition's state is touched by one
+/// worker at a time, and partitions are independent of the thread count.
+struct DevicePartition: Sendable {
+    var byID: [String: Int32] = [:]
+    var states: ContiguousArray<DeviceState> = []
+
+    mutating func intern(_ id: String) -> Int32 {
+        if let d = byID[id] { return d }
+        let d = Int32(states.count)
+        byID[id] = d
+        states.append(DeviceState(id: id))
+        return d
+    }
 }
 
 /// A device's status against one fence (Baidu's four).

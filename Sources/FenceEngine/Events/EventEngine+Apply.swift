@@ -2,13 +2,13 @@ extension EventEngine {
     /// Appends an event if the fence's action mask reports its kind.
     @inline(__always)
     func emit(
-        _ kind: FenceEventKind, device: Int32, slot: Int, time: Double, lon: Double, lat: Double, initial: Bool = false,
+        _ kind: FenceEventKind, device: String, slot: Int, time: Double, lon: Double, lat: Double, initial: Bool = false,
         reason: FenceEventReason? = nil, inside: Double? = nil, into events: inout [FenceEvent]
     ) {
         guard actions(slot: slot).contains(kind.action) else { return }
         events.append(
             FenceEvent(
-                time: time, device: deviceIDs[Int(device)], fence: store.slotID[slot], group: group(slot: slot), kind: kind,
+                time: time, device: device, fence: store.slotID[slot], group: group(slot: slot), kind: kind,
                 lon: lon, lat: lat, initial: initial, reason: reason, insideSeconds: inside))
     }
 
@@ -20,10 +20,11 @@ extension EventEngine {
     ///     a stored pair whose fence is not listed is far outside.
     /// - Complexity: O(p + k) for p stored pairs and k near fences, plus the cross test.
     func apply(
-        device d: Int32, time t: Double, point: LonLat, near: [NearFence], state: inout DeviceState,
+        time t: Double, point: LonLat, near: [NearFence], state: inout DeviceState,
         scratch: inout ApplyScratch, events: inout [FenceEvent]
     ) {
-        if store.expiring > 0 { expirePairs(device: d, upTo: t, state: &state, events: &events) }
+        if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events) }
+        let d = state.id
         let first = !state.hasFix
         let previous = state.hasFix ? LonLat(lon: state.lastLon, lat: state.lastLat) : nil
         let delay = settings.exitDelay

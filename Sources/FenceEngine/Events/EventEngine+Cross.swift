@@ -11,7 +11,7 @@ extension EventEngine {
     /// segment to the centre is found on the sphere (golden-section search), then decided by the
     /// ellipsoidal distance.
     func crossEvents(
-        device d: Int32, from a: LonLat, to b: LonLat, time t: Double, before: [PairState], after: [PairState],
+        device d: String, from a: LonLat, to b: LonLat, time t: Double, before: [PairState], after: [PairState],
         near: [NearFence], scratch: inout ApplyScratch, events: inout [FenceEvent]
     ) {
         let pieces = Self.segmentPieces(a, b)

@@ -16,26 +16,26 @@ extension EventEngine {
         guard !replacedKeys.isEmpty else { return (results, []) }
         var events: [FenceEvent] = []
         var scratch = ContainmentScratch()
-        for d in devices.indices where !devices[d].pairs.isEmpty {
-            let state = devices[d]
+        let engine = self
+        updateEveryDevice { state in
+            guard !state.pairs.isEmpty else { return }
             let last = LonLat(lon: state.lastLon, lat: state.lastLat)
             var unit: (Double, Double, Double)?
             var kept: [PairState] = []
             for pair in state.pairs {
-                if replacedKeys.contains(pair.fence), let slot = store.slot(ofKey: pair.fence),
-                    !store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
+                if replacedKeys.contains(pair.fence), let slot = engine.store.slot(ofKey: pair.fence),
+                    !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
-                    emit(
-                        .exit, device: Int32(d), slot: Int(slot), time: state.lastTime, lon: last.lon, lat: last.lat,
+                    engine.emit(
+                        .exit, device: state.id, slot: Int(slot), time: state.lastTime, lon: last.lon, lat: last.lat,
                         reason: .fenceReplaced, inside: state.lastTime - pair.enterTime, into: &events)
                 } else {
                     kept.append(pair)
                 }
             }
-            devices[d].pairs = kept
+            state.pairs = kept
         }
-        events.sort()
-        return (results, events)
+        return (results, Self.sorted(events))
     }
 
     /// Removes a fence; every device inside gets `exit` with reason `fence-removed`.
@@ -61,20 +61,21 @@ extension EventEngine {
         var slotOfKey: [Int32: Int32] = [:]
         for slot in slots { slotOfKey[store.key(ofSlot: slot)] = slot }
         var events: [FenceEvent] = []
-        for d in devices.indices where !devices[d].pairs.isEmpty {
-            let state = devices[d]
+        let engine = self
+        updateEveryDevice { state in
+            guard !state.pairs.isEmpty else { return }
             var kept: [PairState] = []
             for pair in state.pairs {
                 if let slot = slotOfKey[pair.fence] {
                     let t = time ?? state.lastTime
-                    emit(
-                        .exit, device: Int32(d), slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
+                    engine.emit(
+                        .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
                         reason: .fenceRemoved, inside: t - pair.enterTime, into: &events)
                 } else {
                     kept.append(pair)
                 }
             }
-            devices[d].pairs = kept
+            state.pairs = kept
         }
         if slots.count == store.count {
             store.removeAll()
@@ -82,8 +83,7 @@ extension EventEngine {
             for slot in slots { store.removeSlot(slot) }
             store.compactIfNeeded()
         }
-        events.sort()
-        return events
+        return Self.sorted(events)
     }
 
     /// Changes the engine-wide action mask. Pairs of fences without their own mask whose
@@ -124,18 +124,18 @@ extension EventEngine {
 
     func retrigger(previous: (Int) -> FenceActions, affects: (Int) -> Bool) -> [FenceEvent] {
         var events: [FenceEvent] = []
-        for d in devices.indices where !devices[d].pairs.isEmpty {
-            let state = devices[d]
+        for partition in partitions {
+          for state in partition.states where !state.pairs.isEmpty {
             for pair in state.pairs {
                 guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
                 let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
                 guard !previous(slot).contains(kind.action) else { continue }
                 emit(
-                    kind, device: Int32(d), slot: slot, time: state.lastTime, lon: state.lastLon, lat: state.lastLat,
+                    kind, device: state.id, slot: slot, time: state.lastTime, lon: state.lastLon, lat: state.lastLat,
                     reason: .actionsChanged, inside: kind == .dwell ? state.lastTime - pair.enterTime : nil, into: &events)
             }
+          }
         }
-        events.sort()
-        return events
+        return Self.sorted(events)
     }
 }

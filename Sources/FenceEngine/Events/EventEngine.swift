@@ -28,9 +28,9 @@ public struct EventEngine: Sendable {
     public internal(set) var store: FenceStore
     public internal(set) var settings: EventSettings
 
-    var deviceIDs: ContiguousArray<String> = []
-    var deviceByID: [String: Int32] = [:]
-    var devices: ContiguousArray<DeviceState> = []
+    /// Devices, by `stableHash(id) % partitionCount`.
+    var partitions = [DevicePartition](repeating: DevicePartition(), count: EventEngine.partitionCount)
+    static let partitionCount = 64
     /// The latest event time applied (fences expire against it).
     public internal(set) var watermark: Double = -.infinity
 
@@ -40,12 +40,26 @@ public struct EventEngine: Sendable {
     }
 
     /// Devices with state.
-    public var deviceCount: Int { devices.count }
+    public var deviceCount: Int { partitions.reduce(0) { $0 + $1.states.count } }
+
+    @inline(__always)
+    static func partition(of device: String) -> Int { Int(stableHash(device) % UInt32(partitionCount)) }
+
+    func state(of device: String) -> DeviceState? {
+        let p = Self.partition(of: device)
+        return partitions[p].byID[device].map { partitions[p].states[Int($0)] }
+    }
+
+    /// Calls `body` with every device's state, partition by partition.
+    mutating func updateEveryDevice(_ body: (inout DeviceState) -> Void) {
+        for p in partitions.indices {
+            for d in partitions[p].states.indices { body(&partitions[p].states[d]) }
+        }
+    }
 
     /// A device's status against a fence.
     public func status(device: String, fence: String) -> FenceStatus {
-        guard let d = deviceByID[device] else { return .unknown }
-        let state = devices[Int(d)]
+        guard let state = state(of: device) else { return .unknown }
         guard state.hasFix else { return .unknown }
         guard let slot = store.slotByID[fence] else { return .outside }
         let key = store.key(ofSlot: slot)
@@ -55,26 +69,22 @@ public struct EventEngine: Sendable {
 
     /// Ids of the fences a device is inside (or stayed in), sorted.
     public func fences(insideOf device: String) -> [String] {
-        guard let d = deviceByID[device] else { return [] }
-        return devices[Int(d)].pairs.compactMap { store.slot(ofKey: $0.fence).map { store.slotID[Int($0)] } }.sorted()
+        guard let state = state(of: device) else { return [] }
+        return state.pairs.compactMap { store.slot(ofKey: $0.fence).map { store.slotID[Int($0)] } }.sorted()
     }
 
     /// Bytes of tracker state: devices, their pairs and the id table (capacity-based).
     public var stateFootprint: Int {
-        var total = devices.capacity * MemoryLayout<DeviceState>.stride + deviceIDs.capacity * MemoryLayout<String>.stride
-        total += deviceByID.capacity * (MemoryLayout<String>.stride + 4 + 8)
-        for d in devices where d.pairs.capacity > 0 { total += 32 + d.pairs.capacity * MemoryLayout<PairState>.stride }
-        for id in deviceIDs where id.utf8.count > 15 { total += id.utf8.count + 32 }
+        var total = 0
+        for p in partitions {
+            total += p.states.capacity * MemoryLayout<DeviceState>.stride
+            total += p.byID.capacity * (MemoryLayout<String>.stride + 4 + 8)
+            for d in p.states {
+                if d.pairs.capacity > 0 { total += 32 + d.pairs.capacity * MemoryLayout<PairState>.stride }
+                if d.id.utf8.count > 15 { total += d.id.utf8.count + 32 }
+            }
+        }
         return total
-    }
-
-    mutating func intern(device id: String) -> Int32 {
-        if let d = deviceByID[id] { return d }
-        let d = Int32(devices.count)
-        deviceByID[id] = d
-        deviceIDs.append(id)
-        devices.append(DeviceState())
-        return d
     }
 
     /// The action mask that applies to a fence slot: its own, or the engine's (with `cross`

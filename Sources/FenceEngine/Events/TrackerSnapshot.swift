@@ -24,8 +24,8 @@ extension EventEngine {
     /// - Complexity: O(devices + pairs).
     public func snapshot() -> TrackerSnapshot {
         var out: [TrackerSnapshot.Device] = []
-        out.reserveCapacity(devices.count)
-        for (d, state) in devices.enumerated() {
+        out.reserveCapacity(deviceCount)
+        for state in partitions.flatMap(\.states) {
             let pairs = state.pairs.compactMap { pair -> TrackerSnapshot.Pair? in
                 guard let slot = store.slot(ofKey: pair.fence) else { return nil }
                 return TrackerSnapshot.Pair(
@@ -34,8 +34,9 @@ extension EventEngine {
             }
             out.append(
                 TrackerSnapshot.Device(
-                    id: deviceIDs[d], lastTime: state.lastTime, lastLon: state.lastLon, lastLat: state.lastLat, pairs: pairs))
+                    id: state.id, lastTime: state.lastTime, lastLon: state.lastLon, lastLat: state.lastLat, pairs: pairs))
         }
+        out.sort { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
         return TrackerSnapshot(watermark: watermark, devices: out)
     }
 
@@ -43,14 +44,13 @@ extension EventEngine {
     /// - Returns: the number of pairs dropped because their fence is not in the store.
     @discardableResult
     public mutating func restore(_ snapshot: TrackerSnapshot) -> Int {
-        deviceIDs = []
-        deviceByID = [:]
-        devices = []
+        partitions = [DevicePartition](repeating: DevicePartition(), count: Self.partitionCount)
         watermark = snapshot.watermark
         var dropped = 0
         for device in snapshot.devices {
-            let d = intern(device: device.id)
-            var state = DeviceState(lastTime: device.lastTime, lastLon: device.lastLon, lastLat: device.lastLat, pairs: [])
+            let p = Self.partition(of: device.id)
+            let d = partitions[p].intern(device.id)
+            var state = DeviceState(id: device.id, lastTime: device.lastTime, lastLon: device.lastLon, lastLat: device.lastLat, pairs: [])
             for pair in device.pairs {
                 guard let slot = store.slotByID[pair.fence] else {
                     dropped += 1
@@ -63,7 +63,7 @@ extension EventEngine {
                         enterTime: pair.enterTime, pendingSince: pair.pendingSince))
             }
             state.pairs.sort { $0.fence < $1.fence }
-            devices[Int(d)] = state
+            partitions[p].states[Int(d)] = state
         }
         return dropped
     }
