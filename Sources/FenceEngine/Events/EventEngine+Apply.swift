@@ -28,8 +28,14 @@ extension EventEngine {
         let first = !state.hasFix
         let previous = state.hasFix ? LonLat(lon: state.lastLon, lat: state.lastLat) : nil
         let delay = settings.exitDelay
-        var pairs = scratch.pairs
+        // Scratch buffers swapped out and back: no allocation per fix.
+        var pairs: [PairState] = []
+        swap(&pairs, &scratch.pairs)
         pairs.removeAll(keepingCapacity: true)
+        var stored: [PairState] = []
+        swap(&stored, &scratch.stored)
+        stored.removeAll(keepingCapacity: true)
+        stored.append(contentsOf: state.pairs)
 
         func outside(_ pair: PairState, slot: Int) {
             if delay <= 0 {
@@ -59,7 +65,6 @@ extension EventEngine {
 
         var i = 0
         var j = 0
-        let stored = state.pairs
         while i < stored.count || j < near.count {
             if j == near.count || (i < stored.count && stored[i].fence < near[j].key) {
                 if let slot = store.slot(ofKey: stored[i].fence) { outside(stored[i], slot: Int(slot)) }
@@ -93,8 +98,14 @@ extension EventEngine {
                 device: d, from: previous, to: point, time: t, before: stored, after: pairs, near: near, scratch: &scratch,
                 events: &events)
         }
-        state.pairs = pairs
-        scratch.pairs = []
+        if pairs.isEmpty {
+            state.pairs = []
+        } else {
+            state.pairs.removeAll(keepingCapacity: true)
+            state.pairs.append(contentsOf: pairs)
+        }
+        swap(&pairs, &scratch.pairs)
+        swap(&stored, &scratch.stored)
         state.lastTime = t
         state.lastLon = point.lon
         state.lastLat = point.lat

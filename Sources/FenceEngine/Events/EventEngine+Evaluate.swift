@@ -21,17 +21,20 @@ extension EventEngine {
         var points = ContiguousArray<LonLat>(repeating: LonLat(lon: .nan, lat: .nan), count: m)
         var margins = ContiguousArray<Double>(repeating: 0, count: hysteresis ? m : 0)
         var partitionOf = ContiguousArray<UInt8>(repeating: 0, count: m)
+        var times = ContiguousArray<Double>(repeating: 0, count: m)
         let chunkSize = 16_384
         var chunkProblems = [[(index: Int, reason: String)]](repeating: [], count: (m + chunkSize - 1) / chunkSize)
         var chunkLatest = [Double](repeating: -.infinity, count: chunkProblems.count)
         points.withUnsafeMutableBufferPointer { pointBuffer in
             margins.withUnsafeMutableBufferPointer { marginBuffer in
                 partitionOf.withUnsafeMutableBufferPointer { partitionBuffer in
+                  times.withUnsafeMutableBufferPointer { timeBuffer in
                     chunkProblems.withUnsafeMutableBufferPointer { problemBuffer in
                         chunkLatest.withUnsafeMutableBufferPointer { latestBuffer in
                             nonisolated(unsafe) let points = pointBuffer
                             nonisolated(unsafe) let margins = marginBuffer
                             nonisolated(unsafe) let partitionOf = partitionBuffer
+                            nonisolated(unsafe) let times = timeBuffer
                             nonisolated(unsafe) let problems = problemBuffer
                             nonisolated(unsafe) let latest = latestBuffer
                             Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
@@ -54,12 +57,14 @@ extension EventEngine {
                                         points[i] = p
                                         if hysteresis { margins[i] = baseMargin + (fix.pointee.accuracy ?? 0) }
                                         partitionOf[i] = UInt8(Self.partition(of: fix.pointee.device))
+                                        times[i] = fix.pointee.time
                                         latest[c] = max(latest[c], fix.pointee.time)
                                     }
                                 }
                             }
                         }
                     }
+                  }
                 }
             }
         }
@@ -104,7 +109,7 @@ extension EventEngine {
                         var tally = (late: 0, duplicates: 0, applied: 0)
                         fixes.withUnsafeBufferPointer { fixes in
                             engine.applyPartition(
-                                &parts[p], fixes: mine, input: fixes, points: points, margins: margins, coverage: coverage,
+                                &parts[p], fixes: mine, input: fixes, times: times, points: points, margins: margins, coverage: coverage,
                                 batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally)
                         }
                         out[p] = events
@@ -133,13 +138,13 @@ extension EventEngine {
     /// this batch, closes the visits of every device of the partition that they end.
     func applyPartition(
         _ partition: inout DevicePartition, fixes mine: ArraySlice<Int32>, input: UnsafeBufferPointer<Position>,
-        points: ContiguousArray<LonLat>, margins: ContiguousArray<Double>, coverage: Coverage?, batchEnd: Double,
+        times: ContiguousArray<Double>, points: ContiguousArray<LonLat>, margins: ContiguousArray<Double>, coverage: Coverage?, batchEnd: Double,
         expiring: Bool, scratch: inout ApplyScratch, events: inout [FenceEvent],
         tally: inout (late: Int, duplicates: Int, applied: Int)
     ) {
         // Group by device (counting sort on the partition's device index).
         var local = [Int32](repeating: 0, count: mine.count)
-        for (k, f) in mine.enumerated() { local[k] = partition.intern(input[Int(f)].device) }
+        for (k, f) in mine.enumerated() { local[k] = partition.intern((input.baseAddress! + Int(f)).pointee.device) }
         let deviceCount = partition.states.count
         var start = [Int](repeating: 0, count: deviceCount + 1)
         for d in local { start[Int(d) + 1] += 1 }
@@ -156,20 +161,20 @@ extension EventEngine {
             let hi = start[d + 1]
             if hi > lo {
                 var sorted = true
-                for k in (lo + 1)..<max(lo + 1, hi) where input[Int(order[k])].time < input[Int(order[k - 1])].time {
+                for k in (lo + 1)..<max(lo + 1, hi) where times[Int(order[k])] < times[Int(order[k - 1])] {
                     sorted = false
                     break
                 }
                 if !sorted {
                     order[lo..<hi].sort { a, b in
-                        let ta = input[Int(a)].time
-                        let tb = input[Int(b)].time
+                        let ta = times[Int(a)]
+                        let tb = times[Int(b)]
                         return ta < tb || (ta == tb && a < b)
                     }
                 }
                 for k in lo..<hi {
                     let f = Int(order[k])
-                    let t = input[f].time
+                    let t = times[f]
                     let last = partition.states[d].lastTime
                     if t < last {
                         tally.late += 1
@@ -256,6 +261,7 @@ struct NearFence {
 struct ApplyScratch {
     var near: [NearFence] = []
     var pairs: [PairState] = []
+    var stored: [PairState] = []
     var containment = ContainmentScratch()
     var segment = ContiguousArray<Int32>()
     var prepared: [Int32: GEOSPreparedGeometry] = [:]
