@@ -119,8 +119,8 @@ for n in fenceCounts {
         let fixes = scenario.fleet(devices: eventDevices, fixes: fixCount, seed: seed &+ 2000)
         for threads in threadCounts {
             var engine = EventEngine(store: store)
-            // Batches of half a million fixes, in time order, as a pipeline would feed them.
-            let batch = 500_000
+            // Batches of a million fixes, in time order, as a pipeline would feed them.
+            let batch = 1_000_000
             var events = 0
             var seconds = 0.0
             var k = 0

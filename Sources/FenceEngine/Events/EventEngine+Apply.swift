@@ -12,6 +12,17 @@ extension EventEngine {
                 lon: lon, lat: lat, initial: initial, reason: reason, insideSeconds: inside))
     }
 
+    /// True when `near` lists exactly the stored pairs' fences, each deep inside, and no exit is
+    /// pending: applying the fix changes nothing but dwell.
+    @inline(__always)
+    static func unchanged(_ pairs: [PairState], _ near: [NearFence]) -> Bool {
+        guard pairs.count == near.count else { return false }
+        for k in pairs.indices where pairs[k].fence != near[k].key || near[k].cls != .deepInside || pairs[k].isExitPending {
+            return false
+        }
+        return true
+    }
+
     /// Applies one fix of one device: enter, exit (at once or after the exit delay), dwell, and
     /// cross when enabled.
     ///
@@ -24,6 +35,23 @@ extension EventEngine {
         scratch: inout ApplyScratch, events: inout [FenceEvent]
     ) {
         if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events) }
+        if !settings.crossDetection && state.hasFix && Self.unchanged(state.pairs, near) {
+            // The common case: the device is inside exactly the fences it was inside, deeply
+            // (or outside all of them), with no exit pending. Only dwell can fire.
+            for k in state.pairs.indices where !state.pairs[k].isStayed {
+                let slot = Int(near[k].slot)
+                if t >= state.pairs[k].enterTime + dwell(slot: slot) {
+                    state.pairs[k].flags |= PairState.stayed
+                    emit(
+                        .dwell, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat,
+                        inside: t - state.pairs[k].enterTime, into: &events)
+                }
+            }
+            state.lastTime = t
+            state.lastLon = point.lon
+            state.lastLat = point.lat
+            return
+        }
         let d = state.id
         let first = !state.hasFix
         let previous = state.hasFix ? LonLat(lon: state.lastLon, lat: state.lastLat) : nil

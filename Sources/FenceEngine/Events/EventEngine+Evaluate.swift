@@ -72,9 +72,6 @@ extension EventEngine {
         let batchEnd = chunkLatest.reduce(watermark) { max($0, $1) }
         let valid = m - result.rejected.count
 
-        // Containment for every fix at once (invalid ones have NaN points and get nothing).
-        let coverage: Coverage? = hysteresis ? nil : points.withUnsafeBufferPointer { store.covering($0, threads: threads) }
-
         // Valid fixes bucketed by partition, in input order.
         var rejectedMask = [Bool](repeating: false, count: m)
         for r in result.rejected { rejectedMask[r.index] = true }
@@ -88,6 +85,14 @@ extension EventEngine {
             byPartition[fill[p]] = Int32(i)
             fill[p] += 1
         }
+
+        // Gathered into partition order (in parallel, where the scattered reads overlap), so
+        // each partition's worker then reads its fixes front to back.
+        var batch = PartitionedFixes(count: valid, hysteresis: hysteresis)
+        batch.gather(from: fixes, order: byPartition, times: times, points: points, margins: margins, threads: threads)
+
+        // Containment for every fix at once.
+        let coverage: Coverage? = hysteresis ? nil : batch.points.withUnsafeBufferPointer { store.covering($0, threads: threads) }
 
         // Apply, one partition at a time per worker.
         var partitionEvents = [[FenceEvent]](repeating: [], count: Self.partitionCount)
@@ -104,14 +109,11 @@ extension EventEngine {
                     nonisolated(unsafe) let counts = countBuffer
                     Parallel.forEachChunk(count: Self.partitionCount, chunkSize: 1, threads: threads, makeState: ApplyScratch.init) {
                         scratch, p, _ in
-                        let mine = byPartition[partitionStart[p]..<partitionStart[p + 1]]
                         var events: [FenceEvent] = []
                         var tally = (late: 0, duplicates: 0, applied: 0)
-                        fixes.withUnsafeBufferPointer { fixes in
-                            engine.applyPartition(
-                                &parts[p], fixes: mine, input: fixes, times: times, points: points, margins: margins, coverage: coverage,
-                                batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally)
-                        }
+                        engine.applyPartition(
+                            &parts[p], range: partitionStart[p]..<partitionStart[p + 1], batch: batch, coverage: coverage,
+                            batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally)
                         out[p] = events
                         counts[p] = tally
                     }
@@ -133,75 +135,89 @@ extension EventEngine {
         return result
     }
 
-    /// Applies one partition's fixes: interns its devices, orders each device's fixes by time
-    /// (stable), drops duplicates and late fixes, applies the rest; then, when fences expire in
+    /// Applies one partition's fixes: interns its devices, applies each device's fixes in time
+    /// order (stable for equal times; input order when the batch is time-ordered per device),
+    /// dropping duplicates and late fixes; then, when fences expire in
     /// this batch, closes the visits of every device of the partition that they end.
     func applyPartition(
-        _ partition: inout DevicePartition, fixes mine: ArraySlice<Int32>, input: UnsafeBufferPointer<Position>,
-        times: ContiguousArray<Double>, points: ContiguousArray<LonLat>, margins: ContiguousArray<Double>, coverage: Coverage?, batchEnd: Double,
-        expiring: Bool, scratch: inout ApplyScratch, events: inout [FenceEvent],
+        _ partition: inout DevicePartition, range: Range<Int>, batch: PartitionedFixes, coverage: Coverage?,
+        batchEnd: Double, expiring: Bool, scratch: inout ApplyScratch, events: inout [FenceEvent],
         tally: inout (late: Int, duplicates: Int, applied: Int)
     ) {
-        // Group by device (counting sort on the partition's device index).
-        var local = [Int32](repeating: 0, count: mine.count)
-        for (k, f) in mine.enumerated() { local[k] = partition.intern((input.baseAddress! + Int(f)).pointee.device) }
+        let times = batch.times
+        let points = batch.points
+        let margins = batch.margins
+        var local = [Int32](repeating: 0, count: range.count)
+        for k in range { local[k - range.lowerBound] = partition.intern(batch.devices[k]) }
+        let mine = range
         let deviceCount = partition.states.count
-        var start = [Int](repeating: 0, count: deviceCount + 1)
-        for d in local { start[Int(d) + 1] += 1 }
-        for d in 0..<deviceCount { start[d + 1] += start[d] }
-        var fill = start
-        var order = [Int32](repeating: 0, count: mine.count)
+
+        func applyFix(_ f: Int, device d: Int) {
+            let t = times[f]
+            let last = partition.states[d].lastTime
+            if t < last {
+                tally.late += 1
+                return
+            }
+            if t == last {
+                tally.duplicates += 1
+                return
+            }
+            tally.applied += 1
+            scratch.near.removeAll(keepingCapacity: true)
+            if let coverage {
+                for h in coverage[f] {
+                    let slot = Int(h.rawValue)
+                    if expiring && store.slotExpires[slot] <= t { continue }
+                    scratch.near.append(NearFence(key: store.slotKey[slot], slot: Int32(slot), cls: .deepInside))
+                }
+            } else {
+                store.classify(
+                    points[f], margin: margins[f], time: t, expiring: expiring, scratch: &scratch.containment,
+                    into: &scratch.near)
+            }
+            if scratch.near.count > 1 { scratch.near.sort { $0.key < $1.key } }
+            apply(time: t, point: points[f], near: scratch.near, state: &partition.states[d], scratch: &scratch, events: &events)
+        }
+
+        // A live feed is in time order already: then fixes go in input order, which reads the
+        // batch's arrays front to back. Otherwise each device's fixes are grouped and sorted.
+        var seen = [Double](repeating: -.infinity, count: deviceCount)
+        var inOrder = true
         for (k, f) in mine.enumerated() {
             let d = Int(local[k])
-            order[fill[d]] = f
-            fill[d] += 1
-        }
-        for d in 0..<deviceCount {
-            let lo = start[d]
-            let hi = start[d + 1]
-            if hi > lo {
-                var sorted = true
-                for k in (lo + 1)..<max(lo + 1, hi) where times[Int(order[k])] < times[Int(order[k - 1])] {
-                    sorted = false
-                    break
-                }
-                if !sorted {
-                    order[lo..<hi].sort { a, b in
-                        let ta = times[Int(a)]
-                        let tb = times[Int(b)]
-                        return ta < tb || (ta == tb && a < b)
-                    }
-                }
-                for k in lo..<hi {
-                    let f = Int(order[k])
-                    let t = times[f]
-                    let last = partition.states[d].lastTime
-                    if t < last {
-                        tally.late += 1
-                        continue
-                    }
-                    if t == last {
-                        tally.duplicates += 1
-                        continue
-                    }
-                    tally.applied += 1
-                    scratch.near.removeAll(keepingCapacity: true)
-                    if let coverage {
-                        for h in coverage[f] {
-                            let slot = Int(h.rawValue)
-                            if expiring && store.slotExpires[slot] <= t { continue }
-                            scratch.near.append(NearFence(key: store.slotKey[slot], slot: Int32(slot), cls: .deepInside))
-                        }
-                    } else {
-                        store.classify(
-                            points[f], margin: margins[f], time: t, expiring: expiring, scratch: &scratch.containment,
-                            into: &scratch.near)
-                    }
-                    if scratch.near.count > 1 { scratch.near.sort { $0.key < $1.key } }
-                    apply(time: t, point: points[f], near: scratch.near, state: &partition.states[d], scratch: &scratch, events: &events)
-                }
+            if times[f] < seen[d] {
+                inOrder = false
+                break
             }
-            if expiring && !partition.states[d].pairs.isEmpty {
+            seen[d] = times[f]
+        }
+        if inOrder {
+            for (k, f) in mine.enumerated() { applyFix(f, device: Int(local[k])) }
+        } else {
+            var start = [Int](repeating: 0, count: deviceCount + 1)
+            for d in local { start[Int(d) + 1] += 1 }
+            for d in 0..<deviceCount { start[d + 1] += start[d] }
+            var fill = start
+            var order = [Int32](repeating: 0, count: mine.count)
+            for (k, f) in mine.enumerated() {
+                let d = Int(local[k])
+                order[fill[d]] = Int32(f)
+                fill[d] += 1
+            }
+            for d in 0..<deviceCount where start[d + 1] > start[d] {
+                let lo = start[d]
+                let hi = start[d + 1]
+                order[lo..<hi].sort { a, b in
+                    let ta = times[Int(a)]
+                    let tb = times[Int(b)]
+                    return ta < tb || (ta == tb && a < b)
+                }
+                for k in lo..<hi { applyFix(Int(order[k]), device: d) }
+            }
+        }
+        if expiring {
+            for d in 0..<deviceCount where !partition.states[d].pairs.isEmpty {
                 expirePairs(upTo: batchEnd, state: &partition.states[d], events: &events)
             }
         }
@@ -237,6 +253,52 @@ extension EventEngine {
             }
         }
         state.pairs = kept
+    }
+}
+
+/// The valid fixes of a batch in partition order: what each partition's worker reads.
+struct PartitionedFixes: @unchecked Sendable {
+    var devices: ContiguousArray<String>
+    var times: ContiguousArray<Double>
+    var points: ContiguousArray<LonLat>
+    var margins: ContiguousArray<Double>
+
+    init(count: Int, hysteresis: Bool) {
+        devices = ContiguousArray(repeating: "", count: count)
+        times = ContiguousArray(repeating: 0, count: count)
+        points = ContiguousArray(repeating: LonLat(lon: 0, lat: 0), count: count)
+        margins = ContiguousArray(repeating: 0, count: hysteresis ? count : 0)
+    }
+
+    /// Element k takes the fix `order[k]`.
+    mutating func gather(
+        from fixes: [Position], order: [Int32], times t: ContiguousArray<Double>, points p: ContiguousArray<LonLat>,
+        margins g: ContiguousArray<Double>, threads: Int
+    ) {
+        let hysteresis = !margins.isEmpty
+        devices.withUnsafeMutableBufferPointer { deviceBuffer in
+            times.withUnsafeMutableBufferPointer { timeBuffer in
+                points.withUnsafeMutableBufferPointer { pointBuffer in
+                    margins.withUnsafeMutableBufferPointer { marginBuffer in
+                        nonisolated(unsafe) let devices = deviceBuffer
+                        nonisolated(unsafe) let times = timeBuffer
+                        nonisolated(unsafe) let points = pointBuffer
+                        nonisolated(unsafe) let margins = marginBuffer
+                        Parallel.forEachChunk(count: order.count, chunkSize: 16_384, threads: threads, makeState: { () }) { _, _, range in
+                            fixes.withUnsafeBufferPointer { fixes in
+                                for k in range {
+                                    let f = Int(order[k])
+                                    devices[k] = (fixes.baseAddress! + f).pointee.device
+                                    times[k] = t[f]
+                                    points[k] = p[f]
+                                    if hysteresis { margins[k] = g[f] }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
