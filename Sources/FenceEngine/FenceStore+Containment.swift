@@ -61,7 +61,7 @@ extension FenceStore {
     public func fences(covering position: LonLat, coord: CoordinateSystem = .wgs84) -> [FenceHandle] {
         var scratch = ContainmentScratch()
         var out = ContiguousArray<FenceHandle>()
-        appendCovering(position, coord: coord, scratch: &scratch, into: &out)
+        tree.withPointQuerier { appendCovering(position, coord: coord, querier: $0, scratch: &scratch, into: &out) }
         return Array(out)
     }
 
@@ -107,10 +107,12 @@ extension FenceStore {
                     scratch, c, range in
                     var local = ContiguousArray<FenceHandle>()
                     local.reserveCapacity(range.count)
-                    for k in range {
-                        let before = local.count
-                        appendCovering(sorted[k], coord: coord, scratch: &scratch, into: &local)
-                        counts[k] = Int32(local.count - before)
+                    tree.withPointQuerier { querier in
+                        for k in range {
+                            let before = local.count
+                            appendCovering(sorted[k], coord: coord, querier: querier, scratch: &scratch, into: &local)
+                            counts[k] = Int32(local.count - before)
+                        }
                     }
                     handles[c] = local
                 }
@@ -163,7 +165,9 @@ extension FenceStore {
     public func probeStatistics(_ positions: [LonLat]) -> ProbeStatistics {
         var scratch = ContainmentScratch()
         var out = ContiguousArray<FenceHandle>()
-        for p in positions { appendCovering(p, coord: .wgs84, scratch: &scratch, into: &out) }
+        tree.withPointQuerier { q in
+            for p in positions { appendCovering(p, coord: .wgs84, querier: q, scratch: &scratch, into: &out) }
+        }
         let n = Double(max(1, positions.count))
         return ProbeStatistics(
             candidatesPerPosition: Double(scratch.candidateCount) / n, hitsPerPosition: Double(out.count) / n,
@@ -173,7 +177,7 @@ extension FenceStore {
     /// Appends the handles of the fences covering `position`, ascending, to `out`.
     @inline(__always)
     func appendCovering(
-        _ position: LonLat, coord: CoordinateSystem, scratch: inout ContainmentScratch,
+        _ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, scratch: inout ContainmentScratch,
         into out: inout ContiguousArray<FenceHandle>
     ) {
         var p = position
@@ -184,11 +188,11 @@ extension FenceStore {
         }
         guard p.isValidWGS84Range else { return }
         scratch.candidates.removeAll(keepingCapacity: true)
-        tree.query(x: p.lon, y: p.lat, into: &scratch.candidates)
+        querier.query(x: p.lon, y: p.lat, into: &scratch.candidates)
         if p.lon == 180 || p.lon == -180 {
             // The antimeridian is one line with two names: a fence cut there (RFC 7946) has
             // one piece ending at 180 and one starting at -180.
-            tree.query(x: -p.lon, y: p.lat, into: &scratch.candidates)
+            querier.query(x: -p.lon, y: p.lat, into: &scratch.candidates)
         }
         let start = out.count
         var unit: (Double, Double, Double)?

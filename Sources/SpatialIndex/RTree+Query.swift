@@ -23,6 +23,24 @@ struct RTreeStorageView {
     let parent: UnsafeBufferPointer<Int32>
 }
 
+/// Point queries against a pinned tree (see `RTree.withPointQuerier`).
+public struct RTreePointQuerier {
+    let storage: RTreeStorageView
+    let root: Int
+    let rootLevel: Int
+    let fanout: Int
+
+    /// Appends the ids of all items whose box contains the point, edges included, exactly as
+    /// `RTree.query(x:y:into:)` does.
+    @inline(__always)
+    public func query(x: Double, y: Double, into results: inout ContiguousArray<Int32>) {
+        var sink = AppendSink()
+        swap(&sink.results, &results)
+        RTree.walk(storage, root: root, rootLevel: rootLevel, fanout: fanout, PointFilter(x: x, y: y), &sink)
+        swap(&sink.results, &results)
+    }
+}
+
 /// Which entries a walk follows.
 protocol EntryFilter {
     /// Bit k set when entry `start + k` matches; `end - start <= 64`.
@@ -155,39 +173,56 @@ extension RTree {
     /// Depth-first walk over every node whose entry matches `filter`, reporting to `sink`.
     @inline(__always)
     func walk<Filter: EntryFilter, Sink: WalkSink>(_ filter: Filter, _ sink: inout Sink) {
-        let f = fanout
         let root = self.root
         let rootLevel = Int(nodeLevel[root])
-        withStorage { s in
-            // pending[level]: hits of the open node at that level not yet descended into.
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: rootLevel + 1) { pending in
-                var node = root
-                var level = rootLevel
-                var base = node &* f
-                var hits = filter.mask(s, from: base, to: base &+ Int(s.count[node]))
-                sink.enter()
-                while true {
-                    if level == 0 {
-                        sink.leafHits(s, base: base, hits: hits)
-                    } else if hits != 0 {
-                        let child = Int(s.child[base &+ hits.trailingZeroBitCount])
-                        pending[level] = hits & (hits &- 1)
-                        node = child
-                        level &-= 1
-                        base = node &* f
-                        hits = filter.mask(s, from: base, to: base &+ Int(s.count[node]))
-                        sink.enter()
-                        continue
-                    }
-                    // Node finished: resume its parent with the hits still pending there.
-                    if level == rootLevel { return }
-                    node = Int(s.parent[node])
-                    level &+= 1
+        let f = fanout
+        withStorage { s in Self.walk(s, root: root, rootLevel: rootLevel, fanout: f, filter, &sink) }
+    }
+
+    @inline(__always)
+    static func walk<Filter: EntryFilter, Sink: WalkSink>(
+        _ s: RTreeStorageView, root: Int, rootLevel: Int, fanout f: Int, _ filter: Filter, _ sink: inout Sink
+    ) {
+        // pending[level]: hits of the open node at that level not yet descended into.
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: rootLevel + 1) { pending in
+            var node = root
+            var level = rootLevel
+            var base = node &* f
+            var hits = filter.mask(s, from: base, to: base &+ Int(s.count[node]))
+            sink.enter()
+            while true {
+                if level == 0 {
+                    sink.leafHits(s, base: base, hits: hits)
+                } else if hits != 0 {
+                    let child = Int(s.child[base &+ hits.trailingZeroBitCount])
+                    pending[level] = hits & (hits &- 1)
+                    node = child
+                    level &-= 1
                     base = node &* f
-                    hits = pending[level]
+                    hits = filter.mask(s, from: base, to: base &+ Int(s.count[node]))
+                    sink.enter()
+                    continue
                 }
+                // Node finished: resume its parent with the hits still pending there.
+                if level == rootLevel { return }
+                node = Int(s.parent[node])
+                level &+= 1
+                base = node &* f
+                hits = pending[level]
             }
         }
+    }
+
+    /// Runs `body` with a querier bound to this tree's storage, for many point queries in a
+    /// row: the storage is pinned once instead of once per query.
+    ///
+    /// The querier is valid only inside `body`, and the tree must not change meanwhile.
+    /// - Complexity: O(1) besides `body`.
+    public func withPointQuerier<R>(_ body: (RTreePointQuerier) throws -> R) rethrows -> R {
+        let root = self.root
+        let rootLevel = Int(nodeLevel[root])
+        let f = fanout
+        return try withStorage { s in try body(RTreePointQuerier(storage: s, root: root, rootLevel: rootLevel, fanout: f)) }
     }
 
     /// Appends the ids of all items whose box contains the point, edges and corners included.
