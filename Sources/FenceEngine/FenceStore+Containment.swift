@@ -88,12 +88,16 @@ extension FenceStore {
         -> Coverage
     {
         let m = positions.count
-        let order = SpatialOrder.permutation(positions)
-        // Gathered once in a tight loop, where the loads overlap; fetched one by one inside the
+        let order = SpatialOrder.permutation(positions, threads: threads)
+        // Gathered once in tight loops, where the loads overlap; fetched one by one inside the
         // query loop, each would be a cache miss on the critical path.
-        var sorted = ContiguousArray<LonLat>()
-        sorted.reserveCapacity(m)
-        for k in 0..<m { sorted.append(positions[Int(order[k])]) }
+        var sorted = ContiguousArray<LonLat>(repeating: LonLat(lon: 0, lat: 0), count: m)
+        sorted.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let sorted = buffer
+            Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
+                for k in range { sorted[k] = positions[Int(order[k])] }
+            }
+        }
         let chunkSize = 4096
         let chunks = (m + chunkSize - 1) / chunkSize
         // Per ordered position: how many fences; per chunk: the fences, in order.
@@ -120,7 +124,12 @@ extension FenceStore {
         }
         // Back to input order: counts, offsets, then each ordered run copied to its place.
         var inputCounts = ContiguousArray<Int32>(repeating: 0, count: m)
-        for k in 0..<m { inputCounts[Int(order[k])] = orderedCounts[k] }
+        inputCounts.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let inputCounts = buffer
+            Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
+                for k in range { inputCounts[Int(order[k])] = orderedCounts[k] }
+            }
+        }
         var offsets = ContiguousArray<Int>()
         offsets.reserveCapacity(m + 1)
         offsets.append(0)
@@ -130,18 +139,20 @@ extension FenceStore {
             offsets.append(total)
         }
         var handles = ContiguousArray<FenceHandle>(repeating: FenceHandle(rawValue: -1), count: total)
-        var k = 0
-        for c in 0..<chunks {
-            var read = 0
-            let local = chunkHandles[c]
-            while k < min(m, (c + 1) * chunkSize) {
-                let n = Int(orderedCounts[k])
-                if n > 0 {
-                    let write = offsets[Int(order[k])]
-                    for j in 0..<n { handles[write + j] = local[read + j] }
-                    read += n
+        handles.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let handles = buffer
+            // Chunk c's fences go to the places of its positions: disjoint writes per chunk.
+            Parallel.forEachChunk(count: chunks, chunkSize: 1, threads: threads, makeState: { () }) { _, c, _ in
+                var read = 0
+                let local = chunkHandles[c]
+                for k in (c * chunkSize)..<min(m, (c + 1) * chunkSize) {
+                    let n = Int(orderedCounts[k])
+                    if n > 0 {
+                        let write = offsets[Int(order[k])]
+                        for j in 0..<n { handles[write + j] = local[read + j] }
+                        read += n
+                    }
                 }
-                k += 1
             }
         }
         return Coverage(offsets: offsets, handles: handles)

@@ -5,11 +5,16 @@ enum SpatialOrder {
     /// The permutation that sorts `positions` by Morton key (16 bits of longitude and latitude
     /// each, about 600 m by 300 m cells), stable for equal keys. NaN and out-of-range values
     /// get key 0.
-    /// - Complexity: O(m): two 16-bit radix passes.
-    static func permutation(_ positions: UnsafeBufferPointer<LonLat>) -> ContiguousArray<UInt32> {
+    /// - Complexity: O(m): keys on `threads` workers, then two 16-bit radix passes.
+    static func permutation(_ positions: UnsafeBufferPointer<LonLat>, threads: Int = 1) -> ContiguousArray<UInt32> {
         let m = positions.count
         var keys = ContiguousArray<UInt32>(repeating: 0, count: m)
-        for i in 0..<m { keys[i] = key(positions[i]) }
+        keys.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let keys = buffer
+            Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
+                for i in range { keys[i] = key(positions[i]) }
+            }
+        }
         var order = ContiguousArray<UInt32>((0..<UInt32(m)))
         var scratch = ContiguousArray<UInt32>(repeating: 0, count: m)
         for shift: UInt32 in [0, 16] {

@@ -114,7 +114,7 @@ extension EventEngine {
                         engine.applyPartition(
                             &parts[p], range: partitionStart[p]..<partitionStart[p + 1], batch: batch, coverage: coverage,
                             batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally)
-                        out[p] = Self.sorted(events)
+                        out[p] = events
                         counts[p] = tally
                     }
                 }
@@ -130,9 +130,7 @@ extension EventEngine {
             store.removeExpired(asOf: batchEnd)
         }
         watermark = batchEnd
-        // Each partition's events were sorted by its worker; the final sort meets 64 sorted runs,
-        // which the standard library's merge sort takes in stride.
-        result.events = Self.sorted(partitionEvents.flatMap { $0 })
+        result.events = Self.mergeSorted(partitionEvents, threads: threads)
         return result
     }
 
@@ -234,6 +232,51 @@ extension EventEngine {
             return events[Int(a.1)] < events[Int(b.1)]
         }
         return keys.map { events[Int($0.1)] }
+    }
+
+    /// All events in output order from per-partition lists: the lists are split into one group
+    /// per worker, each group sorted on its worker, then the groups merged two at a time.
+    static func mergeSorted(_ lists: [[FenceEvent]], threads: Int) -> [FenceEvent] {
+        let groups = max(1, min(threads, lists.count))
+        var sortedGroups = [[FenceEvent]](repeating: [], count: groups)
+        sortedGroups.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let out = buffer
+            Parallel.forEachChunk(count: groups, chunkSize: 1, threads: groups, makeState: { () }) { _, g, _ in
+                var all: [FenceEvent] = []
+                for l in stride(from: g, to: lists.count, by: groups) { all.append(contentsOf: lists[l]) }
+                out[g] = sorted(all)
+            }
+        }
+        while sortedGroups.count > 1 {
+            var next: [[FenceEvent]] = []
+            for i in stride(from: 0, to: sortedGroups.count, by: 2) {
+                next.append(i + 1 < sortedGroups.count ? merge(sortedGroups[i], sortedGroups[i + 1]) : sortedGroups[i])
+            }
+            sortedGroups = next
+        }
+        return sortedGroups[0]
+    }
+
+    /// Two lists in output order merged into one (stable: ties take `a` first).
+    static func merge(_ a: [FenceEvent], _ b: [FenceEvent]) -> [FenceEvent] {
+        var out: [FenceEvent] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0
+        var j = 0
+        while i < a.count && j < b.count {
+            let x = a[i].time
+            let y = b[j].time
+            if y < x || (y == x && b[j] < a[i]) {
+                out.append(b[j])
+                j += 1
+            } else {
+                out.append(a[i])
+                i += 1
+            }
+        }
+        out.append(contentsOf: a[i...])
+        out.append(contentsOf: b[j...])
+        return out
     }
 
     /// Exits, with reason `fence-expired` at the expiry time, every pair whose fence expires at
