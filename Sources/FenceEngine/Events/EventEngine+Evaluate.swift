@@ -38,6 +38,10 @@ extension EventEngine {
                             nonisolated(unsafe) let problems = problemBuffer
                             nonisolated(unsafe) let latest = latestBuffer
                             Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
+                                // Kept local and stored once: neighbouring chunks' slots share
+                                // a cache line, and two workers writing it per fix would fight.
+                                var chunkLatest = -Double.infinity
+                                defer { latest[c] = chunkLatest }
                                 fixes.withUnsafeBufferPointer { fixes in
                                     for i in range {
                                         let fix = fixes.baseAddress! + i
@@ -58,7 +62,7 @@ extension EventEngine {
                                         if hysteresis { margins[i] = baseMargin + (fix.pointee.accuracy ?? 0) }
                                         partitionOf[i] = UInt8(Self.partition(of: fix.pointee.device))
                                         times[i] = fix.pointee.time
-                                        latest[c] = max(latest[c], fix.pointee.time)
+                                        chunkLatest = max(chunkLatest, fix.pointee.time)
                                     }
                                 }
                             }
@@ -234,49 +238,50 @@ extension EventEngine {
         return keys.map { events[Int($0.1)] }
     }
 
-    /// All events in output order from per-partition lists: the lists are split into one group
-    /// per worker, each group sorted on its worker, then the groups merged two at a time.
+    /// All events in output order from per-partition lists. Small keys (time, list, index)
+    /// are sorted, in two halves on two workers and then merged, and the events are copied
+    /// once, into their final place; ties in time fall back to the full order.
     static func mergeSorted(_ lists: [[FenceEvent]], threads: Int) -> [FenceEvent] {
-        let groups = max(1, min(threads, lists.count))
-        var sortedGroups = [[FenceEvent]](repeating: [], count: groups)
-        sortedGroups.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let out = buffer
-            Parallel.forEachChunk(count: groups, chunkSize: 1, threads: groups, makeState: { () }) { _, g, _ in
-                var all: [FenceEvent] = []
-                for l in stride(from: g, to: lists.count, by: groups) { all.append(contentsOf: lists[l]) }
-                out[g] = sorted(all)
-            }
+        typealias Key = (time: Double, list: UInt32, index: UInt32)
+        var keys: [Key] = []
+        keys.reserveCapacity(lists.reduce(0) { $0 + $1.count })
+        for (l, list) in lists.enumerated() {
+            for (i, e) in list.enumerated() { keys.append((e.time, UInt32(l), UInt32(i))) }
         }
-        while sortedGroups.count > 1 {
-            var next: [[FenceEvent]] = []
-            for i in stride(from: 0, to: sortedGroups.count, by: 2) {
-                next.append(i + 1 < sortedGroups.count ? merge(sortedGroups[i], sortedGroups[i + 1]) : sortedGroups[i])
-            }
-            sortedGroups = next
+        func less(_ a: Key, _ b: Key) -> Bool {
+            if a.time != b.time { return a.time < b.time }
+            return lists[Int(a.list)][Int(a.index)] < lists[Int(b.list)][Int(b.index)]
         }
-        return sortedGroups[0]
-    }
-
-    /// Two lists in output order merged into one (stable: ties take `a` first).
-    static func merge(_ a: [FenceEvent], _ b: [FenceEvent]) -> [FenceEvent] {
-        var out: [FenceEvent] = []
-        out.reserveCapacity(a.count + b.count)
-        var i = 0
-        var j = 0
-        while i < a.count && j < b.count {
-            let x = a[i].time
-            let y = b[j].time
-            if y < x || (y == x && b[j] < a[i]) {
-                out.append(b[j])
-                j += 1
-            } else {
-                out.append(a[i])
-                i += 1
+        if threads > 1 && keys.count > 65_536 {
+            let half = keys.count / 2
+            keys.withUnsafeMutableBufferPointer { buffer in
+                nonisolated(unsafe) let keys = buffer
+                Parallel.forEachChunk(count: 2, chunkSize: 1, threads: 2, makeState: { () }) { _, c, _ in
+                    let range = c == 0 ? 0..<half : half..<keys.count
+                    var part = UnsafeMutableBufferPointer(rebasing: keys[range])
+                    part.sort(by: less)
+                }
             }
+            var merged: [Key] = []
+            merged.reserveCapacity(keys.count)
+            var i = 0
+            var j = half
+            while i < half && j < keys.count {
+                if less(keys[j], keys[i]) {
+                    merged.append(keys[j])
+                    j += 1
+                } else {
+                    merged.append(keys[i])
+                    i += 1
+                }
+            }
+            merged.append(contentsOf: keys[i..<half])
+            merged.append(contentsOf: keys[j...])
+            keys = merged
+        } else {
+            keys.sort(by: less)
         }
-        out.append(contentsOf: a[i...])
-        out.append(contentsOf: b[j...])
-        return out
+        return keys.map { lists[Int($0.list)][Int($0.index)] }
     }
 
     /// Exits, with reason `fence-expired` at the expiry time, every pair whose fence expires at
