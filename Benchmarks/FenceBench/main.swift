@@ -16,6 +16,7 @@ let help = """
       --repeat N         time N passes over the positions and report the best (default 1)
       --events D         also run full event evaluation for D devices on random walks (0: off)
       --fixes N          fixes in the events case (default 2000000)
+      --batch N          fixes per evaluate() call in the events case (default 1000000)
 
     Prints one JSON line per (fence count, threads) case. Must be a release build.
     """
@@ -36,6 +37,7 @@ var checkCount = 2000
 var repeats = 1
 var eventDevices = 0
 var fixCount = 2_000_000
+var batchSize = 1_000_000
 var args = CommandLine.arguments.dropFirst()
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("fence-bench: \(message)\n".utf8))
@@ -63,6 +65,7 @@ while let a = args.popFirst() {
     case "--repeat": repeats = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--events": eventDevices = value(Int(v).flatMap { $0 >= 0 ? $0 : nil })
     case "--fixes": fixCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--batch": batchSize = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     default: fail("unknown option \(a)")
     }
 }
@@ -118,9 +121,9 @@ for n in fenceCounts {
     if eventDevices > 0 {
         let fixes = scenario.fleet(devices: eventDevices, fixes: fixCount, seed: seed &+ 2000)
         for threads in threadCounts {
-            // Batches of a million fixes, in time order, as a pipeline would feed them; the
+            // Batches of `--batch` fixes, in time order, as a pipeline would feed them; the
             // whole run from a fresh engine `repeats` times, the best time reported.
-            let batch = 1_000_000
+            let batch = batchSize
             var events = 0
             var seconds = Double.infinity
             var engine = EventEngine(store: store)
