@@ -5,6 +5,7 @@ let topHelp = """
     Usage: fence COMMAND [options]
 
     Commands:
+      eval       fences + positions in, enter / exit / dwell / cross events out
       contains   for each position, the fences covering it
 
     Run `fence COMMAND --help` for a command's options.
@@ -20,6 +21,8 @@ do {
     switch command {
     case "contains":
         status = try ContainsCommand.run(rest)
+    case "eval":
+        status = try EvalCommand.run(rest)
     case "--help", "-h", "help":
         print(topHelp)
         status = 0

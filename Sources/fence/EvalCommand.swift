@@ -1,0 +1,150 @@
+import FenceEngine
+import FenceIO
+import Foundation
+
+/// `fence eval`: fences + positions in, events out.
+enum EvalCommand {
+    static let help = """
+        Usage: fence eval --fences FENCES.geojson --positions POSITIONS|- [options]
+
+        Applies each device's fixes in time order and writes enter / exit / dwell (and, with
+        --cross, cross) events, ordered by (time, device, fence, event).
+
+        Input and output:
+          --fences FILE         GeoJSON FeatureCollection (Polygon, MultiPolygon, Point + radius)
+          --positions FILE      CSV (header required) or NDJSON; "-" for standard input
+          --input-format FMT    csv or ndjson (default: sniffed from the first line)
+          --coord SYSTEM        coordinate system of positions without a coord column:
+                                wgs84 (default), gcj02, bd09ll
+          --format FMT          ndjson (default) or csv
+          --output FILE         write events here instead of standard output
+          --state FILE          load the tracker state from FILE if it exists; save it at the end
+          --batch N             fixes per evaluation batch (default 1000000); each device's fixes
+                                are ordered within a batch, a fix older than the device's last
+                                applied fix is late and dropped
+          --max-bad SHARE       stop with exit status 1 once more than this share of lines is
+                                bad (default 0.01)
+          --repair              repair invalid polygons with GEOS MakeValid instead of rejecting
+
+        Engine settings:
+          --dwell SECONDS       seconds inside before dwell (default 600)
+          --actions LIST        events to report: enter,exit,dwell[,cross] (default enter,exit,dwell)
+          --no-initial          no enter for devices already inside at their first fix
+          --margin METRES       hysteresis margin (default 0: off); a fix's accuracy raises it
+          --exit-delay SECONDS  exit only after staying outside this long (default 0)
+          --cross               detect cross events between two outside fixes
+          --threads N           worker threads (default: all cores)
+          --help                this text
+
+        A summary goes to standard error at the end. Exit status: 0 success, 1 bad input (a
+        rejected fence, too many bad lines, an unreadable state file), 2 bad usage.
+        """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(
+            args,
+            valued: [
+                "fences", "positions", "input-format", "coord", "format", "output", "state", "batch", "max-bad", "dwell",
+                "actions", "margin", "exit-delay", "threads",
+            ], flagNames: ["repair", "no-initial", "cross"])
+        if a.flags.contains("help") {
+            print(help)
+            return 0
+        }
+        let started = Date()
+        guard let fencesPath = a.values["fences"] else { throw UsageError("--fences is required") }
+        let positionsPath = a.values["positions"] ?? "-"
+        guard let format = EventWriter.Format(rawValue: a.values["format"] ?? "ndjson") else {
+            throw UsageError("--format must be ndjson or csv")
+        }
+        var inputFormat: PositionReader.Format?
+        if let f = a.values["input-format"] {
+            guard let parsed = PositionReader.Format(rawValue: f) else { throw UsageError("--input-format must be csv or ndjson") }
+            inputFormat = parsed
+        }
+        var coord = CoordinateSystem.wgs84
+        if let c = a.values["coord"] {
+            guard let parsed = CoordinateSystem(name: c) else { throw UsageError("--coord must be wgs84, gcj02 or bd09ll") }
+            coord = parsed
+        }
+        let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
+        let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
+        let maxBad = try a.double("max-bad", default: 0.01)!
+        guard (0...1).contains(maxBad) else { throw UsageError("--max-bad must be a share between 0 and 1") }
+        var settings = EventSettings()
+        settings.dwell = try a.double("dwell", default: 600)!
+        guard settings.dwell >= 0 else { throw UsageError("--dwell must be >= 0") }
+        if let list = a.values["actions"] {
+            guard let actions = FenceActions(list: list) else { throw UsageError("--actions takes enter,exit,dwell,cross") }
+            settings.actions = actions
+        }
+        settings.initialEvents = !a.flags.contains("no-initial")
+        settings.hysteresisMargin = try a.double("margin", default: 0)!
+        settings.exitDelay = try a.double("exit-delay", default: 0)!
+        guard settings.hysteresisMargin >= 0, settings.exitDelay >= 0 else {
+            throw UsageError("--margin and --exit-delay must be >= 0")
+        }
+        settings.crossDetection = a.flags.contains("cross")
+
+        let stderr = StandardError()
+        let report = try GeoJSONFences.read(path: fencesPath)
+        var engine = EventEngine(settings: settings)
+        let (results, _) = engine.add(report.fences, repair: a.flags.contains("repair"), threads: threads)
+        let badFences = report.errors + results.compactMap(\.error)
+        for e in badFences { stderr.write("fence: \(fencesPath): \(e)\n") }
+
+        if let statePath = a.values["state"], let snapshot = try CheckpointFile.read(path: statePath) {
+            let dropped = engine.restore(snapshot)
+            if dropped > 0 { stderr.write("fence: \(statePath): \(dropped) inside pairs name fences that are not loaded; dropped\n") }
+        }
+
+        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord)
+        let out: OutputSink = try a.values["output"].map { try OutputSink(path: $0) } ?? OutputSink()
+        let writer = EventWriter(format: format)
+        out.write(writer.header)
+        var read = 0
+        var rejected = 0
+        var late = 0
+        var duplicates = 0
+        var byKind: [FenceEventKind: Int] = [:]
+        var stoppedForBadInput = false
+        while true {
+            var batch: [Position] = []
+            batch.reserveCapacity(min(batchSize, 1 << 20))
+            var errors: [PositionLineError] = []
+            let more = try reader.read(limit: batchSize, into: &batch, errors: &errors)
+            for e in errors.prefix(100) { stderr.write("fence: \(positionsPath): \(e)\n") }
+            if errors.count > 100 { stderr.write("fence: \(positionsPath): \(errors.count - 100) more bad lines in this batch\n") }
+            rejected += errors.count
+            read += batch.count + errors.count
+            if rejected > 0 && Double(rejected) > maxBad * Double(read) {
+                stderr.write("fence: \(positionsPath): \(rejected) of \(read) lines are bad, more than --max-bad \(maxBad); stopping\n")
+                stoppedForBadInput = true
+                break
+            }
+            let result = engine.evaluate(batch, threads: threads)
+            rejected += result.rejected.count
+            late += result.late
+            duplicates += result.duplicates
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(result.events.count * 160)
+            for e in result.events {
+                byKind[e.kind, default: 0] += 1
+                writer.append(e, to: &bytes)
+            }
+            out.write(bytes)
+            if !more { break }
+        }
+        out.flush()
+        if let statePath = a.values["state"], !stoppedForBadInput {
+            try CheckpointFile.write(engine.snapshot(), path: statePath)
+        }
+        let kinds = FenceEventKind.allCases.map { "\($0) \(byKind[$0] ?? 0)" }.joined(separator: ", ")
+        let seconds = Date().timeIntervalSince(started)
+        stderr.write(
+            "fence eval: \(engine.store.count) fences (\(badFences.count) rejected); \(read) positions read, \(rejected) rejected, "
+                + "\(late) late, \(duplicates) duplicate; events: \(kinds); \(engine.deviceCount) devices; "
+                + String(format: "%.2f s\n", seconds))
+        return badFences.isEmpty && !stoppedForBadInput ? 0 : 1
+    }
+}
