@@ -7,6 +7,8 @@ let topHelp = """
     Commands:
       eval       fences + positions in, enter / exit / dwell / cross events out
       contains   for each position, the fences covering it
+      check      validate fences and list every problem
+      nearest    per position, the nearest fence boundary and a suggested report delay
 
     Run `fence COMMAND --help` for a command's options.
     Exit status: 0 success, 1 bad input, 2 bad usage.
@@ -23,6 +25,10 @@ do {
         status = try ContainsCommand.run(rest)
     case "eval":
         status = try EvalCommand.run(rest)
+    case "check":
+        status = try CheckCommand.run(rest)
+    case "nearest":
+        status = try NearestCommand.run(rest)
     case "--help", "-h", "help":
         print(topHelp)
         status = 0

@@ -1,17 +1,17 @@
 import Foundation
 import XCTest
 
-/// The `fence` binary, run as a user runs it (built next to this test bundle).
-final class CLITests: XCTestCase {
+/// The `fence` binary, run as a user runs it (built next to the test bundle).
+enum CLI {
     /// The build's products folder holds the test bundle (on Linux the bundle URL is that
     /// folder itself) and the `fence` executable.
-    var binary: URL {
+    static var binary: URL {
         let bundle = Bundle(for: CLITests.self).bundleURL
         let candidates = [bundle.appendingPathComponent("fence"), bundle.deletingLastPathComponent().appendingPathComponent("fence")]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
-    func run(_ args: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    static func run(_ args: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
         let p = Process()
         p.executableURL = binary
         p.arguments = args
@@ -34,7 +34,7 @@ final class CLITests: XCTestCase {
         return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
     }
 
-    func temp(_ name: String, _ text: String) throws -> String {
+    static func temp(_ name: String, _ text: String) throws -> String {
         let dir = NSTemporaryDirectory() + "fence-cli-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let path = dir + "/" + name
@@ -42,13 +42,15 @@ final class CLITests: XCTestCase {
         return path
     }
 
-    let fences = """
+    static let fences = """
         {"type":"FeatureCollection","features":[
          {"type":"Feature","properties":{"id":"port","radius":1000,"group":"harbor"},"geometry":{"type":"Point","coordinates":[0,0]}},
          {"type":"Feature","properties":{"id":"yard"},"geometry":{"type":"Polygon","coordinates":[[[0.02,0],[0.04,0],[0.04,0.02],[0.02,0.02],[0.02,0]]]}}
         ]}
         """
+}
 
+final class CLITests: XCTestCase {
     /// A day in two halves with --state gives the same events as the whole day in one run.
     func testTwoRunsWithStateEqualOneRun() throws {
         var rng = UInt64(7)
@@ -60,15 +62,15 @@ final class CLITests: XCTestCase {
         for t in 0..<2000 {
             for d in 0..<5 { lines.append("v\(d),\(t * 30),\(0.05 * next() - 0.005),\(0.03 * next() - 0.005)") }
         }
-        let fencePath = try temp("fences.geojson", fences)
-        let whole = try temp("whole.csv", lines.joined(separator: "\n") + "\n")
-        let first = try temp("first.csv", lines[0..<5001].joined(separator: "\n") + "\n")
-        let second = try temp("second.csv", ([lines[0]] + lines[5001...]).joined(separator: "\n") + "\n")
-        let one = try run(["eval", "--fences", fencePath, "--positions", whole, "--dwell", "120"])
+        let fencePath = try CLI.temp("fences.geojson", CLI.fences)
+        let whole = try CLI.temp("whole.csv", lines.joined(separator: "\n") + "\n")
+        let first = try CLI.temp("first.csv", lines[0..<5001].joined(separator: "\n") + "\n")
+        let second = try CLI.temp("second.csv", ([lines[0]] + lines[5001...]).joined(separator: "\n") + "\n")
+        let one = try CLI.run(["eval", "--fences", fencePath, "--positions", whole, "--dwell", "120"])
         XCTAssertEqual(one.status, 0, one.err)
         let state = NSTemporaryDirectory() + "state-\(UUID().uuidString)"
-        let a = try run(["eval", "--fences", fencePath, "--positions", first, "--dwell", "120", "--state", state])
-        let b = try run(["eval", "--fences", fencePath, "--positions", second, "--dwell", "120", "--state", state])
+        let a = try CLI.run(["eval", "--fences", fencePath, "--positions", first, "--dwell", "120", "--state", state])
+        let b = try CLI.run(["eval", "--fences", fencePath, "--positions", second, "--dwell", "120", "--state", state])
         XCTAssertEqual(a.status, 0, a.err)
         XCTAssertEqual(b.status, 0, b.err)
         XCTAssertGreaterThan(one.out.split(separator: "\n").count, 100)
@@ -77,17 +79,17 @@ final class CLITests: XCTestCase {
         // A checkpoint cut in half is refused with a clear error, and left as it is.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: state))
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: state))
-        let c = try run(["eval", "--fences", fencePath, "--positions", second, "--state", state])
+        let c = try CLI.run(["eval", "--fences", fencePath, "--positions", second, "--state", state])
         XCTAssertEqual(c.status, 1)
         XCTAssertTrue(c.err.contains("truncated"), c.err)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)).count, bytes.count / 2)
     }
 
     func testEventRecordsAndExitStatuses() throws {
-        let fencePath = try temp("fences.geojson", fences)
+        let fencePath = try CLI.temp("fences.geojson", CLI.fences)
         // The device id `a,"b` as RFC 4180 writes it: quoted, the quote doubled.
         let csv = "device,time,lon,lat\n\"a,\"\"b\",2020-12-01T00:00:00,0,0\n\"a,\"\"b\",2020-12-01T00:20:00,0.5,0.5\n"
-        let r = try run(["eval", "--fences", fencePath, "--positions", "-", "--format", "csv"], stdin: csv)
+        let r = try CLI.run(["eval", "--fences", fencePath, "--positions", "-", "--format", "csv"], stdin: csv)
         XCTAssertEqual(r.status, 0, r.err)
         XCTAssertEqual(
             r.out.split(separator: "\n").map(String.init),
@@ -96,11 +98,50 @@ final class CLITests: XCTestCase {
                 "2020-12-01T00:00:00.000Z,\"a,\"\"b\",port,harbor,enter,0.0,0.0,true,,",
                 "2020-12-01T00:20:00.000Z,\"a,\"\"b\",port,harbor,exit,0.5,0.5,,,1200",
             ])
-        XCTAssertEqual(try run(["eval", "--fences", fencePath, "--positions", "/nonexistent/file.csv"]).status, 1)
-        XCTAssertEqual(try run(["eval", "--bogus"]).status, 2)
-        XCTAssertEqual(try run(["eval", "--help"]).status, 0)
-        let bad = try run(["eval", "--fences", fencePath, "--positions", "-"], stdin: "device,time,lon,lat\nx,0,NaN,0\n")
+        XCTAssertEqual(try CLI.run(["eval", "--fences", fencePath, "--positions", "/nonexistent/file.csv"]).status, 1)
+        XCTAssertEqual(try CLI.run(["eval", "--bogus"]).status, 2)
+        XCTAssertEqual(try CLI.run(["eval", "--help"]).status, 0)
+        let bad = try CLI.run(["eval", "--fences", fencePath, "--positions", "-"], stdin: "device,time,lon,lat\nx,0,NaN,0\n")
         XCTAssertEqual(bad.status, 1, "every line bad: over --max-bad")
         XCTAssertTrue(bad.err.contains("line 2"), bad.err)
+    }
+}
+
+final class CLICheckAndNearestTests: XCTestCase {
+    func testCheckListsEveryProblem() throws {
+        let t = CLI.self
+        let path = try t.temp(
+            "bad.geojson",
+            """
+            {"type":"FeatureCollection","features":[
+             {"type":"Feature","properties":{"id":"ok","radius":10},"geometry":{"type":"Point","coordinates":[0,0]}},
+             {"type":"Feature","properties":{"id":"bowtie"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}},
+             {"type":"Feature","properties":{"id":"open"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}},
+             {"type":"Feature","properties":{"id":"neg","radius":-1},"geometry":{"type":"Point","coordinates":[0,0]}}
+            ]}
+            """)
+        let r = try t.run(["check", "--fences", path])
+        XCTAssertEqual(r.status, 1)
+        let lines = r.out.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3, r.out)
+        XCTAssertTrue(r.out.contains("fence bowtie: invalid-geometry: Self-intersection"), r.out)
+        XCTAssertTrue(r.out.contains("fence open: ring-not-closed"), r.out)
+        XCTAssertTrue(r.out.contains("fence neg: invalid-radius"), r.out)
+        let repaired = try t.run(["check", "--fences", path, "--repair"])
+        XCTAssertTrue(repaired.out.contains("fence bowtie: repaired by MakeValid"), repaired.out)
+    }
+
+    func testNearestDistanceAndDelay() throws {
+        let t = CLI.self
+        let path = try t.temp("f.geojson", CLI.fences)
+        // 0.02 degrees of latitude north of the port's centre: 2211.5 m from it, 1211.5 m from
+        // its 1000 m boundary; 40 s at 30 m/s.
+        let r = try t.run(["nearest", "--fences", path, "--positions", "-"], stdin: "device,time,lon,lat\nv,0,0,0.02\nw,0,0,0\n")
+        XCTAssertEqual(r.status, 0, r.err)
+        let lines = r.out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines[0], "device,time,fence,distance_m,delay_s")
+        XCTAssertTrue(lines[1].hasPrefix("v,1970-01-01T00:00:00.000Z,port,1211."), lines[1])
+        XCTAssertTrue(lines[1].hasSuffix(",40.4"), lines[1])
+        XCTAssertEqual(lines[2], "w,1970-01-01T00:00:00.000Z,port,-1000.00,33.3")
     }
 }

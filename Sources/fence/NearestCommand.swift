@@ -1,0 +1,92 @@
+import FenceEngine
+import FenceIO
+import Foundation
+
+/// `fence nearest`: adaptive reporting for positions.
+enum NearestCommand {
+    static let help = """
+        Usage: fence nearest --fences FENCES.geojson --positions POSITIONS|- [options]
+
+        For each position, in input order: the nearest fence boundary (its id), the distance to
+        it in metres (negative inside that fence) and a suggested delay before the device's next
+        report: the time to reach that boundary at --max-speed, within --min-delay...--max-delay.
+
+          --max-speed M/S     fastest the devices move (default 30)
+          --min-delay S       shortest suggested delay (default 1)
+          --max-delay S       longest suggested delay (default 3600)
+          --format FMT        csv (default): device,time,fence,distance_m,delay_s  or ndjson
+          --input-format FMT  csv or ndjson (default: sniffed)
+          --coord SYSTEM      coordinate system of positions without a coord column
+
+        Exit status: 0 success, 1 bad input, 2 bad usage.
+        """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(
+            args, valued: ["fences", "positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord"],
+            flagNames: [])
+        if a.flags.contains("help") {
+            print(help)
+            return 0
+        }
+        guard let fencesPath = a.values["fences"] else { throw UsageError("--fences is required") }
+        let speed = try a.double("max-speed", default: 30)!
+        let minDelay = try a.double("min-delay", default: 1)!
+        let maxDelay = try a.double("max-delay", default: 3600)!
+        guard speed > 0, minDelay >= 0, maxDelay >= minDelay else {
+            throw UsageError("--max-speed must be > 0 and --min-delay <= --max-delay")
+        }
+        let format = a.values["format"] ?? "csv"
+        guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
+        var inputFormat: PositionReader.Format?
+        if let f = a.values["input-format"] {
+            guard let parsed = PositionReader.Format(rawValue: f) else { throw UsageError("--input-format must be csv or ndjson") }
+            inputFormat = parsed
+        }
+        var coord = CoordinateSystem.wgs84
+        if let c = a.values["coord"] {
+            guard let parsed = CoordinateSystem(name: c) else { throw UsageError("--coord must be wgs84, gcj02 or bd09ll") }
+            coord = parsed
+        }
+        let stderr = StandardError()
+        let report = try GeoJSONFences.read(path: fencesPath)
+        var store = FenceStore()
+        let bad = report.errors + store.add(report.fences).compactMap(\.error)
+        for e in bad { stderr.write("fence: \(fencesPath): \(e)\n") }
+        let reader = try PositionReader(path: a.values["positions"] ?? "-", format: inputFormat, coord: coord)
+        let out = OutputSink()
+        if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }
+        var rejected = 0
+        while true {
+            var batch: [Position] = []
+            var errors: [PositionLineError] = []
+            let more = try reader.read(limit: 65_536, into: &batch, errors: &errors)
+            for e in errors { stderr.write("fence: \(e)\n") }
+            rejected += errors.count
+            var bytes: [UInt8] = []
+            for p in batch {
+                let n = store.nearestBoundary(to: p.lonLat, coord: p.coord)
+                let id = n.fence.map { store.id(of: $0) } ?? ""
+                let distance = n.distance.isFinite ? String(format: "%.2f", n.distance) : ""
+                let delay = String(format: "%.1f", n.reportDelay(maxSpeed: speed, minimum: minDelay, maximum: maxDelay))
+                if format == "csv" {
+                    bytes.append(contentsOf: Array("\(OutputEscaping.csvField(p.device)),".utf8))
+                    ISO8601.append(p.time, to: &bytes)
+                    bytes.append(contentsOf: Array(",\(OutputEscaping.csvField(id)),\(distance),\(delay)\n".utf8))
+                } else {
+                    bytes.append(contentsOf: Array("{\"device\":".utf8))
+                    OutputEscaping.appendJSONString(p.device, to: &bytes)
+                    bytes.append(contentsOf: Array(",\"time\":\"".utf8))
+                    ISO8601.append(p.time, to: &bytes)
+                    bytes.append(contentsOf: Array("\",\"fence\":".utf8))
+                    OutputEscaping.appendJSONString(id, to: &bytes)
+                    bytes.append(contentsOf: Array(",\"distance_m\":\(distance.isEmpty ? "null" : distance),\"delay_s\":\(delay)}\n".utf8))
+                }
+            }
+            out.write(bytes)
+            if !more { break }
+        }
+        out.flush()
+        return bad.isEmpty && rejected == 0 ? 0 : 1
+    }
+}
