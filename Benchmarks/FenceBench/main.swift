@@ -17,6 +17,8 @@ let help = """
       --events D         also run full event evaluation for D devices on random walks (0: off)
       --fixes N          fixes in the events case (default 2000000)
       --batch N          fixes per evaluate() call in the events case (default 1000000)
+      --export DIR       write each case's fences, positions and containment pairs as .npy
+                         under DIR/<fences> for Benchmarks/peers (polygon-only: --circles 0)
 
     Prints one JSON line per (fence count, threads) case. Must be a release build.
     """
@@ -38,6 +40,7 @@ var repeats = 1
 var eventDevices = 0
 var fixCount = 2_000_000
 var batchSize = 1_000_000
+var exportDir: String?
 var args = CommandLine.arguments.dropFirst()
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("fence-bench: \(message)\n".utf8))
@@ -66,6 +69,7 @@ while let a = args.popFirst() {
     case "--events": eventDevices = value(Int(v).flatMap { $0 >= 0 ? $0 : nil })
     case "--fixes": fixCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--batch": batchSize = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--export": exportDir = v
     default: fail("unknown option \(a)")
     }
 }
@@ -77,6 +81,7 @@ for n in fenceCounts {
     let scenario = Scenario(fenceCount: n, vertices: vertices, circleShare: circles, hits: hits, seed: seed)
     let baseline = Measure.residentBytes()
     var fences = scenario.fences()
+    let exportFences = exportDir == nil ? [] : fences
     let t0 = Measure.now()
     var store = FenceStore()
     let results = store.add(fences, threads: threadCounts.max() ?? 1)
@@ -88,8 +93,8 @@ for n in fenceCounts {
 
     // Correctness first: a sample checked against every fence, no index.
     if checkCount > 0 {
-        // Brute force is O(n) per position: keep it to about 1e9 fence tests.
-        let sample = Array(positions.prefix(min(checkCount, max(100, 1_000_000_000 / n))))
+        // Brute force is O(n·v) per position: keep it to about 2e9 vertex visits.
+        let sample = Array(positions.prefix(min(checkCount, max(20, 2_000_000_000 / (n * (vertices + 1))))))
         let fast = store.covering(sample, threads: 1)
         let slow = BruteForce.covering(store: store, sample)
         if fast.offsets != slow.offsets || Array(fast.handles) != Array(slow.handles) {
@@ -117,6 +122,13 @@ for n in fenceCounts {
         ]
         let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
+        if let exportDir, threads == threadCounts.last {
+            do {
+                try Export.write(fences: exportFences, positions: positions, coverage: coverage, store: store, to: "\(exportDir)/\(n)")
+            } catch {
+                fail("export: \(error)")
+            }
+        }
     }
     if eventDevices > 0 {
         let fixes = scenario.fleet(devices: eventDevices, fixes: fixCount, seed: seed &+ 2000)
