@@ -98,3 +98,42 @@ enum RingLocator {
         return crossings & 1 == 1 ? .interior : .exterior
     }
 }
+
+/// A fast proof that a small ring is simple, so the common valid fence skips GEOS validation.
+enum RingSimplicity {
+    /// True only when it is certain that the closed ring (`n` positions at `coords`, x, y
+    /// interleaved, last = first) has at least three non-collinear vertices and no two edges
+    /// meet except neighbours at their shared vertex: then GEOS `isValid` holds for a Polygon
+    /// with this exterior and no holes. False means "not proven": the caller asks GEOS, which
+    /// decides and gives its reason. Every orientation goes through the same filter as
+    /// `Orientation.indexFilter`; an uncertain or zero one is never taken as proof.
+    /// - Complexity: O(n²); use it for small rings only.
+    static func isCertainlySimple(_ coords: UnsafePointer<Double>, count n: Int) -> Bool {
+        let edges = n - 1
+        guard edges >= 3 else { return false }
+        @inline(__always) func orient(_ a: Int, _ b: Int, _ c: Int) -> Int {
+            Orientation.indexFilter(coords[2 * a], coords[2 * a + 1], coords[2 * b], coords[2 * b + 1], coords[2 * c], coords[2 * c + 1])
+        }
+        for i in 0..<edges {
+            let a = i
+            let b = i + 1
+            // The next edge must turn, not fold back along this one.
+            let next = (i + 2) <= edges ? i + 2 : 1
+            let turn = orient(a, b, next)
+            if turn == 0 || turn == 2 { return false }
+            for j in stride(from: i + 2, to: edges, by: 1) {
+                if i == 0 && j == edges - 1 { continue }  // first and last edges share vertex 0
+                let c = j
+                let d = j + 1
+                let o1 = orient(a, b, c)
+                let o2 = orient(a, b, d)
+                let o3 = orient(c, d, a)
+                let o4 = orient(c, d, b)
+                if o1 == 2 || o2 == 2 || o3 == 2 || o4 == 2 { return false }
+                if o1 == 0 || o2 == 0 || o3 == 0 || o4 == 0 { return false }
+                if o1 != o2 && o3 != o4 { return false }  // they cross
+            }
+        }
+        return true
+    }
+}
