@@ -172,7 +172,8 @@ extension FenceStore {
         }
         slotKey[s] = k
         keySlot[Int(k)] = slot
-        slotHot[s] = geometry.count << 2 | (flat.kind == .circle ? FlatGeometry.Kind.circle : .polygon).rawValue
+        let kind: FlatGeometry.Kind = flat.kind == .circle ? .circle : (flat.indexed ? .indexedPolygon : .polygon)
+        slotHot[s] = geometry.count << 2 | kind.rawValue
         geometry.append(contentsOf: flat.geometry)
         slotGeometryCount[s] = Int32(flat.geometry.count)
         slotID[s] = fence.pointee.id

@@ -240,7 +240,11 @@ extension FenceStore {
                 unit = u
                 return CircleGeometry.covers(record, lon: p.lon, lat: p.lat, u: u)
             }
-            switch RingLocator.locate(x: p.lon, y: p.lat, record: record) {
+            let location =
+                hot & 3 == FlatGeometry.Kind.indexedPolygon.rawValue
+                ? RingLocator.locateIndexed(x: p.lon, y: p.lat, record: record)
+                : RingLocator.locate(x: p.lon, y: p.lat, record: record)
+            switch location {
             case .interior, .boundary: return true
             case .exterior: return false
             case .uncertain:

@@ -4,6 +4,8 @@ import SpatialIndex
 struct NormalizedFence: Sendable {
     enum Kind: UInt8 { case circle = 1, polygon = 2 }
     var kind: Kind
+    /// A polygon record carrying an edge index (`FlatGeometry.appendEdgeIndex`).
+    var indexed = false
     /// The record laid out as `FlatGeometry` describes.
     var geometry: [Double]
     /// One or two index boxes.
@@ -112,10 +114,7 @@ enum FenceValidation {
             if polygons.count == 1 && polygons[0].holes.isEmpty && total <= 64,
                 coords.withUnsafeBufferPointer({ RingSimplicity.isCertainlySimple($0.baseAddress!, count: total) })
             {
-                return .success(
-                    NormalizedFence(
-                        kind: .polygon, geometry: FlatGeometry.polygonRecord(coords: coords, rings: rings),
-                        boxes: polygonBoxes(coords, rings), repaired: false))
+                return .success(polygonFence(coords, rings, repaired: false))
             }
             let context = geos()
             guard let geometry = coords.withUnsafeBufferPointer({ context.makePolygonal(coords: $0, rings: rings) })
@@ -123,10 +122,7 @@ enum FenceValidation {
                 return fail(.invalidGeometry, context.lastMessage ?? "GEOS could not build the polygon")
             }
             guard let reason = context.invalidityReason(geometry) else {
-                return .success(
-                    NormalizedFence(
-                        kind: .polygon, geometry: FlatGeometry.polygonRecord(coords: coords, rings: rings),
-                        boxes: polygonBoxes(coords, rings), repaired: false))
+                return .success(polygonFence(coords, rings, repaired: false))
             }
             guard repair else { return fail(.invalidGeometry, reason) }
             guard let fixed = context.makeValid(geometry) else {
@@ -147,11 +143,16 @@ enum FenceValidation {
                     fixedRings.append((ring.count, r == 0))
                 }
             }
-            return .success(
-                NormalizedFence(
-                    kind: .polygon, geometry: FlatGeometry.polygonRecord(coords: fixedCoords, rings: fixedRings),
-                    boxes: polygonBoxes(fixedCoords, fixedRings), repaired: true))
+            return .success(polygonFence(fixedCoords, fixedRings, repaired: true))
         }
+    }
+
+    /// The stored form of a checked polygon: its record, with an edge index when it is large.
+    static func polygonFence(_ coords: [Double], _ rings: [(count: Int, isExterior: Bool)], repaired: Bool) -> NormalizedFence {
+        var record = FlatGeometry.polygonRecord(coords: coords, rings: rings)
+        let indexed = coords.count / 2 > FlatGeometry.indexThreshold
+        if indexed { FlatGeometry.appendEdgeIndex(to: &record) }
+        return NormalizedFence(kind: .polygon, indexed: indexed, geometry: record, boxes: polygonBoxes(coords, rings), repaired: repaired)
     }
 
     /// Index boxes for a polygon fence: one box around everything, or two when the polygons

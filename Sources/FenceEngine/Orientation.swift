@@ -48,6 +48,30 @@ enum PointLocation: UInt8 {
 /// Locates a point against a polygon record (`FlatGeometry`) by counting crossings of the ray
 /// to the right.
 enum RingLocator {
+    /// One segment's part in the count, in the same order of tests as GEOS
+    /// `RayCrossingCounter::countSegment`.
+    /// - Returns: true when the point is on the segment (the boundary).
+    @inline(__always)
+    static func count(
+        _ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, x: Double, y: Double, crossings: inout Int,
+        uncertain: inout Bool
+    ) -> Bool {
+        if x1 < x && x2 < x { return false }
+        if x == x2 && y == y2 { return true }
+        if y1 == y && y2 == y { return min(x1, x2) <= x && x <= max(x1, x2) }
+        if (y1 > y && y2 <= y) || (y2 > y && y1 <= y) {
+            var orient = Orientation.indexFilter(x1, y1, x2, y2, x, y)
+            if orient == 2 {
+                uncertain = true
+                return false
+            }
+            if orient == 0 { return true }
+            if y2 < y1 { orient = -orient }
+            if orient == 1 { crossings += 1 }
+        }
+        return false
+    }
+
     /// - Parameters:
     ///   - x, y: the point.
     ///   - record: a polygon record: ring count, signed ring lengths, then x, y interleaved.
@@ -63,35 +87,39 @@ enum RingLocator {
         for r in 0..<ringCount {
             let n = Int(abs(record[1 + r]))
             defer { p += 2 * n }
-            if n < 2 { continue }
-            var x1 = p[0]
-            var y1 = p[1]
             var i = 1
             while i < n {
-                let x2 = p[2 * i]
-                let y2 = p[2 * i + 1]
-                defer {
-                    x1 = x2
-                    y1 = y2
-                    i += 1
+                if count(p[2 * i - 2], p[2 * i - 1], p[2 * i], p[2 * i + 1], x: x, y: y, crossings: &crossings, uncertain: &uncertain) {
+                    return .boundary
                 }
-                // Same order of tests as GEOS RayCrossingCounter::countSegment.
-                if x1 < x && x2 < x { continue }
-                if x == x2 && y == y2 { return .boundary }
-                if y1 == y && y2 == y {
-                    if min(x1, x2) <= x && x <= max(x1, x2) { return .boundary }
-                    continue
-                }
-                if (y1 > y && y2 <= y) || (y2 > y && y1 <= y) {
-                    var orient = Orientation.indexFilter(x1, y1, x2, y2, x, y)
-                    if orient == 2 {
-                        uncertain = true
-                        continue
-                    }
-                    if orient == 0 { return .boundary }
-                    if y2 < y1 { orient = -orient }
-                    if orient == 1 { crossings += 1 }
-                }
+                i += 1
+            }
+        }
+        if uncertain { return .uncertain }
+        return crossings & 1 == 1 ? .interior : .exterior
+    }
+
+    /// The same answer as `locate`, from only the edges whose latitude range can hold `y`:
+    /// the record's edge index (`FlatGeometry.appendEdgeIndex`) lists, per horizontal slab,
+    /// every edge that reaches into it. Edges outside the point's slab cannot touch the ray, so
+    /// the count is unchanged.
+    /// - Complexity: O(e) for the e edges in one slab (about 2 for an even polygon), no allocation.
+    @inline(__always)
+    static func locateIndexed(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
+        let ringCount = Int(record[0])
+        var n = 0
+        for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
+        let coords = record + 1 + ringCount
+        let header = coords + 2 * n
+        let slabs = Int(header[0])
+        let ints = UnsafeRawPointer(header + 3).assumingMemoryBound(to: Int32.self)
+        let s = FlatGeometry.slab(y, minY: header[1], scale: header[2], slabs: slabs)
+        var crossings = 0
+        var uncertain = false
+        for e in Int(ints[s])..<Int(ints[s + 1]) {
+            let i = Int(ints[slabs + 1 + e])
+            if count(coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3], x: x, y: y, crossings: &crossings, uncertain: &uncertain) {
+                return .boundary
             }
         }
         if uncertain { return .uncertain }

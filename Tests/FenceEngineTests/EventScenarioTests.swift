@@ -102,6 +102,15 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertEqual(summary(e.removeAll(at: 1000)), ["1000 v late exit fence-removed 100s"])
     }
 
+    /// A replaced fence's exits are worded by the fence that was left: its group and mask.
+    func testReplacementExitUsesTheOldFencesGroupAndMask() {
+        var e = engine([Fence(id: "r", group: "old", shape: .circle(center: LonLat(lon: 0, lat: 0), radius: 1000), actions: [.exit])])
+        XCTAssertEqual(summary(e.evaluate([fix("v", 10, 0, 0)]).events), [])
+        let (_, events) = e.add([Fence(id: "r", group: "new", shape: .circle(center: LonLat(lon: 5, lat: 5), radius: 10), actions: [.enter])])
+        XCTAssertEqual(summary(events), ["10 v r exit fence-replaced 0s"])
+        XCTAssertEqual(events.first?.group, "old")
+    }
+
     /// Hysteresis: a 100 m circle with a 20 m margin enters at 80 m from the centre, not at 90,
     /// and leaves at 120 m, not at 110; accuracy widens the margin.
     func testHysteresisBands() {

@@ -110,11 +110,9 @@ extension EventEngine {
                 let slot = Int(near[j].slot)
                 switch near[j].cls {
                 case .farOutside: outside(stored[i], slot: slot)
-                case .outsideBand:
-                    var p = stored[i]
-                    p.flags &= ~PairState.exitPending
-                    pairs.append(p)
-                case .insideBand, .deepInside: inside(stored[i], slot: slot)
+                // Within the margin on either side the status holds (inside): a pending exit
+                // is cancelled and dwell is judged as for any fix inside.
+                case .outsideBand, .insideBand, .deepInside: inside(stored[i], slot: slot)
                 }
                 i += 1
                 j += 1

@@ -130,9 +130,7 @@ extension EventEngine {
             result.duplicates += c.duplicates
             result.applied += c.applied
         }
-        if expiring && batchEnd > watermark {
-            store.removeExpired(asOf: batchEnd)
-        }
+        if expiring { store.removeExpired(asOf: batchEnd) }
         watermark = batchEnd
         result.events = Self.mergeSorted(partitionEvents, threads: threads)
         return result

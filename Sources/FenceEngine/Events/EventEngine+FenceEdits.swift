@@ -7,7 +7,12 @@ extension EventEngine {
     public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
         -> (results: [FenceAddResult], events: [FenceEvent])
     {
-        // What each replaced fence reported before, to word its exits (mask, group, id).
+        // What each fence about to be replaced reported, to word its exits: its group and
+        // action mask before the replacement, not the new fence's.
+        var before: [String: (group: String?, actions: FenceActions)] = [:]
+        for f in fences {
+            if let slot = store.slotByID[f.id] { before[f.id] = (group(slot: Int(slot)), actions(slot: Int(slot))) }
+        }
         let results = store.add(fences, repair: repair, threads: threads)
         var replacedKeys = Set<Int32>()
         for r in results where r.outcome == .replaced {
@@ -26,9 +31,13 @@ extension EventEngine {
                 if replacedKeys.contains(pair.fence), let slot = engine.store.slot(ofKey: pair.fence),
                     !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
-                    engine.emit(
-                        .exit, device: state.id, slot: Int(slot), time: state.lastTime, lon: last.lon, lat: last.lat,
-                        reason: .fenceReplaced, inside: state.lastTime - pair.enterTime, into: &events)
+                    let id = engine.store.slotID[Int(slot)]
+                    if let old = before[id], old.actions.contains(.exit) {
+                        events.append(
+                            FenceEvent(
+                                time: state.lastTime, device: state.id, fence: id, group: old.group, kind: .exit, lon: last.lon,
+                                lat: last.lat, reason: .fenceReplaced, insideSeconds: state.lastTime - pair.enterTime))
+                    }
                 } else {
                     kept.append(pair)
                 }
