@@ -32,16 +32,48 @@ struct DeviceState: Sendable, Hashable {
 
 /// The devices whose id hashes to one partition: each partition's state is touched by one
 /// worker at a time, and partitions are independent of the thread count.
+///
+/// Ids are found through an open-addressing table keyed by the id's 64-bit FNV-1a hash, which
+/// the batch computes once per fix on all workers; a match is confirmed by comparing the ids.
 struct DevicePartition: Sendable {
-    var byID: [String: Int32] = [:]
     var states: ContiguousArray<DeviceState> = []
+    var hashes: ContiguousArray<UInt64> = []
+    /// Device index + 1 per slot, 0 for empty; the size is a power of two, at most half full.
+    var table: ContiguousArray<Int32> = ContiguousArray(repeating: 0, count: 16)
 
-    mutating func intern(_ id: String) -> Int32 {
-        if let d = byID[id] { return d }
+    /// The device's index, or nil.
+    func find(_ id: String, hash: UInt64) -> Int32? {
+        let mask = table.count - 1
+        var i = Int(truncatingIfNeeded: hash >> 6) & mask
+        while true {
+            let d = table[i]
+            if d == 0 { return nil }
+            if hashes[Int(d - 1)] == hash && states[Int(d - 1)].id == id { return d - 1 }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// The device's index, adding it with an empty state when it is new.
+    mutating func intern(_ id: String, hash: UInt64) -> Int32 {
+        if let d = find(id, hash: hash) { return d }
         let d = Int32(states.count)
-        byID[id] = d
         states.append(DeviceState(id: id))
+        hashes.append(hash)
+        if states.count * 2 > table.count {
+            table = ContiguousArray(repeating: 0, count: table.count * 2)
+            for k in 0..<(states.count - 1) { place(Int32(k), hashes[k]) }
+        }
+        place(d, hash)
         return d
+    }
+
+    mutating func intern(_ id: String) -> Int32 { intern(id, hash: stableHash64(id)) }
+
+    private mutating func place(_ d: Int32, _ hash: UInt64) {
+        let mask = table.count - 1
+        var i = Int(truncatingIfNeeded: hash >> 6) & mask
+        while table[i] != 0 { i = (i + 1) & mask }
+        table[i] = d + 1
     }
 }
 
@@ -55,13 +87,13 @@ public enum FenceStatus: String, Sendable, Hashable {
     case stayed
 }
 
-/// Stable 32-bit FNV-1a of a device id: which worker owns a device's state.
+/// Stable 64-bit FNV-1a of a device id: its partition (the low 6 bits) and its table key.
 @inline(__always)
-func stableHash(_ s: String) -> UInt32 {
-    var h: UInt32 = 2_166_136_261
+func stableHash64(_ s: String) -> UInt64 {
+    var h: UInt64 = 0xCBF2_9CE4_8422_2325
     for b in s.utf8 {
-        h ^= UInt32(b)
-        h = h &* 16_777_619
+        h ^= UInt64(b)
+        h = h &* 0x100_0000_01B3
     }
     return h
 }

@@ -22,6 +22,7 @@ extension EventEngine {
         var margins = ContiguousArray<Double>(repeating: 0, count: hysteresis ? m : 0)
         var partitionOf = ContiguousArray<UInt8>(repeating: 0, count: m)
         var times = ContiguousArray<Double>(repeating: 0, count: m)
+        var deviceHashes = ContiguousArray<UInt64>(repeating: 0, count: m)
         let chunkSize = 16_384
         var chunkProblems = [[(index: Int, reason: String)]](repeating: [], count: (m + chunkSize - 1) / chunkSize)
         var chunkLatest = [Double](repeating: -.infinity, count: chunkProblems.count)
@@ -29,12 +30,14 @@ extension EventEngine {
             margins.withUnsafeMutableBufferPointer { marginBuffer in
                 partitionOf.withUnsafeMutableBufferPointer { partitionBuffer in
                   times.withUnsafeMutableBufferPointer { timeBuffer in
+                   deviceHashes.withUnsafeMutableBufferPointer { hashBuffer in
                     chunkProblems.withUnsafeMutableBufferPointer { problemBuffer in
                         chunkLatest.withUnsafeMutableBufferPointer { latestBuffer in
                             nonisolated(unsafe) let points = pointBuffer
                             nonisolated(unsafe) let margins = marginBuffer
                             nonisolated(unsafe) let partitionOf = partitionBuffer
                             nonisolated(unsafe) let times = timeBuffer
+                            nonisolated(unsafe) let deviceHashes = hashBuffer
                             nonisolated(unsafe) let problems = problemBuffer
                             nonisolated(unsafe) let latest = latestBuffer
                             Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
@@ -60,7 +63,9 @@ extension EventEngine {
                                         }
                                         points[i] = p
                                         if hysteresis { margins[i] = baseMargin + (fix.pointee.accuracy ?? 0) }
-                                        partitionOf[i] = UInt8(Self.partition(of: fix.pointee.device))
+                                        let h = stableHash64(fix.pointee.device)
+                                        deviceHashes[i] = h
+                                        partitionOf[i] = UInt8(Self.partition(hash: h))
                                         times[i] = fix.pointee.time
                                         chunkLatest = max(chunkLatest, fix.pointee.time)
                                     }
@@ -68,6 +73,7 @@ extension EventEngine {
                             }
                         }
                     }
+                   }
                   }
                 }
             }
@@ -93,7 +99,8 @@ extension EventEngine {
         // Gathered into partition order (in parallel, where the scattered reads overlap), so
         // each partition's worker then reads its fixes front to back.
         var batch = PartitionedFixes(count: valid, hysteresis: hysteresis)
-        batch.gather(from: fixes, order: byPartition, times: times, points: points, margins: margins, threads: threads)
+        batch.gather(
+            from: fixes, order: byPartition, times: times, points: points, margins: margins, hashes: deviceHashes, threads: threads)
 
         // Containment for every fix at once.
         let coverage: Coverage? = hysteresis ? nil : batch.points.withUnsafeBufferPointer { store.covering($0, threads: threads) }
@@ -149,7 +156,7 @@ extension EventEngine {
         let points = batch.points
         let margins = batch.margins
         var local = [Int32](repeating: 0, count: range.count)
-        for k in range { local[k - range.lowerBound] = partition.intern(batch.devices[k]) }
+        for k in range { local[k - range.lowerBound] = partition.intern(batch.devices[k], hash: batch.hashes[k]) }
         let mine = range
         let deviceCount = partition.states.count
 
@@ -309,8 +316,10 @@ struct PartitionedFixes: @unchecked Sendable {
     var times: ContiguousArray<Double>
     var points: ContiguousArray<LonLat>
     var margins: ContiguousArray<Double>
+    var hashes: ContiguousArray<UInt64>
 
     init(count: Int, hysteresis: Bool) {
+        hashes = ContiguousArray(repeating: 0, count: count)
         devices = ContiguousArray(repeating: "", count: count)
         times = ContiguousArray(repeating: 0, count: count)
         points = ContiguousArray(repeating: LonLat(lon: 0, lat: 0), count: count)
@@ -320,13 +329,15 @@ struct PartitionedFixes: @unchecked Sendable {
     /// Element k takes the fix `order[k]`.
     mutating func gather(
         from fixes: [Position], order: [Int32], times t: ContiguousArray<Double>, points p: ContiguousArray<LonLat>,
-        margins g: ContiguousArray<Double>, threads: Int
+        margins g: ContiguousArray<Double>, hashes h: ContiguousArray<UInt64>, threads: Int
     ) {
         let hysteresis = !margins.isEmpty
         devices.withUnsafeMutableBufferPointer { deviceBuffer in
             times.withUnsafeMutableBufferPointer { timeBuffer in
                 points.withUnsafeMutableBufferPointer { pointBuffer in
                     margins.withUnsafeMutableBufferPointer { marginBuffer in
+                      hashes.withUnsafeMutableBufferPointer { hashBuffer in
+                        nonisolated(unsafe) let hashes = hashBuffer
                         nonisolated(unsafe) let devices = deviceBuffer
                         nonisolated(unsafe) let times = timeBuffer
                         nonisolated(unsafe) let points = pointBuffer
@@ -339,9 +350,11 @@ struct PartitionedFixes: @unchecked Sendable {
                                     times[k] = t[f]
                                     points[k] = p[f]
                                     if hysteresis { margins[k] = g[f] }
+                                    hashes[k] = h[f]
                                 }
                             }
                         }
+                      }
                     }
                 }
             }

@@ -28,7 +28,7 @@ public struct EventEngine: Sendable {
     public internal(set) var store: FenceStore
     public internal(set) var settings: EventSettings
 
-    /// Devices, by `stableHash(id) % partitionCount`.
+    /// Devices, by `stableHash64(id) % partitionCount`.
     var partitions = [DevicePartition](repeating: DevicePartition(), count: EventEngine.partitionCount)
     static let partitionCount = 64
     /// The latest event time applied (fences expire against it).
@@ -43,11 +43,15 @@ public struct EventEngine: Sendable {
     public var deviceCount: Int { partitions.reduce(0) { $0 + $1.states.count } }
 
     @inline(__always)
-    static func partition(of device: String) -> Int { Int(stableHash(device) % UInt32(partitionCount)) }
+    static func partition(of device: String) -> Int { partition(hash: stableHash64(device)) }
+
+    @inline(__always)
+    static func partition(hash: UInt64) -> Int { Int(hash % UInt64(partitionCount)) }
 
     func state(of device: String) -> DeviceState? {
-        let p = Self.partition(of: device)
-        return partitions[p].byID[device].map { partitions[p].states[Int($0)] }
+        let h = stableHash64(device)
+        let p = Self.partition(hash: h)
+        return partitions[p].find(device, hash: h).map { partitions[p].states[Int($0)] }
     }
 
     /// Calls `body` with every device's state, partition by partition.
@@ -78,7 +82,7 @@ public struct EventEngine: Sendable {
         var total = 0
         for p in partitions {
             total += p.states.capacity * MemoryLayout<DeviceState>.stride
-            total += p.byID.capacity * (MemoryLayout<String>.stride + 4 + 8)
+            total += p.hashes.capacity * 8 + p.table.capacity * 4
             for d in p.states {
                 if d.pairs.capacity > 0 { total += 32 + d.pairs.capacity * MemoryLayout<PairState>.stride }
                 if d.id.utf8.count > 15 { total += d.id.utf8.count + 32 }
