@@ -76,8 +76,14 @@ public final class PositionReader {
     public func read(limit: Int, into positions: inout [Position], errors: inout [PositionLineError]) throws(FenceError) -> Bool {
         var taken = 0
         while taken < limit {
-            guard let (lo, hi) = try nextLine() else { return false }
+            guard let (lo, hi) = try nextLine() else {
+                if !sawContent {
+                    throw FenceError(.malformedInput, reason: "the input is empty (a CSV needs a header line; NDJSON needs one object per line)")
+                }
+                return false
+            }
             if lo < 0 {
+                sawContent = true
                 rejected += 1
                 errors.append(PositionLineError(line: lineNumber, reason: "line longer than \(maxLineBytes) bytes"))
                 continue
@@ -107,6 +113,9 @@ public final class PositionReader {
         while try read(limit: 1 << 16, into: &positions, errors: &errors) {}
         return (positions, errors)
     }
+
+    /// True once a line with content has been read.
+    public private(set) var sawContent = false
 
     private var headerFailure: FenceError?
 
@@ -171,7 +180,15 @@ public final class PositionReader {
 
     private func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
         if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return .success(nil) }
-        if line.contains(0) { return .failure(PositionLineError(line: lineNumber, reason: "binary data (NUL byte)")) }
+        sawContent = true
+        if line.contains(0) {
+            let reason = "binary data (NUL byte)"
+            if format == nil || (format == .csv && !headerSeen) {
+                // Not a text file at all: refuse the input instead of reading garbage as a header.
+                headerFailure = FenceError(.malformedInput, line: lineNumber, reason: "\(reason): this is not a CSV or NDJSON file")
+            }
+            return .failure(PositionLineError(line: lineNumber, reason: reason))
+        }
         if format == nil {
             let first = line.first { $0 != 32 && $0 != 9 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
             format = first == 123 ? .ndjson : .csv

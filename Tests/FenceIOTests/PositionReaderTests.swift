@@ -106,3 +106,49 @@ final class PositionReaderTests: XCTestCase {
         }
     }
 }
+
+/// The corpus of bad positions input, each with its exact error.
+final class BadPositionInputTests: XCTestCase {
+    func read(_ bytes: [UInt8]) throws -> ([Position], [PositionLineError]) {
+        let path = NSTemporaryDirectory() + "bad-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try PositionReader(path: path).readAll()
+    }
+
+    func testEmptyFileIsRefused() {
+        XCTAssertThrowsError(try read([])) { XCTAssertTrue("\($0)".contains("empty"), "\($0)") }
+    }
+
+    func testBinaryFileIsRefused() {
+        let bytes: [UInt8] = [0x7F, 0x45, 0x4C, 0x46, 0x02, 0x01, 0x00, 0x00, 0x0A, 0x00, 0xFF, 0x10, 0x0A]
+        XCTAssertThrowsError(try read(bytes)) { XCTAssertTrue("\($0)".contains("binary"), "\($0)") }
+    }
+
+    func testMixedDelimitersAreReportedPerLine() throws {
+        let (p, e) = try read(Array("device,time,lon,lat\na,0,1,1\nb;0;1;1\nc\t0\t1\t1\n".utf8))
+        XCTAssertEqual(p.map(\.device), ["a"])
+        XCTAssertEqual(e, [
+            PositionLineError(line: 3, reason: "1 fields where the header has 4"),
+            PositionLineError(line: 4, reason: "1 fields where the header has 4"),
+        ])
+    }
+
+    func testUnclosedJSONObjectAndTruncatedLines() throws {
+        let text = "{\"device\":\"a\",\"time\":0,\"lon\":1,\"lat\":1}\n{\"device\":\"b\",\"time\":0,\"lon\":1\n{\"device\":\"c\",\"ti\n"
+        let (p, e) = try read(Array(text.utf8))
+        XCTAssertEqual(p.map(\.device), ["a"])
+        XCTAssertEqual(e.map(\.line), [2, 3])
+        XCTAssertTrue(e[0].reason.contains("unclosed object"), e[0].reason)
+        XCTAssertTrue(e[1].reason.contains("unclosed string"), e[1].reason)
+    }
+
+    func testTenMegabyteSingleLineIsSkipped() throws {
+        var bytes = Array("device,time,lon,lat\n".utf8)
+        bytes += [UInt8](repeating: 65, count: 10 << 20)
+        bytes += Array(",0,1,1\nok,0,1,1\n".utf8)
+        let (p, e) = try read(bytes)
+        XCTAssertEqual(p.map(\.device), ["ok"])
+        XCTAssertEqual(e, [PositionLineError(line: 2, reason: "line longer than 1048576 bytes")])
+    }
+}
