@@ -1,16 +1,35 @@
 import FenceEngine
+import Foundation
 
 /// Event records as NDJSON (default) or CSV, as bytes. Ids and groups are escaped for each
 /// format; a CSV cell that a spreadsheet would run as a formula is defused.
 public struct EventWriter {
     public enum Format: String, Sendable { case ndjson, csv }
     public let format: Format
+    /// Fence properties carried into each event (`--properties`), in this order.
+    public let propertyNames: [String]
+    /// Per fence id, the chosen properties' raw JSON values (nil where a fence lacks one).
+    let properties: [String: [String?]]
 
-    public init(format: Format) { self.format = format }
+    /// - Parameters:
+    ///   - propertyNames: names of fence properties to carry into events.
+    ///   - fences: the fences whose properties to carry, read once (so events of fences that
+    ///     expire or are removed still carry them).
+    public init(format: Format, propertyNames: [String] = [], fences: [Fence] = []) {
+        self.format = format
+        self.propertyNames = propertyNames
+        var table: [String: [String?]] = [:]
+        if !propertyNames.isEmpty {
+            for f in fences { table[f.id] = propertyNames.map { f.properties[$0] } }
+        }
+        properties = table
+    }
 
     /// The CSV header line (empty for NDJSON).
     public var header: [UInt8] {
-        format == .csv ? Array("time,device,fence,group,event,lon,lat,initial,reason,inside_s\n".utf8) : []
+        guard format == .csv else { return [] }
+        let extra = propertyNames.map { "," + OutputEscaping.csvField($0) }.joined()
+        return Array("time,device,fence,group,event,lon,lat,initial,reason,inside_s\(extra)\n".utf8)
     }
 
     /// Appends one record and its line break.
@@ -31,6 +50,20 @@ public struct EventWriter {
             if e.initial { out.append(contentsOf: Array(",\"initial\":true".utf8)) }
             if let r = e.reason { out.append(contentsOf: Array(",\"reason\":\"\(r.rawValue)\"".utf8)) }
             if let s = e.insideSeconds { out.append(contentsOf: Array(",\"inside_s\":\(Self.seconds(s))".utf8)) }
+            if !propertyNames.isEmpty {
+                out.append(contentsOf: Array(",\"properties\":{".utf8))
+                let values = properties[e.fence] ?? []
+                var first = true
+                for (k, name) in propertyNames.enumerated() {
+                    guard k < values.count, let raw = values[k] else { continue }
+                    if !first { out.append(44) }
+                    first = false
+                    OutputEscaping.appendJSONString(name, to: &out)
+                    out.append(58)
+                    out.append(contentsOf: Array(raw.utf8))  // already JSON, from the fence file
+                }
+                out.append(125)
+            }
             out.append(contentsOf: Array("}\n".utf8))
         case .csv:
             ISO8601.append(e.time, to: &out)
@@ -42,8 +75,26 @@ public struct EventWriter {
             out.append(contentsOf: Array(OutputEscaping.csvField(e.group ?? "").utf8))
             out.append(contentsOf: Array(",\(e.kind),\(e.lon),\(e.lat),\(e.initial ? "true" : ""),\(e.reason?.rawValue ?? ""),".utf8))
             if let s = e.insideSeconds { out.append(contentsOf: Array(Self.seconds(s).utf8)) }
+            if !propertyNames.isEmpty {
+                let values = properties[e.fence] ?? []
+                for k in propertyNames.indices {
+                    out.append(44)
+                    if k < values.count, let raw = values[k] {
+                        out.append(contentsOf: Array(OutputEscaping.csvField(Self.plainText(raw)).utf8))
+                    }
+                }
+            }
             out.append(10)
         }
+    }
+
+    /// A raw JSON value as a CSV cell shows it: strings without their quotes and escapes,
+    /// anything else as written.
+    static func plainText(_ raw: String) -> String {
+        guard raw.hasPrefix("\""),
+            let value = try? JSONSerialization.jsonObject(with: Data(raw.utf8), options: [.fragmentsAllowed]) as? String
+        else { return raw }
+        return value
     }
 
     /// Seconds to the millisecond, shortest form (`690`, `12.5`).

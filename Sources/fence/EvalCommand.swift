@@ -18,6 +18,8 @@ enum EvalCommand {
                                 wgs84 (default), gcj02, bd09ll
           --format FMT          ndjson (default) or csv
           --output FILE         write events here instead of standard output
+          --properties LIST     fence properties to carry into each event, comma-separated
+                                (NDJSON: a "properties" object; CSV: one column each)
           --state FILE          load the tracker state from FILE if it exists; save it at the end
           --batch N             fixes per evaluation batch (default 1000000); each device's fixes
                                 are ordered within a batch, a fix older than the device's last
@@ -44,7 +46,7 @@ enum EvalCommand {
         let a = try Arguments(
             args,
             valued: [
-                "fences", "positions", "input-format", "coord", "format", "output", "state", "batch", "max-bad", "dwell",
+                "fences", "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
                 "actions", "margin", "exit-delay", "threads",
             ], flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
@@ -100,7 +102,9 @@ enum EvalCommand {
 
         let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord)
         let out: OutputSink = try a.values["output"].map { try OutputSink(path: $0) } ?? OutputSink()
-        let writer = EventWriter(format: format)
+        let propertyNames = (a.values["properties"] ?? "").split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) }
+            .filter { !$0.isEmpty }
+        let writer = EventWriter(format: format, propertyNames: propertyNames, fences: report.fences)
         out.write(writer.header)
         var read = 0
         var rejected = 0

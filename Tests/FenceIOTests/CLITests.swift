@@ -145,3 +145,24 @@ final class CLICheckAndNearestTests: XCTestCase {
         XCTAssertEqual(lines[2], "w,1970-01-01T00:00:00.000Z,port,-1000.00,33.3")
     }
 }
+
+final class CLIPropertiesTests: XCTestCase {
+    func testPropertiesAreCarriedIntoEvents() throws {
+        let path = try CLI.temp(
+            "props.geojson",
+            """
+            {"type":"FeatureCollection","features":[
+             {"type":"Feature","properties":{"id":"p","radius":1000,"name":"Pier \\"7\\", north","berths":4},"geometry":{"type":"Point","coordinates":[0,0]}}
+            ]}
+            """)
+        let csv = "device,time,lon,lat\nv,0,0,0\n"
+        let nd = try CLI.run(["eval", "--fences", path, "--positions", "-", "--properties", "name,berths,missing"], stdin: csv)
+        XCTAssertEqual(nd.status, 0, nd.err)
+        XCTAssertTrue(nd.out.contains(#""properties":{"name":"Pier \"7\", north","berths":4}"#), nd.out)
+        let c = try CLI.run(["eval", "--fences", path, "--positions", "-", "--properties", "name,berths", "--format", "csv"], stdin: csv)
+        XCTAssertEqual(c.status, 0, c.err)
+        let lines = c.out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines[0], "time,device,fence,group,event,lon,lat,initial,reason,inside_s,name,berths")
+        XCTAssertEqual(lines[1], "1970-01-01T00:00:00.000Z,v,p,,enter,0.0,0.0,true,,,\"Pier \"\"7\"\", north\",4")
+    }
+}
