@@ -112,6 +112,10 @@ enum EvalCommand {
         var duplicates = 0
         var byKind: [FenceEventKind: Int] = [:]
         var stoppedForBadInput = false
+        // A live progress line, on a terminal only and only when the input is a file (a pipe's
+        // progress belongs to whatever feeds it).
+        let progress = isatty(2) == 1 && positionsPath != "-"
+        var eventCount = 0
         while true {
             var batch: [Position] = []
             batch.reserveCapacity(min(batchSize, 1 << 20))
@@ -137,8 +141,15 @@ enum EvalCommand {
                 writer.append(e, to: &bytes)
             }
             out.write(bytes)
+            eventCount += result.events.count
+            if progress {
+                stderr.write(
+                    "\rfence eval: \(read) positions, \(eventCount) events, "
+                        + String(format: "%.1f s", Date().timeIntervalSince(started)) + "\u{1B}[K")
+            }
             if !more { break }
         }
+        if progress { stderr.write("\n") }
         out.flush()
         if let statePath = a.values["state"], !stoppedForBadInput {
             try CheckpointFile.write(engine.snapshot(), path: statePath)

@@ -166,3 +166,30 @@ final class CLIPropertiesTests: XCTestCase {
         XCTAssertEqual(lines[1], "1970-01-01T00:00:00.000Z,v,p,,enter,0.0,0.0,true,,,\"Pier \"\"7\"\", north\",4")
     }
 }
+
+final class CLIProgressTests: XCTestCase {
+    /// On a terminal, with a file as input, eval keeps a live progress line on standard error;
+    /// into a pipe it writes none.
+    func testProgressLineOnATerminalOnly() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { throw XCTSkip("no script(1)") }
+        let fences = try CLI.temp("f.geojson", CLI.fences)
+        let lines = ["device,time,lon,lat"] + (0..<300).map { "v\($0 % 7),\($0),0,0" }
+        let positions = try CLI.temp("p.csv", lines.joined(separator: "\n") + "\n")
+        let command = "\(CLI.binary.path) eval --fences \(fences) --positions \(positions) --batch 100 > /dev/null"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        p.arguments = ["-qfec", command, "/dev/null"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let tty = String(decoding: data, as: UTF8.self)
+        XCTAssertEqual(p.terminationStatus, 0, tty)
+        XCTAssertTrue(tty.contains("\rfence eval: 100 positions"), tty)
+        XCTAssertTrue(tty.contains("\rfence eval: 300 positions"), tty)
+        let piped = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--batch", "100"])
+        XCTAssertFalse(piped.err.contains("\r"), piped.err)
+    }
+}
