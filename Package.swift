@@ -26,7 +26,7 @@ let package = Package(
         .executableTarget(name: "fence", dependencies: ["FenceIO", "FenceEngine"]),
         .executableTarget(
             name: "FenceBench",
-            dependencies: ["FenceEngine", "SpatialIndex"],
+            dependencies: ["FenceEngine", "FenceIO", "SpatialIndex"],
             path: "Benchmarks/FenceBench"
         ),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: checks),

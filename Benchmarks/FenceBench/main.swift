@@ -1,4 +1,5 @@
 import FenceEngine
+import FenceIO
 import Foundation
 
 /// fence-bench: seeded synthetic workloads, one JSON line per case.
@@ -17,6 +18,8 @@ let help = """
       --events D         also run full event evaluation for D devices on random walks (0: off)
       --fixes N          fixes in the events case (default 2000000)
       --batch N          fixes per evaluate() call in the events case (default 1000000)
+      --parse N          time the position reader on a generated CSV of N fleet fixes, and
+                         write it to ./fence-bench-fixes.csv (for timing `fence eval` end to end)
       --export DIR       write each case's fences, positions and containment pairs as .npy
                          under DIR/<fences> for Benchmarks/peers (polygon-only: --circles 0)
 
@@ -41,6 +44,7 @@ var eventDevices = 0
 var fixCount = 2_000_000
 var batchSize = 1_000_000
 var exportDir: String?
+var parseLines = 0
 var args = CommandLine.arguments.dropFirst()
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("fence-bench: \(message)\n".utf8))
@@ -70,11 +74,47 @@ while let a = args.popFirst() {
     case "--fixes": fixCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--batch": batchSize = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--export": exportDir = v
+    case "--parse": parseLines = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     default: fail("unknown option \(a)")
     }
 }
 if !Measure.isReleaseBuild {
     FileHandle.standardError.write(Data("fence-bench: this is a debug build; figures are not benchmarks (swift build -c release)\n".utf8))
+}
+
+if parseLines > 0 {
+    // The fleet of the events case, as the CSV a pipeline would receive.
+    let scenario = Scenario(fenceCount: fenceCounts.first ?? 10_000, vertices: vertices, circleShare: circles, hits: hits, seed: seed)
+    let fixes = scenario.fleet(devices: max(1, eventDevices == 0 ? 100_000 : eventDevices), fixes: parseLines, seed: seed &+ 2000)
+    var text = "device,time,lon,lat\n"
+    text.reserveCapacity(fixes.count * 48)
+    // As GPS and AIS exports write them: milliseconds, and 6 decimals (about 10 cm).
+    for f in fixes {
+        text += "\(f.device),\((f.time * 1000).rounded() / 1000),\((f.lon * 1e6).rounded() / 1e6),\((f.lat * 1e6).rounded() / 1e6)\n"
+    }
+    let path = "fence-bench-fixes.csv"
+    try! Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    var best = Double.infinity
+    var count = 0
+    for _ in 0..<max(1, repeats) {
+        let t0 = Measure.now()
+        let reader = try! PositionReader(path: path)
+        var batch: [Position] = []
+        var errors: [PositionLineError] = []
+        count = 0
+        while try! reader.read(limit: 1 << 20, into: &batch, errors: &errors) {
+            count += batch.count
+            batch.removeAll(keepingCapacity: true)
+        }
+        count += batch.count
+        best = min(best, Measure.now() - t0)
+    }
+    let line: [String: Any] = [
+        "case": "parse", "lines": count, "bytes": text.utf8.count, "lines_per_s": Int(Double(count) / best),
+        "mb_per_s": Int(Double(text.utf8.count) / best / 1e6), "swift": Measure.swiftVersion, "release": Measure.isReleaseBuild,
+    ]
+    let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 
 for n in fenceCounts {

@@ -74,13 +74,14 @@ enum NumberParser {
             if exponent < 0 { v /= powers[-exponent] } else { v *= powers[exponent] }
             return negative ? -v : v
         }
-        // Slow path: strtod on a NUL-terminated copy.
-        var copy = [CChar](repeating: 0, count: hi - lo + 1)
-        for k in lo..<hi { copy[k - lo] = CChar(bitPattern: s[k]) }
-        return copy.withUnsafeBufferPointer { buf -> Double? in
+        // Slow path: strtod on a NUL-terminated copy (on the stack: no allocation per number).
+        let length = hi - lo
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buf -> Double? in
+            for k in 0..<length { buf[k] = CChar(bitPattern: s[lo + k]) }
+            buf[length] = 0
             var end: UnsafeMutablePointer<CChar>?
             let v = strtod(buf.baseAddress!, &end)
-            guard let end, end - UnsafeMutablePointer(mutating: buf.baseAddress!) == hi - lo else { return nil }
+            guard let end, end - buf.baseAddress! == length else { return nil }
             return v.isFinite ? v : nil
         }
     }

@@ -34,6 +34,10 @@ public final class PositionReader {
     private var end = 0
     private var eof = false
     private var columns: [PositionField: Int] = [:]
+    /// `columns` as a flat array by field (-1: absent), for the per-line path.
+    private var columnIndex = [Int](repeating: -1, count: PositionField.allCases.count)
+    /// Field ranges of the current line, reused from line to line.
+    private var fieldRanges: [Range<Int>] = []
     private var columnCount = 0
     private var delimiter: UInt8 = 44
     private var headerSeen = false
@@ -216,6 +220,8 @@ public final class PositionReader {
         for (i, name) in names.enumerated() {
             if let field = PositionField.field(named: name), columns[field] == nil { columns[field] = i }
         }
+        for (f, c) in columns { columnIndex[f.rawValue] = c }
+        fieldRanges = [Range<Int>](repeating: 0..<0, count: columnCount)
         let missing = [PositionField.device, .time, .lon, .lat].filter { columns[$0] == nil }
         if !missing.isEmpty {
             let reason =
@@ -228,7 +234,9 @@ public final class PositionReader {
     }
 
     private func parseCSV(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
-        var fields = [Range<Int>](repeating: 0..<0, count: columnCount)
+        var fields: [Range<Int>] = []
+        swap(&fields, &fieldRanges)
+        defer { swap(&fields, &fieldRanges) }
         var quotedFields: [Int: [UInt8]] = [:]
         var index = 0
         var i = 0
@@ -274,14 +282,12 @@ public final class PositionReader {
         if index < columnCount {
             return .failure(PositionLineError(line: lineNumber, reason: "\(index) fields where the header has \(columnCount)"))
         }
-        func bytes(_ f: PositionField) -> UnsafeBufferPointer<UInt8>? {
-            guard let c = columns[f] else { return nil }
-            if quotedFields[c] != nil { return nil }
-            return UnsafeBufferPointer(rebasing: line[fields[c]])
-        }
+        let anyQuoted = !quotedFields.isEmpty
+        let columnIndex = self.columnIndex
         func withField<R>(_ f: PositionField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-            guard let c = columns[f] else { return nil }
-            if let q = quotedFields[c] { return q.withUnsafeBufferPointer(body) }
+            let c = columnIndex[f.rawValue]
+            guard c >= 0 else { return nil }
+            if anyQuoted, let q = quotedFields[c] { return q.withUnsafeBufferPointer(body) }
             return body(UnsafeBufferPointer(rebasing: line[fields[c]]))
         }
         let device = withField(.device) { String(decoding: $0, as: UTF8.self) } ?? ""
