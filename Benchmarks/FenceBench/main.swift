@@ -20,6 +20,7 @@ let help = """
       --batch N          fixes per evaluate() call in the events case (default 1000000)
       --parse N          time the position reader on a generated CSV of N fleet fixes, and
                          write it to ./fence-bench-fixes.csv (for timing `fence eval` end to end)
+      --geojson FILE     write the first case's fences as GeoJSON (for `fence eval`)
       --export DIR       write each case's fences, positions and containment pairs as .npy
                          under DIR/<fences> for Benchmarks/peers (polygon-only: --circles 0)
 
@@ -45,6 +46,7 @@ var fixCount = 2_000_000
 var batchSize = 1_000_000
 var exportDir: String?
 var parseLines = 0
+var geojsonPath: String?
 var args = CommandLine.arguments.dropFirst()
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("fence-bench: \(message)\n".utf8))
@@ -75,6 +77,7 @@ while let a = args.popFirst() {
     case "--batch": batchSize = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--export": exportDir = v
     case "--parse": parseLines = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--geojson": geojsonPath = v
     default: fail("unknown option \(a)")
     }
 }
@@ -121,6 +124,21 @@ for n in fenceCounts {
     let scenario = Scenario(fenceCount: n, vertices: vertices, circleShare: circles, hits: hits, seed: seed)
     let baseline = Measure.residentBytes()
     var fences = scenario.fences()
+    if let path = geojsonPath, n == fenceCounts.first {
+        var text = "{\"type\":\"FeatureCollection\",\"features\":[\n"
+        for (i, f) in fences.enumerated() {
+            if i > 0 { text += ",\n" }
+            switch f.shape {
+            case .circle(let c, let r):
+                text += "{\"type\":\"Feature\",\"properties\":{\"id\":\"\(f.id)\",\"radius\":\(r)},\"geometry\":{\"type\":\"Point\",\"coordinates\":[\(c.lon),\(c.lat)]}}"
+            case .polygons(let p):
+                let ring = p[0].exterior.map { "[\($0.lon),\($0.lat)]" }.joined(separator: ",")
+                text += "{\"type\":\"Feature\",\"properties\":{\"id\":\"\(f.id)\"},\"geometry\":{\"type\":\"Polygon\",\"coordinates\":[[\(ring)]]}}"
+            }
+        }
+        text += "\n]}\n"
+        try! Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
     let exportFences = exportDir == nil ? [] : fences
     let t0 = Measure.now()
     var store = FenceStore()
