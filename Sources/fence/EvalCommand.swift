@@ -116,11 +116,9 @@ enum EvalCommand {
         // progress belongs to whatever feeds it).
         let progress = isatty(2) == 1 && positionsPath != "-"
         var eventCount = 0
+        let prefetch = PrefetchingReader(reader, limit: batchSize)
         while true {
-            var batch: [Position] = []
-            batch.reserveCapacity(min(batchSize, 1 << 20))
-            var errors: [PositionLineError] = []
-            let more = try reader.read(limit: batchSize, into: &batch, errors: &errors)
+            let (batch, errors, more) = try prefetch.next()
             for e in errors.prefix(100) { stderr.write("fence: \(positionsPath): \(e)\n") }
             if errors.count > 100 { stderr.write("fence: \(positionsPath): \(errors.count - 100) more bad lines in this batch\n") }
             rejected += errors.count
@@ -161,5 +159,53 @@ enum EvalCommand {
                 + "\(late) late, \(duplicates) duplicate; events: \(kinds); \(engine.deviceCount) devices; "
                 + String(format: "%.2f s\n", seconds))
         return badFences.isEmpty && !stoppedForBadInput ? 0 : 1
+    }
+}
+
+/// Reads the next batch of positions on a background thread while the caller evaluates the
+/// current one, so parsing overlaps evaluation. One read is in flight at a time and the reader
+/// is only ever used by that one read: reads stay in input order.
+final class PrefetchingReader: @unchecked Sendable {
+    private let reader: PositionReader
+    private let limit: Int
+    private let queue = DispatchQueue(label: "fence.eval.read")
+    private let group = DispatchGroup()
+    private var result: Result<([Position], [PositionLineError], Bool), FenceError>?
+    private var finished = false
+
+    init(_ reader: PositionReader, limit: Int) {
+        self.reader = reader
+        self.limit = limit
+        start()
+    }
+
+    private func start() {
+        queue.async(group: group) {
+            var batch: [Position] = []
+            batch.reserveCapacity(min(self.limit, 1 << 20))
+            var errors: [PositionLineError] = []
+            do throws(FenceError) {
+                let more = try self.reader.read(limit: self.limit, into: &batch, errors: &errors)
+                self.result = .success((batch, errors, more))
+            } catch {
+                self.result = .failure(error)
+            }
+        }
+    }
+
+    /// The next batch, its bad lines, and whether more input follows.
+    func next() throws(FenceError) -> ([Position], [PositionLineError], Bool) {
+        guard !finished else { return ([], [], false) }
+        group.wait()
+        let r = result!
+        result = nil
+        switch r {
+        case .failure(let e):
+            finished = true
+            throw e
+        case .success(let value):
+            if value.2 { start() } else { finished = true }
+            return value
+        }
     }
 }
