@@ -59,16 +59,8 @@ enum EvalCommand {
         guard let format = EventWriter.Format(rawValue: a.values["format"] ?? "ndjson") else {
             throw UsageError("--format must be ndjson or csv")
         }
-        var inputFormat: PositionReader.Format?
-        if let f = a.values["input-format"] {
-            guard let parsed = PositionReader.Format(rawValue: f) else { throw UsageError("--input-format must be csv or ndjson") }
-            inputFormat = parsed
-        }
-        var coord = CoordinateSystem.wgs84
-        if let c = a.values["coord"] {
-            guard let parsed = CoordinateSystem(name: c) else { throw UsageError("--coord must be wgs84, gcj02 or bd09ll") }
-            coord = parsed
-        }
+        let inputFormat = try a.inputFormat()
+        let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
         let maxBad = try a.double("max-bad", default: 0.01)!

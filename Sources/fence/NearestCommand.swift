@@ -38,16 +38,8 @@ enum NearestCommand {
         }
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
-        var inputFormat: PositionReader.Format?
-        if let f = a.values["input-format"] {
-            guard let parsed = PositionReader.Format(rawValue: f) else { throw UsageError("--input-format must be csv or ndjson") }
-            inputFormat = parsed
-        }
-        var coord = CoordinateSystem.wgs84
-        if let c = a.values["coord"] {
-            guard let parsed = CoordinateSystem(name: c) else { throw UsageError("--coord must be wgs84, gcj02 or bd09ll") }
-            coord = parsed
-        }
+        let inputFormat = try a.inputFormat()
+        let coord = try a.coordinateSystem()
         let stderr = StandardError()
         let report = try GeoJSONFences.read(path: fencesPath)
         var store = FenceStore()

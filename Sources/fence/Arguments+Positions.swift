@@ -1,0 +1,18 @@
+import FenceEngine
+import FenceIO
+
+extension Arguments {
+    /// `--input-format csv|ndjson`; nil (sniff the first line) when absent.
+    func inputFormat() throws(UsageError) -> PositionReader.Format? {
+        guard let f = values["input-format"] else { return nil }
+        guard let parsed = PositionReader.Format(rawValue: f) else { throw UsageError("--input-format must be csv or ndjson") }
+        return parsed
+    }
+
+    /// `--coord wgs84|gcj02|bd09ll` for positions without a coord column; WGS84 when absent.
+    func coordinateSystem() throws(UsageError) -> CoordinateSystem {
+        guard let c = values["coord"] else { return .wgs84 }
+        guard let parsed = CoordinateSystem(name: c) else { throw UsageError("--coord must be wgs84, gcj02 or bd09ll") }
+        return parsed
+    }
+}
