@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Dependencies point one way: fence -> FenceIO -> FenceEngine -> (SpatialIndex, CGEOS).
+// Dependencies point one way: fence -> FenceIO -> FenceEngine -> (SpatialIndex, CGEOS); FenceIO
+// also reads fences through GDAL/OGR (CGDAL), which the engine core never sees.
 // Invariant checks (R-tree `checkInvariants()`) are compiled into debug builds only.
 let checks: [SwiftSetting] = [.define("FENCE_INTERNAL_CHECKS", .when(configuration: .debug))]
 
@@ -20,9 +21,14 @@ let package = Package(
             pkgConfig: "geos",
             providers: [.apt(["libgeos-dev"])]
         ),
+        .systemLibrary(
+            name: "CGDAL",
+            pkgConfig: "gdal",
+            providers: [.apt(["libgdal-dev"])]
+        ),
         .target(name: "SpatialIndex", swiftSettings: checks),
         .target(name: "FenceEngine", dependencies: ["CGEOS", "SpatialIndex"], swiftSettings: checks),
-        .target(name: "FenceIO", dependencies: ["FenceEngine"]),
+        .target(name: "FenceIO", dependencies: ["FenceEngine", "CGDAL"]),
         .executableTarget(name: "fence", dependencies: ["FenceIO", "FenceEngine"]),
         .executableTarget(
             name: "FenceBench",

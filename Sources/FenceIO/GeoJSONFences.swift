@@ -1,14 +1,19 @@
 import FenceEngine
 import Foundation
 
-/// Fences from a GeoJSON FeatureCollection (or a single Feature): Polygon and MultiPolygon
-/// features, and Point features with a `radius` property (metres) as circles.
+/// Fences from a GeoJSON FeatureCollection (or a single Feature), read by the built-in parser:
+/// Polygon and MultiPolygon features, and Point features with a radius (metres) as circles.
 ///
-/// Recognised properties: `id` (else the feature's `id`), `group` (or Baidu's `customID`),
-/// `radius`, `coord` (or `coordType`), `actions` (a comma list or an array), `dwell` (seconds),
-/// `expires` (epoch seconds or ISO 8601). Every other property is kept as raw JSON text.
-/// A feature that cannot become a fence is reported with its 1-based number and id; the
-/// others load.
+/// Settings come from the properties `FenceFields` names (by default `id`, else the feature's
+/// `id`; `group` or `customID`; `radius`; `coord` or `coordType`; `actions` as a comma list or
+/// an array; `dwell` in seconds; `expires` as epoch seconds or ISO 8601). Every other property
+/// is kept as its JSON text, white space between tokens removed. A feature that cannot become
+/// a fence is reported with its number and id, and the others load.
+///
+/// The parser reads the bytes once, in place (a file is memory-mapped), builds nothing for what
+/// it skips and never recurses on the input's nesting; `FenceInputLimits` bounds what one
+/// feature can cost. A syntax error anywhere refuses the whole document, with its line and
+/// column.
 public enum GeoJSONFences {
     public struct Report: Sendable {
         public var fences: [Fence]
@@ -16,180 +21,384 @@ public enum GeoJSONFences {
         public var errors: [FenceError]
     }
 
-    /// Reads a whole document.
+    /// Reads a whole document with the default fields and limits.
     /// - Throws: when the document as a whole is not GeoJSON (not JSON, no features).
     public static func read(_ data: Data, coord: CoordinateSystem = .wgs84) throws(FenceError) -> Report {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            throw FenceError(.malformedInput, reason: "not valid JSON: \(error.localizedDescription)")
-        }
-        guard let object = root as? [String: Any] else {
-            throw FenceError(.malformedInput, reason: "the document is not a JSON object")
-        }
-        let features: [Any]
-        switch object["type"] as? String {
-        case "FeatureCollection":
-            guard let list = object["features"] as? [Any] else {
-                throw FenceError(.malformedInput, reason: "the FeatureCollection has no \"features\" array")
-            }
-            features = list
-        case "Feature":
-            features = [object]
-        default:
-            throw FenceError(.malformedInput, reason: "expected a FeatureCollection or a Feature")
-        }
-        var report = Report(fences: [], errors: [])
-        report.fences.reserveCapacity(features.count)
-        for (index, raw) in features.enumerated() {
-            switch fence(raw, featureNumber: index + 1, coord: coord) {
-            case .success(let f): report.fences.append(f)
-            case .failure(let e): report.errors.append(e)
-            }
-        }
-        return report
+        var options = FenceInputOptions()
+        options.coord = coord
+        let result = try read(data, layer: "stdin", options: options)
+        return Report(fences: result.fences, errors: result.rejected.map { $0.error })
     }
 
-    /// Reads a file; "-" is standard input.
+    /// Reads a file ("-" is standard input) with the default fields and limits.
     public static func read(path: String, coord: CoordinateSystem = .wgs84) throws(FenceError) -> Report {
+        var options = FenceInputOptions()
+        options.coord = coord
+        let result = try read(path: path, options: options)
+        return Report(fences: result.fences, errors: result.rejected.map { $0.error })
+    }
+
+    /// Reads a file ("-" is standard input); the layer is named after the file.
+    /// - Throws: when the file cannot be read or is not GeoJSON as a whole, and when it
+    ///   declares a CRS other than WGS84 longitude/latitude (OGR reprojects those).
+    /// - Complexity: O(bytes + positions); memory: the mapped file and the fences kept.
+    public static func read(path: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         let data: Data
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
             do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
+                data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
             } catch {
                 throw FenceError(.malformedInput, reason: "cannot read \(path): \(error.localizedDescription)")
             }
         }
-        return try read(data, coord: coord)
+        let layer = path == "-" ? "stdin" : URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        let (result, crs) = try parse(data, layer: layer, options: options)
+        if let crs, !isLonLatWGS84(crs) {
+            throw FenceError(
+                .malformedInput,
+                reason: "\(path) declares the CRS \(crs); the built-in reader takes WGS84 longitude/latitude only (read it through OGR to reproject)")
+        }
+        return result
     }
 
-    static func fence(_ raw: Any, featureNumber: Int, coord defaultCoord: CoordinateSystem) -> Result<Fence, FenceError> {
-        var name = "#\(featureNumber)"
-        func fail(_ kind: FenceError.Kind, _ reason: String) -> Result<Fence, FenceError> {
-            .failure(FenceError(kind, fence: name, line: featureNumber, reason: reason))
-        }
-        guard let feature = raw as? [String: Any], feature["type"] as? String == "Feature" else {
-            return fail(.malformedInput, "not a GeoJSON Feature")
-        }
-        let properties = feature["properties"] as? [String: Any] ?? [:]
-        if let id = scalarText(properties["id"]) ?? scalarText(feature["id"]) { name = id }
-        guard name != "#\(featureNumber)" else { return fail(.missingID, "the feature has no id (property \"id\" or feature id)") }
-        guard let geometry = feature["geometry"] as? [String: Any], let type = geometry["type"] as? String else {
-            return fail(.emptyGeometry, "the feature has no geometry")
-        }
-        var coord = defaultCoord
-        if let c = properties["coord"] ?? properties["coordType"] {
-            guard let text = c as? String, let parsed = CoordinateSystem(name: text) else {
-                return fail(.unknownCoordinateSystem, "unknown coord \(scalarText(c) ?? "?") (wgs84, gcj02 or bd09ll)")
+    /// Reads a document held in memory.
+    public static func read(_ data: Data, layer: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
+        try parse(data, layer: layer, options: options).result
+    }
+
+    /// Whether a GeoJSON `crs` name (2008 GeoJSON) means WGS84 longitude/latitude.
+    static func isLonLatWGS84(_ name: String) -> Bool {
+        let n = name.uppercased()
+        return n.hasSuffix("CRS84") || n.hasSuffix("CRS:84") || n.hasSuffix("EPSG::4326") || n == "EPSG:4326"
+    }
+
+    /// The fences of a document and the name of its `crs` member, if it has one.
+    static func parse(_ data: Data, layer: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
+        let outcome = data.withUnsafeBytes { raw -> Result<(FenceReadResult, String?), FenceError> in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var document = GeoJSONDocument(scanner: JSONScanner(bytes), layer: layer, options: options)
+            do {
+                try document.read()
+                return .success((document.result, document.crs))
+            } catch let failure as JSONScanner.Failure {
+                let (line, column) = document.scanner.lineAndColumn(failure.offset)
+                return .failure(FenceError(.malformedInput, reason: "not valid JSON: \(failure.message) at line \(line), column \(column)"))
+            } catch let e as FenceError {
+                return .failure(e)
+            } catch {
+                return .failure(FenceError(.malformedInput, reason: "\(error)"))
             }
-            coord = parsed
         }
+        return try outcome.get()
+    }
+}
+
+/// One pass over a GeoJSON document: the FeatureCollection (or Feature) around the features.
+struct GeoJSONDocument {
+    var scanner: JSONScanner
+    let layer: String
+    let options: FenceInputOptions
+    var result = FenceReadResult(reader: .native)
+    var crs: String?
+    /// Every name `FenceFields` gives a role: these properties are settings.
+    let settingNames: Set<String>
+
+    init(scanner: JSONScanner, layer: String, options: FenceInputOptions) {
+        self.scanner = scanner
+        self.layer = layer
+        self.options = options
+        settingNames = options.fields.allNames
+        result.layers = [layer]
+    }
+
+    mutating func read() throws {
+        guard scanner.peek() == 123 else {
+            if scanner.peek() == nil { throw JSONScanner.Failure(offset: scanner.at, message: "the document is empty") }
+            if scanner.peek() == 91 || scanner.peek() == 34 || scanner.peek().map(JSONScanner.startsNumber) == true {
+                _ = try scanner.skipValue()
+                try scanner.expectEnd()
+                throw FenceError(.malformedInput, reason: "the document is not a JSON object")
+            }
+            throw scanner.fail("expected a JSON object")
+        }
+        // The top level is either a FeatureCollection or itself a Feature, with members in any
+        // order: read it as a feature that may also hold "features".
+        var top = FeatureDraft()
+        var sawFeatures = false
+        scanner.at += 1
+        if !scanner.take(125) {
+            repeat {
+                let key = try scanner.string()
+                try scanner.expect(58, ":")
+                if scanner.equals(key, "features") {
+                    sawFeatures = try readFeatures()
+                } else if scanner.equals(key, "crs") {
+                    crs = try readCRSName()
+                } else {
+                    try readMember(key, of: &top)
+                }
+            } while try scanner.next(closing: 125)
+        }
+        try scanner.expectEnd()
+        switch top.type {
+        case "FeatureCollection":
+            guard sawFeatures else { throw FenceError(.malformedInput, reason: "the FeatureCollection has no \"features\" array") }
+        case "Feature":
+            finish(top, number: 1)
+        default:
+            throw FenceError(.malformedInput, reason: "expected a FeatureCollection or a Feature")
+        }
+    }
+
+    /// The `features` array; false when it is not an array (skipped).
+    mutating func readFeatures() throws(JSONScanner.Failure) -> Bool {
+        guard scanner.peek() == 91 else {
+            _ = try scanner.skipValue()
+            return false
+        }
+        scanner.at += 1
+        if scanner.take(93) { return true }
+        var number = 0
+        repeat {
+            number += 1
+            var draft = FeatureDraft()
+            if scanner.peek() == 123 {
+                scanner.at += 1
+                if !scanner.take(125) {
+                    repeat {
+                        let key = try scanner.string()
+                        try scanner.expect(58, ":")
+                        try readMember(key, of: &draft)
+                    } while try scanner.next(closing: 125)
+                }
+            } else {
+                _ = try scanner.skipValue()
+            }
+            finish(draft, number: number)
+        } while try scanner.next(closing: 93)
+        return true
+    }
+
+    /// One member of a Feature object.
+    mutating func readMember(_ key: JSONScanner.StringToken, of draft: inout FeatureDraft) throws(JSONScanner.Failure) {
+        if scanner.equals(key, "type") {
+            if scanner.peek() == 34 { draft.type = scanner.text(try scanner.string()) } else { _ = try scanner.skipValue() }
+        } else if scanner.equals(key, "id") {
+            let value = try attributeValue(name: "id", draft: &draft)
+            draft.featureID = value
+        } else if scanner.equals(key, "properties") {
+            try readProperties(&draft)
+        } else if scanner.equals(key, "geometry") {
+            try readGeometry(&draft)
+        } else {
+            let (range, depth) = try scanner.skipValue()
+            _ = range
+            if depth > options.limits.maxNesting { draft.noteNesting(scanner.text(key), depth: depth, limit: options.limits.maxNesting) }
+        }
+    }
+
+    /// A value as an `AttributeValue`; nil for JSON null.
+    mutating func attributeValue(name: String, draft: inout FeatureDraft) throws(JSONScanner.Failure) -> AttributeValue? {
+        guard let c = scanner.peek() else { throw scanner.fail("unexpected end of input") }
+        if c == 34 { return .text(scanner.text(try scanner.string())) }
+        if JSONScanner.startsNumber(c) { return .number(try scanner.number()) }
+        let (range, depth) = try scanner.skipValue()
+        if depth > options.limits.maxNesting {
+            draft.noteNesting(name, depth: depth, limit: options.limits.maxNesting)
+            return .other("?")
+        }
+        let text = scanner.compactText(range)
+        if text == "null" { return nil }
+        if c == 91, depth == 1 {
+            // An array of strings (actions as a list).
+            var strings: [String] = []
+            var inner = JSONScanner(scanner.bytes)
+            inner.at = range.lowerBound + 1
+            if !inner.take(93) {
+                repeat {
+                    guard inner.peek() == 34 else { return .other(text) }
+                    strings.append(inner.text(try inner.string()))
+                } while try inner.next(closing: 93)
+            }
+            return .list(strings)
+        }
+        return .other(text)
+    }
+
+    mutating func readProperties(_ draft: inout FeatureDraft) throws(JSONScanner.Failure) {
+        guard scanner.peek() == 123 else {
+            let (_, depth) = try scanner.skipValue()  // null, or not an object: no properties
+            if depth > options.limits.maxNesting { draft.noteNesting("properties", depth: depth, limit: options.limits.maxNesting) }
+            return
+        }
+        scanner.at += 1
+        if scanner.take(125) { return }
+        repeat {
+            let keyToken = try scanner.string()
+            try scanner.expect(58, ":")
+            let key = scanner.text(keyToken)
+            if settingNames.contains(key) {
+                let value = try attributeValue(name: key, draft: &draft)
+                draft.found.updateValue(value, forKey: key)
+            } else {
+                let (range, depth) = try scanner.skipValue()
+                if depth > options.limits.maxNesting {
+                    draft.noteNesting(key, depth: depth, limit: options.limits.maxNesting)
+                } else {
+                    draft.properties[key] = scanner.compactText(range)
+                }
+            }
+        } while try scanner.next(closing: 125)
+    }
+
+    mutating func readGeometry(_ draft: inout FeatureDraft) throws(JSONScanner.Failure) {
+        guard scanner.peek() == 123 else {
+            _ = try scanner.skipValue()  // null: no geometry
+            return
+        }
+        scanner.at += 1
+        draft.hasGeometry = true
+        var coordinatesAt: Int?
+        if !scanner.take(125) {
+            repeat {
+                let key = try scanner.string()
+                try scanner.expect(58, ":")
+                if scanner.equals(key, "type") {
+                    if scanner.peek() == 34 { draft.geometryType = scanner.text(try scanner.string()) } else { _ = try scanner.skipValue() }
+                } else if scanner.equals(key, "coordinates") {
+                    if let depth = Self.coordinateDepth(draft.geometryType) {
+                        var coordinates = GeoJSONCoordinates(depth: depth, limits: options.limits.geometry)
+                        try coordinates.read(&scanner)
+                        draft.coordinates = coordinates
+                    } else {
+                        // The type is not known yet (or is no fence): come back once it is.
+                        coordinatesAt = scanner.at
+                        _ = try scanner.skipValue()
+                    }
+                } else {
+                    _ = try scanner.skipValue()
+                }
+            } while try scanner.next(closing: 125)
+        }
+        if let coordinatesAt, let depth = Self.coordinateDepth(draft.geometryType) {
+            var again = JSONScanner(scanner.bytes)
+            again.at = coordinatesAt
+            var coordinates = GeoJSONCoordinates(depth: depth, limits: options.limits.geometry)
+            try coordinates.read(&again)
+            draft.coordinates = coordinates
+        }
+    }
+
+    static func coordinateDepth(_ type: String?) -> Int? {
+        switch type {
+        case "Point": return 1
+        case "Polygon": return 3
+        case "MultiPolygon": return 4
+        default: return nil
+        }
+    }
+
+    /// The `crs` member's name (`{"type":"name","properties":{"name":"EPSG:3857"}}`), or
+    /// "unnamed" for any other form.
+    mutating func readCRSName() throws(JSONScanner.Failure) -> String? {
+        let (range, _) = try scanner.skipValue()
+        var s = JSONScanner(scanner.bytes)
+        s.at = range.lowerBound
+        guard s.take(123) else { return scanner.compactText(range) == "null" ? nil : "unnamed" }
+        if s.take(125) { return "unnamed" }
+        repeat {
+            let key = try s.string()
+            try s.expect(58, ":")
+            if s.equals(key, "properties"), s.take(123), !s.take(125) {
+                repeat {
+                    let inner = try s.string()
+                    try s.expect(58, ":")
+                    if s.equals(inner, "name"), s.peek() == 34 { return s.text(try s.string()) }
+                    _ = try s.skipValue()
+                } while try s.next(closing: 125)
+            } else {
+                _ = try s.skipValue()
+            }
+        } while try s.next(closing: 125)
+        return "unnamed"
+    }
+
+    /// Turns a feature's parts into a fence or a rejection.
+    mutating func finish(_ draft: FeatureDraft, number: Int) {
+        let origin = FeatureOrigin(layer: layer, index: number)
+        var name = "#\(number)"
+        func reject(_ kind: FenceError.Kind, _ reason: String) {
+            result.rejected.append(RejectedFeature(origin: origin, error: FenceError(kind, fence: name, line: number, reason: reason)))
+        }
+        func reject(_ e: FenceError) { reject(e.kind, e.reason) }
+        guard draft.type == "Feature" else { return reject(.malformedInput, "not a GeoJSON Feature") }
+        let fields = options.fields
+        // Each role takes its first candidate the feature has.
+        var settings = FenceSettings()
+        var errors: [FenceFields.Role: FenceError] = [:]
+        for role in FenceFields.Role.allCases {
+            for candidate in fields[role] {
+                guard let found = draft.found[candidate] else { continue }
+                if let value = found, let e = settings.set(role, value) { errors[role] = e }
+                break
+            }
+        }
+        if settings.id == nil, !fields.named.contains(.id), let fid = draft.featureID { settings.id = fid.display }
+        guard let id = settings.id, !id.isEmpty else {
+            let names = fields.id.map { "\"\($0)\"" }.joined(separator: " or ")
+            return reject(.missingID, fields.named.contains(.id) ? "the feature has no id (property \(names))" : "the feature has no id (property \(names) or feature id)")
+        }
+        name = id
+        guard draft.hasGeometry, let type = draft.geometryType else { return reject(.emptyGeometry, "the feature has no geometry") }
+        if let e = errors[.coord] { return reject(e) }
         let shape: FenceShape
         switch type {
         case "Point":
-            guard let p = position(geometry["coordinates"]) else {
-                return fail(.malformedInput, "the Point's coordinates are not [lon, lat]")
+            guard let p = draft.coordinates?.point else {
+                return reject(.malformedInput, draft.coordinates?.problem ?? "the Point's coordinates are not [lon, lat]")
             }
-            guard let r = properties["radius"] else {
-                return fail(.invalidRadius, "a Point fence needs a \"radius\" property in metres")
+            if let e = errors[.radius] { return reject(e) }
+            guard let radius = settings.radius else {
+                return reject(.invalidRadius, "a Point fence needs a \(fields.radius.map { "\"\($0)\"" }.joined(separator: " or ")) property in metres")
             }
-            guard let radius = number(r) else { return fail(.invalidRadius, "radius \(scalarText(r) ?? "?") is not a number") }
             shape = .circle(center: p, radius: radius)
-        case "Polygon":
-            guard let rings = geometry["coordinates"] as? [Any] else { return fail(.malformedInput, "Polygon coordinates are not an array") }
-            switch polygon(rings) {
-            case .success(let p): shape = .polygons([p])
-            case .failure(let e): return fail(.malformedInput, e.reason)
+        case "Polygon", "MultiPolygon":
+            guard let coordinates = draft.coordinates else {
+                return reject(.malformedInput, "\(type) coordinates are missing")
             }
-        case "MultiPolygon":
-            guard let list = geometry["coordinates"] as? [Any] else {
-                return fail(.malformedInput, "MultiPolygon coordinates are not an array")
+            switch coordinates.polygonValues() {
+            case .success(let polygons): shape = .polygons(polygons)
+            case .failure(let e): return reject(e)
             }
-            var polygons: [Polygon] = []
-            for (i, item) in list.enumerated() {
-                guard let rings = item as? [Any] else { return fail(.malformedInput, "polygon \(i + 1) is not an array of rings") }
-                switch polygon(rings) {
-                case .success(let p): polygons.append(p)
-                case .failure(let e): return fail(.malformedInput, "polygon \(i + 1): \(e.reason)")
-                }
-            }
-            shape = .polygons(polygons)
         default:
-            return fail(.malformedInput, "geometry type \(type) cannot be a fence (Polygon, MultiPolygon or Point with radius)")
+            return reject(.malformedInput, "geometry type \(type) cannot be a fence (Polygon, MultiPolygon or Point with radius)")
         }
-        var fence = Fence(id: name, shape: shape, coord: coord)
-        fence.group = scalarText(properties["group"]) ?? scalarText(properties["customID"])
-        if let a = properties["actions"] {
-            let list: String?
-            if let s = a as? String { list = s } else if let arr = a as? [Any] { list = arr.compactMap { $0 as? String }.joined(separator: ",") } else { list = nil }
-            guard let list, let actions = FenceActions(list: list) else {
-                return fail(.invalidSetting, "actions must list enter, exit, dwell (got \(scalarText(a) ?? "?"))")
-            }
-            fence.actions = actions
-        }
-        if let d = properties["dwell"] {
-            guard let dwell = number(d) else { return fail(.invalidSetting, "dwell \(scalarText(d) ?? "?") is not a number of seconds") }
-            fence.dwell = dwell
-        }
-        if let e = properties["expires"] {
-            if let v = number(e) {
-                fence.expires = v
-            } else if let s = e as? String, let v = ISO8601.parse(s) {
-                fence.expires = v
-            } else {
-                return fail(.invalidSetting, "expires \(scalarText(e) ?? "?") is neither epoch seconds nor ISO 8601")
-            }
-        }
-        let known: Set<String> = ["id", "group", "customID", "radius", "coord", "coordType", "actions", "dwell", "expires"]
-        for (key, value) in properties where !known.contains(key) {
-            if let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys]) {
-                fence.properties[key] = String(decoding: data, as: UTF8.self)
-            }
-        }
-        return .success(fence)
+        for role in [FenceFields.Role.group, .actions, .dwell, .expires] { if let e = errors[role] { return reject(e) } }
+        if let e = draft.nesting { return reject(e) }
+        result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: draft.properties))
+        result.origins.append(origin)
     }
+}
 
-    struct ShapeError: Error { var reason: String }
+/// What has been read of one feature so far (members come in any order).
+struct FeatureDraft {
+    var type: String?
+    var featureID: AttributeValue?
+    /// Values of setting properties by name; `.some(nil)` for an explicit JSON null.
+    var found: [String: AttributeValue?] = [:]
+    var properties: [String: String] = [:]
+    var hasGeometry = false
+    var geometryType: String?
+    var coordinates: GeoJSONCoordinates?
+    /// A value nested past `FenceInputLimits.maxNesting`.
+    var nesting: FenceError?
 
-    static func polygon(_ rings: [Any]) -> Result<Polygon, ShapeError> {
-        guard !rings.isEmpty else { return .failure(ShapeError(reason: "the polygon has no rings")) }
-        var out: [[LonLat]] = []
-        for (r, ring) in rings.enumerated() {
-            guard let list = ring as? [Any] else { return .failure(ShapeError(reason: "ring \(r + 1) is not an array")) }
-            var points: [LonLat] = []
-            points.reserveCapacity(list.count)
-            for (i, item) in list.enumerated() {
-                guard let p = position(item) else {
-                    return .failure(ShapeError(reason: "ring \(r + 1) position \(i + 1) is not [lon, lat]"))
-                }
-                points.append(p)
-            }
-            out.append(points)
-        }
-        return .success(Polygon(exterior: out[0], holes: Array(out.dropFirst())))
-    }
-
-    static func position(_ raw: Any?) -> LonLat? {
-        guard let array = raw as? [Any], array.count >= 2, let lon = number(array[0]), let lat = number(array[1]) else {
-            return nil
-        }
-        return LonLat(lon: lon, lat: lat)
-    }
-
-    static func number(_ raw: Any?) -> Double? {
-        if let n = raw as? NSNumber { return n.doubleValue }
-        if let s = raw as? String { return Double(s.trimmingCharacters(in: .whitespaces)) }
-        return nil
-    }
-
-    static func scalarText(_ raw: Any?) -> String? {
-        switch raw {
-        case let s as String: return s
-        case let n as NSNumber: return n.stringValue
-        default: return nil
+    mutating func noteNesting(_ name: String, depth: Int, limit: Int) {
+        if nesting == nil {
+            nesting = FenceError(
+                .limitExceeded, reason: "\"\(name)\" is nested \(depth) levels deep, over the limit of \(limit) (FenceInputLimits.maxNesting)")
         }
     }
 }

@@ -1,7 +1,10 @@
 /// A small argument parser: `--name value`, `--name=value`, `--flag`, positionals.
 /// Usage errors exit with status 2.
 struct Arguments {
+    /// The last value of each valued option.
     var values: [String: String] = [:]
+    /// Every value of each valued option, in order (for options that may repeat).
+    var lists: [String: [String]] = [:]
     var flags: Set<String> = []
     var positionals: [String] = []
 
@@ -34,6 +37,7 @@ struct Arguments {
                     i += 1
                 }
                 values[name] = value
+                lists[name, default: []].append(value!)
             } else {
                 throw UsageError("unknown option --\(name)")
             }

@@ -5,35 +5,42 @@ import Foundation
 /// `fence check`: validate fences and list every problem.
 enum CheckCommand {
     static let help = """
-        Usage: fence check --fences FENCES.geojson [--repair] [--threads N]
+        Usage: fence check --fences SOURCE [--repair] [--threads N] [fence options]
 
         Reads every feature, checks every fence as `fence eval` would load it (rings closed and
         long enough, coordinates in range, a positive radius, GEOS validity with GEOS's reason,
         settings in range, ids present and unique), and prints one line per problem:
-        feature number, fence id, kind and reason. With --repair, polygons GEOS MakeValid can fix
-        are reported as repaired instead.
+        source, layer, feature number (and FID), fence id, kind and reason. With --repair,
+        polygons GEOS MakeValid can fix are reported as repaired instead.
+
+        \(Arguments.fenceHelp)
 
         Exit status: 0 when every fence is good, 1 when any is not, 2 on bad usage.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valued: ["fences", "threads"], flagNames: ["repair"])
+        let a = try Arguments(args, valued: Arguments.fenceOptions.union(["threads"]), flagNames: ["repair"])
         if a.flags.contains("help") {
             print(help)
             return 0
         }
-        guard let path = a.values["fences"] else { throw UsageError("--fences is required") }
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
-        let report = try GeoJSONFences.read(path: path)
-        var store = FenceStore()
-        let results = store.add(report.fences, repair: a.flags.contains("repair"), threads: threads)
-        var lines: [String] = report.errors.map { "\(path): \($0)" }
-        for r in results {
-            if let e = r.error { lines.append("\(path): \(e)") } else if r.repaired { lines.append("\(path): fence \(r.id): repaired by MakeValid") }
+        let loading = try FenceLoading(a)
+        var store = loading.emptyStore()
+        let results = store.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads)
+        let bad = loading.rejected(after: results)
+        var lines: [(FeatureOrigin, String)] = bad.map { ($0.origin, "\(loading.source): \($0)") }
+        for (origin, r) in zip(loading.read.origins, results) where r.repaired {
+            lines.append((origin, "\(loading.source): \(origin): fence \(r.id): repaired by MakeValid"))
         }
-        for l in lines { print(l) }
-        let bad = report.errors.count + results.filter { $0.error != nil }.count
-        FileHandle.standardError.write(Data("fence check: \(report.fences.count + report.errors.count) features, \(store.count) good fences, \(bad) with problems\n".utf8))
-        return bad == 0 ? 0 : 1
+        let layerOrder = Dictionary(loading.read.layers.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        lines.sort { (layerOrder[$0.0.layer] ?? 0, $0.0.index) < (layerOrder[$1.0.layer] ?? 0, $1.0.index) }
+        for (_, line) in lines { print(line) }
+        let layers = loading.read.layers.count
+        FileHandle.standardError.write(
+            Data(
+                ("fence check: \(loading.read.featureCount) features in \(layers) layer\(layers == 1 ? "" : "s") "
+                    + "(\(loading.read.reader.rawValue) reader), \(store.count) good fences, \(bad.count) with problems\n").utf8))
+        return bad.isEmpty ? 0 : 1
     }
 }

@@ -5,13 +5,12 @@ import Foundation
 /// `fence contains`: the plain spatial join.
 enum ContainsCommand {
     static let help = """
-        Usage: fence contains --fences FENCES.geojson --positions POSITIONS [options]
+        Usage: fence contains --fences SOURCE --positions POSITIONS [options]
 
         For each position, in input order, the ids of the fences covering it (boundary included).
 
         Options:
-          --fences FILE        GeoJSON FeatureCollection of Polygon, MultiPolygon and Point
-                               (with a "radius" property in metres) features
+          --fences SOURCE      fences: GeoJSON or any OGR source (see below)
           --positions FILE     CSV (header required) or NDJSON positions; "-" for standard input
           --format FORMAT      csv (default): device,time,id;id;...  or ndjson
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
@@ -21,17 +20,19 @@ enum ContainsCommand {
           --threads N          worker threads (default: all cores)
           --help               this text
 
+        \(Arguments.fenceHelp)
+
         Exit status: 0 success, 1 bad input, 2 bad usage.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["fences", "positions", "format", "input-format", "coord", "threads"], flagNames: ["repair"])
+            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "coord", "threads"]),
+            flagNames: ["repair"])
         if a.flags.contains("help") {
             print(help)
             return 0
         }
-        guard let fencesPath = a.values["fences"] else { throw UsageError("--fences is required") }
         let positionsPath = a.values["positions"] ?? "-"
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
@@ -40,12 +41,10 @@ enum ContainsCommand {
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
 
         let stderr = StandardError()
-        let report = try GeoJSONFences.read(path: fencesPath)
-        var store = FenceStore()
-        let results = store.add(report.fences, repair: a.flags.contains("repair"), threads: threads)
-        var bad = report.errors
-        bad += results.compactMap(\.error)
-        for e in bad { stderr.write("fence: \(fencesPath): \(e)\n") }
+        let loading = try FenceLoading(a)
+        var store = loading.emptyStore()
+        let bad = loading.rejected(after: store.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads))
+        loading.report(bad)
 
         let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord)
         let out = StandardOutput()

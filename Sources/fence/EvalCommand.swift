@@ -5,13 +5,13 @@ import Foundation
 /// `fence eval`: fences + positions in, events out.
 enum EvalCommand {
     static let help = """
-        Usage: fence eval --fences FENCES.geojson --positions POSITIONS|- [options]
+        Usage: fence eval --fences SOURCE --positions POSITIONS|- [options]
 
         Applies each device's fixes in time order and writes enter / exit / dwell (and, with
         --cross, cross) events, ordered by (time, device, fence, event).
 
         Input and output:
-          --fences FILE         GeoJSON FeatureCollection (Polygon, MultiPolygon, Point + radius)
+          --fences SOURCE       fences: GeoJSON or any OGR source (see below)
           --positions FILE      CSV (header required) or NDJSON; "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
           --coord SYSTEM        coordinate system of positions without a coord column:
@@ -38,6 +38,8 @@ enum EvalCommand {
           --threads N           worker threads (default: all cores)
           --help                this text
 
+        \(Arguments.fenceHelp)
+
         A summary goes to standard error at the end. Exit status: 0 success, 1 bad input (a
         rejected fence, too many bad lines, an unreadable state file), 2 bad usage.
         """
@@ -45,16 +47,15 @@ enum EvalCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
             args,
-            valued: [
-                "fences", "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
+            valued: Arguments.fenceOptions.union([
+                "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
                 "actions", "margin", "exit-delay", "threads",
-            ], flagNames: ["repair", "no-initial", "cross"])
+            ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
             print(help)
             return 0
         }
         let started = Date()
-        guard let fencesPath = a.values["fences"] else { throw UsageError("--fences is required") }
         let positionsPath = a.values["positions"] ?? "-"
         guard let format = EventWriter.Format(rawValue: a.values["format"] ?? "ndjson") else {
             throw UsageError("--format must be ndjson or csv")
@@ -81,11 +82,11 @@ enum EvalCommand {
         settings.crossDetection = a.flags.contains("cross")
 
         let stderr = StandardError()
-        let report = try GeoJSONFences.read(path: fencesPath)
-        var engine = EventEngine(settings: settings)
-        let (results, _) = engine.add(report.fences, repair: a.flags.contains("repair"), threads: threads)
-        let badFences = report.errors + results.compactMap(\.error)
-        for e in badFences { stderr.write("fence: \(fencesPath): \(e)\n") }
+        let loading = try FenceLoading(a)
+        var engine = EventEngine(store: loading.emptyStore(), settings: settings)
+        let (results, _) = engine.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads)
+        let badFences = loading.rejected(after: results)
+        loading.report(badFences)
 
         if let statePath = a.values["state"], let snapshot = try CheckpointFile.read(path: statePath) {
             let dropped = engine.restore(snapshot)
@@ -96,7 +97,7 @@ enum EvalCommand {
         let out: OutputSink = try a.values["output"].map { try OutputSink(path: $0) } ?? OutputSink()
         let propertyNames = (a.values["properties"] ?? "").split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) }
             .filter { !$0.isEmpty }
-        let writer = EventWriter(format: format, propertyNames: propertyNames, fences: report.fences)
+        let writer = EventWriter(format: format, propertyNames: propertyNames, fences: loading.read.fences)
         out.write(writer.header)
         var read = 0
         var rejected = 0

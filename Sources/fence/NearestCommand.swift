@@ -5,7 +5,7 @@ import Foundation
 /// `fence nearest`: adaptive reporting for positions.
 enum NearestCommand {
     static let help = """
-        Usage: fence nearest --fences FENCES.geojson --positions POSITIONS|- [options]
+        Usage: fence nearest --fences SOURCE --positions POSITIONS|- [options]
 
         For each position, in input order: the nearest fence boundary (its id), the distance to
         it in metres (negative inside that fence) and a suggested delay before the device's next
@@ -18,18 +18,19 @@ enum NearestCommand {
           --input-format FMT  csv or ndjson (default: sniffed)
           --coord SYSTEM      coordinate system of positions without a coord column
 
+        \(Arguments.fenceHelp)
+
         Exit status: 0 success, 1 bad input, 2 bad usage.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["fences", "positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord"],
+            args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord"]),
             flagNames: [])
         if a.flags.contains("help") {
             print(help)
             return 0
         }
-        guard let fencesPath = a.values["fences"] else { throw UsageError("--fences is required") }
         let speed = try a.double("max-speed", default: 30)!
         let minDelay = try a.double("min-delay", default: 1)!
         let maxDelay = try a.double("max-delay", default: 3600)!
@@ -41,10 +42,10 @@ enum NearestCommand {
         let inputFormat = try a.inputFormat()
         let coord = try a.coordinateSystem()
         let stderr = StandardError()
-        let report = try GeoJSONFences.read(path: fencesPath)
-        var store = FenceStore()
-        let bad = report.errors + store.add(report.fences).compactMap(\.error)
-        for e in bad { stderr.write("fence: \(fencesPath): \(e)\n") }
+        let loading = try FenceLoading(a)
+        var store = loading.emptyStore()
+        let bad = loading.rejected(after: store.add(loading.read.fences))
+        loading.report(bad)
         let reader = try PositionReader(path: a.values["positions"] ?? "-", format: inputFormat, coord: coord)
         let out = OutputSink()
         if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }

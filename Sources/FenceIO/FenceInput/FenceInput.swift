@@ -1,0 +1,66 @@
+import FenceEngine
+
+/// The fences of one source, with where each came from and every feature that was refused.
+public struct FenceReadResult: Sendable {
+    /// In reading order: layer by layer, feature by feature.
+    public var fences: [Fence] = []
+    /// `origins[i]` is where `fences[i]` came from.
+    public var origins: [FeatureOrigin] = []
+    /// Features that did not become fences, with their place and reason.
+    public var rejected: [RejectedFeature] = []
+    /// The layers read.
+    public var layers: [String] = []
+    /// The reader that did the work: `.native` or `.ogr`.
+    public var reader: FenceInputOptions.Reader
+
+    public init(reader: FenceInputOptions.Reader) { self.reader = reader }
+
+    /// Features seen: loaded and rejected.
+    public var featureCount: Int { fences.count + rejected.count }
+
+    /// The store's verdicts on these fences (one `FenceAddResult` per fence, in order, as
+    /// `FenceStore.add` returns them) as rejections placed at their features.
+    public func rejections(from results: [FenceAddResult]) -> [RejectedFeature] {
+        zip(origins, results).compactMap { origin, r in r.error.map { RejectedFeature(origin: origin, error: $0) } }
+    }
+}
+
+/// Reads fences from any source: a GeoJSON file with the built-in reader, anything else
+/// (a Shapefile, GeoPackage, FlatGeobuf, CSV with WKT, GeoJSONSeq, a `PG:` connection string)
+/// through GDAL/OGR.
+public enum FenceInput {
+    /// Reads `source` with the reader `options.reader` picks (see `FenceInputOptions.Reader`).
+    /// A GeoJSON file that declares a CRS other than WGS84 goes to OGR under `.auto`, which
+    /// reprojects it.
+    /// - Throws: when the source as a whole cannot be read; single bad features are returned
+    ///   in `rejected` instead.
+    public static func read(_ source: String, options: FenceInputOptions = FenceInputOptions()) throws(FenceError) -> FenceReadResult {
+        switch options.reader {
+        case .native:
+            return try GeoJSONFences.read(path: source, options: options)
+        case .ogr:
+            return try OGRFences.read(source, options: options)
+        case .auto:
+            guard usesNativeReader(source) else { return try OGRFences.read(source, options: options) }
+            do {
+                return try GeoJSONFences.read(path: source, options: options)
+            } catch where error.reason.contains("declares the CRS") && source != "-" {
+                return try OGRFences.read(source, options: options)
+            }
+        }
+    }
+
+    /// Standard input and files named `.geojson` or `.json` go to the built-in reader under
+    /// `.auto` (it reads them faster than OGR does; README "Fence loading").
+    public static func usesNativeReader(_ source: String) -> Bool {
+        if source == "-" { return true }
+        let lower = source.lowercased()
+        return lower.hasSuffix(".geojson") || lower.hasSuffix(".json")
+    }
+}
+
+extension FenceInput {
+    /// A source as it may appear in messages: the value of a connection string's `password=`
+    /// is masked.
+    public static func displayName(_ source: String) -> String { OGRDataset.masked(source) }
+}

@@ -1,0 +1,105 @@
+import FenceEngine
+
+/// One value of a feature's field or property, as the readers hand it over.
+enum AttributeValue {
+    case text(String)
+    case number(Double)
+    /// A list of strings (a JSON array of strings, an OGR StringList).
+    case list([String])
+    /// Anything else, as JSON text (an object, a boolean, a mixed array).
+    case other(String)
+
+    /// The value as people read it in an error message.
+    var display: String {
+        switch self {
+        case .text(let s): return s
+        case .number(let v): return Self.format(v)
+        case .list(let l): return l.joined(separator: ",")
+        case .other(let json): return json
+        }
+    }
+
+    /// Integral values without a fraction ("7", not "7.0"), others in Swift's shortest form.
+    static func format(_ v: Double) -> String {
+        if v == v.rounded() && abs(v) < 0x1p53 { return String(Int64(v)) }
+        return "\(v)"
+    }
+
+    var number: Double? {
+        switch self {
+        case .number(let v): return v
+        case .text(let s): return Double(s.trimmingBlanks())
+        default: return nil
+        }
+    }
+}
+
+/// The settings a feature's mapped fields give a fence, with one set of rules and error texts
+/// for every reader (SPEC "Fences").
+struct FenceSettings {
+    var id: String?
+    var group: String?
+    var radius: Double?
+    var coord: CoordinateSystem?
+    var actions: FenceActions?
+    var dwell: Double?
+    var expires: Double?
+
+    /// Applies one field's value; nil on success, else the error (without a fence name).
+    mutating func set(_ role: FenceFields.Role, _ value: AttributeValue) -> FenceError? {
+        switch role {
+        case .id:
+            id = value.display
+        case .group:
+            group = value.display
+        case .radius:
+            guard let v = value.number else { return FenceError(.invalidRadius, reason: "radius \(value.display) is not a number") }
+            radius = v
+        case .coord:
+            guard case .text(let s) = value, let c = CoordinateSystem(name: s) else {
+                return FenceError(.unknownCoordinateSystem, reason: "unknown coord \(value.display) (wgs84, gcj02 or bd09ll)")
+            }
+            coord = c
+        case .actions:
+            let list: String
+            switch value {
+            case .text(let s): list = s
+            case .list(let l): list = l.joined(separator: ",")
+            default: list = "?"
+            }
+            guard let a = FenceActions(list: list) else {
+                return FenceError(.invalidSetting, reason: "actions must list enter, exit, dwell (got \(value.display))")
+            }
+            actions = a
+        case .dwell:
+            guard let v = value.number else { return FenceError(.invalidSetting, reason: "dwell \(value.display) is not a number of seconds") }
+            dwell = v
+        case .expires:
+            if let v = value.number {
+                expires = v
+            } else if case .text(let s) = value, let v = ISO8601.parse(s) {
+                expires = v
+            } else {
+                return FenceError(.invalidSetting, reason: "expires \(value.display) is neither epoch seconds nor ISO 8601")
+            }
+        }
+        return nil
+    }
+
+    /// A fence of `shape` with these settings.
+    func fence(id: String, shape: FenceShape, defaultCoord: CoordinateSystem, properties: [String: String]) -> Fence {
+        Fence(
+            id: id, group: group, shape: shape, coord: coord ?? defaultCoord, actions: actions, dwell: dwell,
+            expires: expires, properties: properties)
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs.
+    func trimmingBlanks() -> Substring {
+        var s = self[...]
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return s
+    }
+}

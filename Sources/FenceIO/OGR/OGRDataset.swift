@@ -1,0 +1,80 @@
+import CGDAL
+import Foundation
+import FenceEngine
+
+/// GDAL's error state for the calling thread. GDAL records the last error of each thread;
+/// `OGRFences` silences GDAL's printer around its work (`CGDAL_pushQuietErrorHandler`) and reads
+/// the message back here instead.
+enum GDALErrorState {
+    static func reset() { CPLErrorReset() }
+
+    /// The last error or warning since `reset()`, if any.
+    static var message: String? { CGDAL_lastErrorMessage().map { String(cString: $0) } }
+
+    /// Whether the last error since `reset()` was a failure (not just a warning).
+    static var failed: Bool { CPLGetLastErrorType().rawValue >= CE_Failure.rawValue }
+
+    /// GDAL's release name, e.g. "3.6.2".
+    static var version: String { String(cString: CGDAL_version()) }
+}
+
+/// An open GDAL vector dataset (`GDALOpenEx`), read-only, closed with `GDALClose` when released.
+final class OGRDataset {
+    let raw: GDALDatasetH
+    /// The source as it may be shown: a connection string's password is masked.
+    let displayName: String
+
+    private static let registered: Void = GDALAllRegister()
+
+    /// Opens `source` (a path, a `PG:` connection string, any GDAL vector source).
+    /// - Parameter openOptions: `KEY=VALUE` driver open options (as `ogr2ogr -oo`).
+    init(opening source: String, openOptions: [String]) throws(FenceError) {
+        _ = Self.registered
+        displayName = Self.masked(source)
+        var list: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        for option in openOptions { list = CSLAddString(list, option) }
+        // "papszOpenOptions: ... The list is copied": the CSL list stays ours to free.
+        defer { CSLDestroy(list) }
+        GDALErrorState.reset()
+        guard let raw = CGDAL_openVector(source, list) else {
+            throw FenceError(
+                .malformedInput, reason: "cannot open \(displayName) as vector data: \(GDALErrorState.message ?? "no driver recognises it")")
+        }
+        self.raw = raw
+    }
+
+    deinit {
+        // "GDALClose: ... this closes the dataset and frees all resources", its layers included.
+        GDALClose(raw)
+    }
+
+    /// The driver's short name ("ESRI Shapefile", "GPKG", "PostgreSQL", ...).
+    var driverName: String {
+        guard let driver = GDALGetDatasetDriver(raw), let name = GDALGetDriverShortName(driver) else { return "?" }
+        return String(cString: name)
+    }
+
+    /// Every layer, in the dataset's order.
+    var layers: [OGRLayer] {
+        (0..<Int(GDALDatasetGetLayerCount(raw))).compactMap { i in
+            GDALDatasetGetLayer(raw, Int32(i)).map { OGRLayer(dataset: self, raw: $0) }
+        }
+    }
+
+    /// The layer of that name (for PostGIS also `schema.table`), or nil.
+    func layer(named name: String) -> OGRLayer? {
+        GDALDatasetGetLayerByName(raw, name).map { OGRLayer(dataset: self, raw: $0) }
+    }
+
+    /// `source` with the value of any `password=` masked, for messages.
+    static func masked(_ source: String) -> String {
+        guard let range = source.range(of: "password=", options: .caseInsensitive) else { return source }
+        var end = range.upperBound
+        if end < source.endIndex, source[end] == "'" {
+            end = source[source.index(after: end)...].firstIndex(of: "'").map { source.index(after: $0) } ?? source.endIndex
+        } else {
+            end = source[end...].firstIndex(where: { $0 == " " }) ?? source.endIndex
+        }
+        return String(source[..<range.upperBound]) + "***" + String(source[end...])
+    }
+}

@@ -1,0 +1,99 @@
+import CGDAL
+import FenceEngine
+
+/// A feature read from a layer, destroyed with `OGR_F_Destroy` ("the returned feature becomes
+/// the responsibility of the caller to delete").
+final class OGRFeature {
+    let raw: OGRFeatureH
+
+    init(owning raw: OGRFeatureH) { self.raw = raw }
+
+    deinit { OGR_F_Destroy(raw) }
+
+    /// The feature's FID, nil when the driver gives none.
+    var fid: Int64? {
+        let fid = OGR_F_GetFID(raw)
+        return fid == CGDAL_nullFID() ? nil : Int64(fid)
+    }
+
+    /// The feature's first geometry, borrowed ("a handle to internal feature geometry. This
+    /// object should not be modified"); it lives as long as the feature.
+    var geometry: OGRGeometryH? { OGR_F_GetGeometryRef(raw) }
+
+    /// A column's value for a setting (id, radius, expires, ...); nil when unset or null.
+    func attribute(_ field: OGRField) -> AttributeValue? {
+        let i = Int32(field.index)
+        guard OGR_F_IsFieldSetAndNotNull(raw, i) != 0 else { return nil }
+        switch field.type {
+        case OFTInteger, OFTInteger64:
+            return .number(Double(OGR_F_GetFieldAsInteger64(raw, i)))
+        case OFTReal:
+            return .number(OGR_F_GetFieldAsDouble(raw, i))
+        case OFTDate, OFTDateTime:
+            return epoch(i).map(AttributeValue.number) ?? .text(text(i))
+        case OFTStringList:
+            return .list(stringList(i))
+        default:
+            let s = text(i)
+            return s.isEmpty ? nil : .text(s)
+        }
+    }
+
+    /// A column's value as JSON text, as `Fence.properties` keeps it; "null" when null.
+    func json(_ field: OGRField) -> String {
+        let i = Int32(field.index)
+        guard OGR_F_IsFieldSetAndNotNull(raw, i) != 0 else { return "null" }
+        switch field.type {
+        case OFTInteger, OFTInteger64:
+            let v = OGR_F_GetFieldAsInteger64(raw, i)
+            return field.isBoolean ? (v != 0 ? "true" : "false") : String(v)
+        case OFTReal:
+            let v = OGR_F_GetFieldAsDouble(raw, i)
+            return v.isFinite ? "\(v)" : "null"
+        case OFTDateTime:
+            return epoch(i).map { OutputEscaping.jsonString(ISO8601.format($0)) } ?? OutputEscaping.jsonString(text(i))
+        case OFTIntegerList, OFTInteger64List:
+            var n: Int32 = 0
+            guard let p = OGR_F_GetFieldAsInteger64List(raw, i, &n) else { return "[]" }
+            return "[" + (0..<Int(n)).map { String(p[$0]) }.joined(separator: ",") + "]"
+        case OFTRealList:
+            var n: Int32 = 0
+            guard let p = OGR_F_GetFieldAsDoubleList(raw, i, &n) else { return "[]" }
+            return "[" + (0..<Int(n)).map { p[$0].isFinite ? "\(p[$0])" : "null" }.joined(separator: ",") + "]"
+        case OFTStringList:
+            return "[" + stringList(i).map(OutputEscaping.jsonString).joined(separator: ",") + "]"
+        default:
+            return OutputEscaping.jsonString(text(i))
+        }
+    }
+
+    private func text(_ i: Int32) -> String {
+        // "the returned string is internal, and should not be modified or freed".
+        OGR_F_GetFieldAsString(raw, i).map { String(cString: $0) } ?? ""
+    }
+
+    private func stringList(_ i: Int32) -> [String] {
+        // Internal to the feature as well: read, never freed.
+        guard let list = OGR_F_GetFieldAsStringList(raw, i) else { return [] }
+        var out: [String] = []
+        var k = 0
+        while let item = list[k] {
+            out.append(String(cString: item))
+            k += 1
+        }
+        return out
+    }
+
+    /// A Date or DateTime column as epoch seconds; a time without a zone (or in "local time")
+    /// is UTC, as for positions.
+    private func epoch(_ i: Int32) -> Double? {
+        var year: Int32 = 0, month: Int32 = 0, day: Int32 = 0, hour: Int32 = 0, minute: Int32 = 0, zone: Int32 = 0
+        var second: Float = 0
+        guard OGR_F_GetFieldAsDateTimeEx(raw, i, &year, &month, &day, &hour, &minute, &second, &zone) != 0 else { return nil }
+        var t = Double(ISO8601.daysFromCivil(year: Int(year), month: Int(month), day: Int(day))) * 86400
+        t += Double(hour) * 3600 + Double(minute) * 60 + Double(second)
+        // OGR's zone flag: 100 is UTC, 100 + n is UTC plus n quarter hours; 0 and 1 say nothing.
+        if zone > 1 { t -= Double(zone - 100) * 900 }
+        return t
+    }
+}

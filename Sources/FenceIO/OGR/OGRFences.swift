@@ -1,0 +1,190 @@
+import CGDAL
+import FenceEngine
+
+/// Fences from any vector source GDAL/OGR opens: GeoJSON, GeoJSONSeq, Shapefile, GeoPackage,
+/// FlatGeobuf, CSV with a WKT column, a PostGIS connection (`PG:host=... dbname=...`), ...
+///
+/// Every layer is read (or the ones `FenceInputOptions.layers` names), one feature at a time.
+/// Per feature: the settings come from the columns `FenceFields` names (OGR matches names
+/// case-insensitively); without an id column, the FID is the id. The geometry is linearised
+/// when it has curves, reprojected to WGS84 longitude/latitude when the layer's CRS differs
+/// (`OGRReprojection`), checked against the fence limits from OGR's own counts, written as ISO
+/// WKB (`OGR_G_ExportToIsoWkb`) and built by GEOS's WKB reader (`WKBShapeReader`): it never
+/// travels as text. A Point with a radius becomes a circle (the radius is metres on the
+/// ground, whatever the layer's units). Every other column is kept as a JSON property.
+///
+/// A feature that cannot become a fence is reported with its layer, number and FID; the rest
+/// load. Memory: the fences kept, plus one feature at a time as its driver reads it.
+public enum OGRFences {
+    /// Reads every selected layer of `source`.
+    /// - Throws: when the source cannot be opened, a named layer does not exist, a named field
+    ///   is missing from a layer, or a layer's CRS cannot be transformed to WGS84.
+    public static func read(_ source: String, options: FenceInputOptions = FenceInputOptions()) throws(FenceError) -> FenceReadResult {
+        CGDAL_pushQuietErrorHandler()
+        defer { CGDAL_popErrorHandler() }
+        var openOptions = options.openOptions
+        // A CSV's WKT column is the geometry, not an attribute to carry along.
+        if source.lowercased().hasSuffix(".csv") && !openOptions.contains(where: { $0.uppercased().hasPrefix("KEEP_GEOM_COLUMNS=") }) {
+            openOptions.append("KEEP_GEOM_COLUMNS=NO")
+        }
+        let dataset = try OGRDataset(opening: source, openOptions: openOptions)
+        var layers: [OGRLayer] = []
+        if options.layers.isEmpty {
+            layers = dataset.layers
+        } else {
+            for name in options.layers {
+                guard let layer = dataset.layer(named: name) else {
+                    let names = dataset.layers.map(\.name).joined(separator: ", ")
+                    throw FenceError(.malformedInput, reason: "\(dataset.displayName) has no layer \(name) (layers: \(names))")
+                }
+                layers.append(layer)
+            }
+        }
+        if layers.isEmpty { throw FenceError(.malformedInput, reason: "\(dataset.displayName) has no vector layer") }
+        var reader = LayerReader(options: options)
+        for layer in layers { try reader.read(layer) }
+        return reader.result
+    }
+}
+
+/// The per-layer work of `OGRFences`, with the buffers it reuses across features.
+struct LayerReader {
+    let options: FenceInputOptions
+    let shapes: WKBShapeReader
+    var wkb: [UInt8] = []
+    var result = FenceReadResult(reader: .ogr)
+
+    init(options: FenceInputOptions) {
+        self.options = options
+        shapes = WKBShapeReader(limits: options.limits.geometry)
+    }
+
+    mutating func read(_ layer: OGRLayer) throws(FenceError) {
+        let layerName = layer.name
+        result.layers.append(layerName)
+        let fields = layer.fields
+        let mapping = options.fields
+        // Each role takes the first of its names the layer has (case-insensitively).
+        var roles: [(FenceFields.Role, OGRField)] = []
+        for role in FenceFields.Role.allCases {
+            let found = mapping[role].lazy.compactMap { name in fields.first { $0.name.lowercased() == name.lowercased() } }.first
+            if let found {
+                roles.append((role, found))
+            } else if mapping.named.contains(role) {
+                throw FenceError(
+                    .malformedInput,
+                    reason: "layer \(layerName) has no field \"\(mapping[role][0])\" (named for the \(role.rawValue)); its fields: "
+                        + (fields.isEmpty ? "none" : fields.map(\.name).joined(separator: ", ")))
+            }
+        }
+        let settingNames = Set(mapping.allNames.map { $0.lowercased() })
+        let propertyFields = fields.filter { !settingNames.contains($0.name.lowercased()) }
+        let reprojection = try OGRReprojection.forLayer(layer.spatialReference, assumed: options.assumedCRS)
+        let limits = options.limits.geometry
+
+        layer.resetReading()
+        var index = 0
+        while true {
+            GDALErrorState.reset()
+            guard let feature = layer.nextFeature() else {
+                if GDALErrorState.failed {
+                    // The driver stopped (a damaged file, a lost connection): say so, keep the rest.
+                    let origin = FeatureOrigin(layer: layerName, index: index + 1)
+                    let reason = "reading stopped after feature \(index): \(GDALErrorState.message ?? "no message from GDAL")"
+                    result.rejected.append(RejectedFeature(origin: origin, error: FenceError(.malformedInput, line: index + 1, reason: reason)))
+                }
+                break
+            }
+            index += 1
+            let readMessage = GDALErrorState.message
+            let origin = FeatureOrigin(layer: layerName, index: index, fid: feature.fid)
+            var name = "#\(index)"
+            func reject(_ e: FenceError) {
+                result.rejected.append(RejectedFeature(origin: origin, error: FenceError(e.kind, fence: name, line: index, reason: e.reason)))
+            }
+
+            var settings = FenceSettings()
+            var errors: [FenceFields.Role: FenceError] = [:]
+            for (role, field) in roles {
+                if let value = feature.attribute(field), let e = settings.set(role, value) { errors[role] = e }
+            }
+            if settings.id == nil, !mapping.named.contains(.id), let fid = feature.fid { settings.id = String(fid) }
+            guard let id = settings.id, !id.isEmpty else {
+                let names = mapping.id.map { "\"\($0)\"" }.joined(separator: " or ")
+                reject(FenceError(.missingID, reason: "the feature has no id (field \(names)" + (mapping.named.contains(.id) ? ")" : " or FID)")))
+                continue
+            }
+            name = id
+            guard let borrowed = feature.geometry, !OGRGeometry.isEmpty(borrowed) else {
+                reject(FenceError(.emptyGeometry, reason: "the feature has no geometry" + (readMessage.map { " (\($0))" } ?? "")))
+                continue
+            }
+            if let e = errors[.coord] {
+                reject(e)
+                continue
+            }
+            let type = OGRGeometry.flatType(borrowed)
+            var radius: Double?
+            if type == wkbPoint {
+                if let e = errors[.radius] {
+                    reject(e)
+                    continue
+                }
+                guard let r = settings.radius else {
+                    let names = mapping.radius.map { "\"\($0)\"" }.joined(separator: " or ")
+                    reject(FenceError(.invalidRadius, reason: "a Point fence needs a radius in metres (field \(names))"))
+                    continue
+                }
+                radius = r
+            }
+            // Limits from OGR's counts, before any copy of the coordinates.
+            let size = OGRGeometry.size(borrowed)
+            if size.polygons > limits.maxPolygons {
+                reject(FenceError(.limitExceeded, reason: "\(size.polygons) polygons exceed the limit of \(limits.maxPolygons)"))
+                continue
+            }
+            if size.positions > limits.maxPositions {
+                reject(FenceError(.limitExceeded, reason: "\(size.positions) positions exceed the limit of \(limits.maxPositions)"))
+                continue
+            }
+            // Copies OGR makes for us are kept alive until the WKB is written.
+            var geometry = borrowed
+            let linear = OGRGeometry.linearised(geometry)
+            if let linear { geometry = linear.raw }
+            var projected: OGROwnedGeometry?
+            if let reprojection {
+                projected = reprojection.apply(geometry)
+                guard let projected else {
+                    reject(
+                        FenceError(
+                            .coordinateOutOfRange,
+                            reason: "cannot reproject from \(reprojection.sourceName) to WGS84: \(GDALErrorState.message ?? "a coordinate is out of the CRS's area")"))
+                    continue
+                }
+                geometry = projected.raw
+            }
+            guard let count = OGRGeometry.isoWKB(geometry, into: &wkb) else {
+                reject(FenceError(.malformedInput, reason: "OGR could not write the \(OGRGeometry.typeName(geometry)) as WKB"))
+                continue
+            }
+            withExtendedLifetime((linear, projected)) {}
+            let shape: FenceShape
+            do throws(FenceError) {
+                shape = try wkb.withUnsafeBytes { raw in
+                    Result { () throws(FenceError) in try shapes.shape(UnsafeRawBufferPointer(rebasing: raw[0..<count]), radius: radius) }
+                }.get()
+            } catch {
+                reject(error)
+                continue
+            }
+            if let e = [FenceFields.Role.group, .actions, .dwell, .expires].lazy.compactMap({ errors[$0] }).first {
+                reject(e)
+                continue
+            }
+            var properties: [String: String] = [:]
+            for field in propertyFields { properties[field.name] = feature.json(field) }
+            result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: properties))
+            result.origins.append(origin)
+        }
+    }
+}

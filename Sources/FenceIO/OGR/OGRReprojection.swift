@@ -1,0 +1,110 @@
+import CGDAL
+import FenceEngine
+
+/// Reprojection of a layer's geometries to WGS84 longitude/latitude with OSR/OCT.
+///
+/// The target is EPSG:4326 with `OAMS_TRADITIONAL_GIS_ORDER`, so x comes out as longitude
+/// whatever the authority's axis order (EPSG:4326 is latitude first). The source keeps the
+/// layer's own data-axis mapping: the driver set it to describe how the layer stores
+/// coordinates. Geometries go through `OGR_GeomTransformer_Transform` with `WRAPDATELINE=YES`,
+/// so a polygon that crosses the antimeridian arrives cut into a MultiPolygon, as RFC 7946
+/// and the engine want it.
+final class OGRReprojection {
+    private let source: OGRSpatialReferenceH
+    private let target: OGRSpatialReferenceH
+    private let transform: OGRCoordinateTransformationH
+    private let transformer: OGRGeomTransformerH
+    /// The source CRS's name, for messages.
+    let sourceName: String
+
+    /// The reprojection a layer needs, or nil when its coordinates already are WGS84
+    /// longitude/latitude (or it declares no CRS and none is assumed).
+    /// - Parameters:
+    ///   - layerCRS: the layer's CRS, borrowed.
+    ///   - assumed: a definition for layers without one (`EPSG:32632`, WKT, PROJ).
+    static func forLayer(_ layerCRS: OGRSpatialReferenceH?, assumed: String?) throws(FenceError) -> OGRReprojection? {
+        let source: OGRSpatialReferenceH
+        if let layerCRS {
+            // "OSRClone: ... Returns a new spatial reference": ours, released in deinit.
+            guard let copy = OSRClone(layerCRS) else { throw FenceError(.malformedInput, reason: "cannot copy the layer's CRS") }
+            source = copy
+        } else if let assumed {
+            guard let made = OSRNewSpatialReference(nil) else { throw FenceError(.malformedInput, reason: "cannot make a CRS") }
+            GDALErrorState.reset()
+            guard OSRSetFromUserInput(made, assumed) == OGRERR_NONE else {
+                OSRRelease(made)
+                throw FenceError(.malformedInput, reason: "unknown CRS \(assumed): \(GDALErrorState.message ?? "OSR cannot read it")")
+            }
+            // A CRS the user names describes data written x = easting/longitude, as GIS files do.
+            OSRSetAxisMappingStrategy(made, OAMS_TRADITIONAL_GIS_ORDER)
+            source = made
+        } else {
+            return nil
+        }
+        guard let target = OSRNewSpatialReference(nil) else {
+            OSRRelease(source)
+            throw FenceError(.malformedInput, reason: "cannot make the WGS84 CRS")
+        }
+        guard OSRImportFromEPSG(target, 4326) == OGRERR_NONE else {
+            OSRRelease(source)
+            OSRRelease(target)
+            throw FenceError(.malformedInput, reason: "cannot load EPSG:4326 (is PROJ's proj.db installed?): \(GDALErrorState.message ?? "")")
+        }
+        OSRSetAxisMappingStrategy(target, OAMS_TRADITIONAL_GIS_ORDER)
+        // Same CRS and same data-axis mapping (OSRIsSame compares both by default): nothing to do.
+        if OSRIsSame(source, target) != 0 {
+            OSRRelease(source)
+            OSRRelease(target)
+            return nil
+        }
+        GDALErrorState.reset()
+        guard let transform = OCTNewCoordinateTransformation(source, target) else {
+            let name = Self.name(source)
+            OSRRelease(source)
+            OSRRelease(target)
+            throw FenceError(.malformedInput, reason: "no transformation from \(name) to WGS84: \(GDALErrorState.message ?? "PROJ found none")")
+        }
+        guard let transformer = CGDAL_geomTransformerWrappingDateline(transform) else {
+            OCTDestroyCoordinateTransformation(transform)
+            OSRRelease(source)
+            OSRRelease(target)
+            throw FenceError(.malformedInput, reason: "cannot make a geometry transformer: \(GDALErrorState.message ?? "")")
+        }
+        return OGRReprojection(source: source, target: target, transform: transform, transformer: transformer)
+    }
+
+    private init(source: OGRSpatialReferenceH, target: OGRSpatialReferenceH, transform: OGRCoordinateTransformationH, transformer: OGRGeomTransformerH) {
+        self.source = source
+        self.target = target
+        self.transform = transform
+        self.transformer = transformer
+        sourceName = Self.name(source)
+    }
+
+    deinit {
+        // The transformer refers to the transformation, which refers to both CRSs: free in
+        // that order. CRSs are reference counted ("OSRRelease: decrements the reference
+        // count by one, and destroy if zero").
+        OGR_GeomTransformer_Destroy(transformer)
+        OCTDestroyCoordinateTransformation(transform)
+        OSRRelease(source)
+        OSRRelease(target)
+    }
+
+    /// `EPSG:32632 (WGS 84 / UTM zone 32N)`, or the CRS's name alone.
+    static func name(_ crs: OGRSpatialReferenceH) -> String {
+        let title = OSRGetName(crs).map { String(cString: $0) } ?? "unnamed CRS"
+        if let authority = OSRGetAuthorityName(crs, nil), let code = OSRGetAuthorityCode(crs, nil) {
+            return "\(String(cString: authority)):\(String(cString: code)) (\(title))"
+        }
+        return title
+    }
+
+    /// A reprojected copy of `g`, or nil when a coordinate cannot be transformed (the reason
+    /// is then in `GDALErrorState`).
+    func apply(_ g: OGRGeometryH) -> OGROwnedGeometry? {
+        GDALErrorState.reset()
+        // "Returns a new geometry (or NULL) to destroy with OGR_G_DestroyGeometry()".
+        return OGR_GeomTransformer_Transform(transformer, g).map(OGROwnedGeometry.init(owning:))
+    }
+}

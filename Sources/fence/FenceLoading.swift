@@ -1,0 +1,41 @@
+import FenceEngine
+import FenceIO
+
+/// The one way every command loads `--fences`: read (built-in GeoJSON or GDAL/OGR), add to the
+/// store, and report each refused feature once, in source order, with its layer and number.
+struct FenceLoading {
+    /// `--fences` as it may be shown (a connection string's password masked).
+    let source: String
+    let options: FenceInputOptions
+    let read: FenceReadResult
+
+    /// Reads `--fences` with the fence options of `arguments`.
+    init(_ arguments: Arguments) throws {
+        guard let path = arguments.values["fences"] else { throw UsageError("--fences is required") }
+        options = try arguments.fenceInputOptions()
+        source = FenceInput.displayName(path)
+        read = try FenceInput.read(path, options: options)
+    }
+
+    /// A store whose limits are the ones the fences were read with.
+    func emptyStore() -> FenceStore {
+        var store = FenceStore()
+        store.limits = options.limits.geometry
+        return store
+    }
+
+    /// Every refused feature: the reader's and the store's (`results` of adding `read.fences`),
+    /// in source order.
+    func rejected(after results: [FenceAddResult]) -> [RejectedFeature] {
+        let layerOrder = Dictionary(read.layers.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        return (read.rejected + read.rejections(from: results)).sorted {
+            (layerOrder[$0.origin.layer] ?? 0, $0.origin.index) < (layerOrder[$1.origin.layer] ?? 0, $1.origin.index)
+        }
+    }
+
+    /// Writes each refusal to standard error as `fence: SOURCE: layer L, feature N: ...`.
+    func report(_ rejected: [RejectedFeature]) {
+        let stderr = StandardError()
+        for r in rejected { stderr.write("fence: \(source): \(r)\n") }
+    }
+}
