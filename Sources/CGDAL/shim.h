@@ -18,18 +18,60 @@
 #include <gdal.h>
 #include <ogr_api.h>
 #include <ogr_srs_api.h>
+#include <string.h>
 
-/// Silences GDAL's default error printer for this thread; errors are still recorded and read
-/// back with CPLGetLastErrorType / CPLGetLastErrorMsg. Pair with CGDAL_popErrorHandler.
-static inline void CGDAL_pushQuietErrorHandler(void) { CPLPushErrorHandler(CPLQuietErrorHandler); }
+/// Warnings and errors GDAL reported on this thread since the last CGDAL_resetMessages, joined
+/// with "; " (a driver often explains first and then fails with a summary, e.g. "At line 1,
+/// character 1105: Too many nested objects and/or arrays; Failed to read GeoJSON data").
+/// Caller-owned; GDAL's own printer stays silent while it is installed.
+typedef struct {
+    char text[1024];
+    int length;
+} CGDALMessages;
+
+static void CPL_STDCALL CGDAL_collectMessage(CPLErr level, CPLErrorNum number, const char *message) {
+    (void)number;
+    CGDALMessages *m = (CGDALMessages *)CPLGetErrorHandlerUserData();
+    if (m == NULL || message == NULL || message[0] == 0 || level < CE_Warning) return;
+    int room = (int)sizeof(m->text) - 1 - m->length;
+    if (m->length > 0 && room > 2) {
+        memcpy(m->text + m->length, "; ", 2);
+        m->length += 2;
+        room -= 2;
+    }
+    int n = (int)strlen(message);
+    if (n > room) n = room;
+    if (n > 0) {
+        memcpy(m->text + m->length, message, (size_t)n);
+        m->length += n;
+    }
+    m->text[m->length] = 0;
+}
+
+/// Installs the collector on this thread's handler stack. Pair with CGDAL_popErrorHandler.
+static inline void CGDAL_pushCollector(CGDALMessages *messages) {
+    messages->length = 0;
+    messages->text[0] = 0;
+    CPLPushErrorHandlerEx(CGDAL_collectMessage, messages);
+}
 static inline void CGDAL_popErrorHandler(void) { CPLPopErrorHandler(); }
 
-/// The error GDAL recorded on this thread since the last CPLErrorReset, or NULL when none (a
-/// warning counts: drivers report skipped or damaged records as CE_Warning).
-static inline const char *CGDAL_lastErrorMessage(void) {
+/// Forgets what was collected (and GDAL's last-error state).
+static inline void CGDAL_resetMessages(void) {
+    CPLErrorReset();
+    CGDALMessages *m = (CGDALMessages *)CPLGetErrorHandlerUserData();
+    if (m != NULL) {
+        m->length = 0;
+        m->text[0] = 0;
+    }
+}
+
+/// What was collected since the last reset, or NULL when nothing was.
+static inline const char *CGDAL_collectedMessages(void) {
+    CGDALMessages *m = (CGDALMessages *)CPLGetErrorHandlerUserData();
+    if (m != NULL) return m->length > 0 ? m->text : NULL;
     if (CPLGetLastErrorType() == CE_None) return NULL;
-    const char *message = CPLGetLastErrorMsg();
-    return (message != NULL && message[0] != 0) ? message : NULL;
+    return CPLGetLastErrorMsg();
 }
 
 /// OGR's "no FID" value, a macro Swift does not import.

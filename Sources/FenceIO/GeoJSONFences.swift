@@ -351,6 +351,7 @@ struct GeoJSONDocument {
             return reject(.missingID, fields.named.contains(.id) ? "the feature has no id (property \(names))" : "the feature has no id (property \(names) or feature id)")
         }
         name = id
+        if let e = draft.nesting { return reject(e) }
         guard draft.hasGeometry, let type = draft.geometryType else { return reject(.emptyGeometry, "the feature has no geometry") }
         if let e = errors[.coord] { return reject(e) }
         let shape: FenceShape
@@ -376,7 +377,6 @@ struct GeoJSONDocument {
             return reject(.malformedInput, "geometry type \(type) cannot be a fence (Polygon, MultiPolygon or Point with radius)")
         }
         for role in [FenceFields.Role.group, .actions, .dwell, .expires] { if let e = errors[role] { return reject(e) } }
-        if let e = draft.nesting { return reject(e) }
         result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: draft.properties))
         result.origins.append(origin)
     }

@@ -2,14 +2,24 @@ import CGDAL
 import Foundation
 import FenceEngine
 
-/// GDAL's error state for the calling thread. GDAL records the last error of each thread;
-/// `OGRFences` silences GDAL's printer around its work (`CGDAL_pushQuietErrorHandler`) and reads
-/// the message back here instead.
+/// GDAL's messages for the calling thread. While `collecting` runs, GDAL's printer is silent
+/// and its warnings and errors are collected (`CGDAL_pushCollector`) to be read back here.
 enum GDALErrorState {
-    static func reset() { CPLErrorReset() }
+    /// Runs `body` with GDAL's messages collected on this thread instead of printed.
+    static func collecting<T>(_ body: () throws(FenceError) -> T) throws(FenceError) -> T {
+        let messages = UnsafeMutablePointer<CGDALMessages>.allocate(capacity: 1)
+        CGDAL_pushCollector(messages)
+        defer {
+            CGDAL_popErrorHandler()
+            messages.deallocate()
+        }
+        return try body()
+    }
 
-    /// The last error or warning since `reset()`, if any.
-    static var message: String? { CGDAL_lastErrorMessage().map { String(cString: $0) } }
+    static func reset() { CGDAL_resetMessages() }
+
+    /// The warnings and errors since `reset()`, joined with "; ", if any.
+    static var message: String? { CGDAL_collectedMessages().map { String(cString: $0) } }
 
     /// Whether the last error since `reset()` was a failure (not just a warning).
     static var failed: Bool { CPLGetLastErrorType().rawValue >= CE_Failure.rawValue }

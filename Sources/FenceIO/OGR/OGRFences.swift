@@ -20,8 +20,10 @@ public enum OGRFences {
     /// - Throws: when the source cannot be opened, a named layer does not exist, a named field
     ///   is missing from a layer, or a layer's CRS cannot be transformed to WGS84.
     public static func read(_ source: String, options: FenceInputOptions = FenceInputOptions()) throws(FenceError) -> FenceReadResult {
-        CGDAL_pushQuietErrorHandler()
-        defer { CGDAL_popErrorHandler() }
+        try GDALErrorState.collecting { () throws(FenceError) in try readCollecting(source, options: options) }
+    }
+
+    private static func readCollecting(_ source: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         var openOptions = options.openOptions
         // A CSV's WKT column is the geometry, not an attribute to carry along.
         if source.lowercased().hasSuffix(".csv") && !openOptions.contains(where: { $0.uppercased().hasPrefix("KEEP_GEOM_COLUMNS=") }) {
