@@ -77,13 +77,24 @@ struct FenceSettings {
         case .expires:
             if let v = value.number {
                 expires = v
-            } else if case .text(let s) = value, let v = ISO8601.parse(s) {
+            } else if case .text(let s) = value, let v = ISO8601.parse(Self.isoDate(s)) {
                 expires = v
             } else {
                 return FenceError(.invalidSetting, reason: "expires \(value.display) is neither epoch seconds nor ISO 8601")
             }
         }
         return nil
+    }
+
+    /// OGR writes date-times as text `2021/01/01 00:00:00+00`: the same as ISO 8601 once the
+    /// date's slashes are dashes (a space for `T` and a `+hh` zone are ISO 8601 already).
+    static func isoDate(_ s: String) -> String {
+        let u = Array(s.utf8)
+        guard u.count >= 10, u[4] == 47, u[7] == 47, u[0..<4].allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return s }
+        var d = u
+        d[4] = 45
+        d[7] = 45
+        return String(decoding: d, as: UTF8.self)
     }
 
     /// A fence of `shape` with these settings.

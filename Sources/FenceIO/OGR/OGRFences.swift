@@ -79,6 +79,7 @@ struct LayerReader {
                         + (fields.isEmpty ? "none" : fields.map(\.name).joined(separator: ", ")))
             }
         }
+        let hasIDField = roles.contains { $0.0 == .id }
         let settingNames = Set(mapping.allNames.map { $0.lowercased() })
         let propertyFields = fields.filter { !settingNames.contains($0.name.lowercased()) }
         let reprojection = try OGRReprojection.forLayer(layer.spatialReference, assumed: options.assumedCRS)
@@ -110,10 +111,12 @@ struct LayerReader {
             for (role, field) in roles {
                 if let value = feature.attribute(field), let e = settings.set(role, value) { errors[role] = e }
             }
-            if settings.id == nil, !mapping.named.contains(.id), let fid = feature.fid { settings.id = String(fid) }
+            // The FID stands in for the id only in a layer without an id column: a null id in
+            // a column of ids is a fault, not a reason to make one up.
+            if settings.id == nil, !hasIDField, let fid = feature.fid { settings.id = String(fid) }
             guard let id = settings.id, !id.isEmpty else {
                 let names = mapping.id.map { "\"\($0)\"" }.joined(separator: " or ")
-                reject(FenceError(.missingID, reason: "the feature has no id (field \(names)" + (mapping.named.contains(.id) ? ")" : " or FID)")))
+                reject(FenceError(.missingID, reason: hasIDField ? "the feature's id (field \(names)) is empty" : "the feature has no id (no field \(names) and no FID)"))
                 continue
             }
             name = id

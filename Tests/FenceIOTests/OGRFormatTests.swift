@@ -1,0 +1,216 @@
+import FenceEngine
+@testable import FenceIO
+import XCTest
+
+/// The same seven features in every format OGR writes: each must load the same three fences
+/// (compared with hand-written values) and refuse the same four features with the same words.
+final class OGRFormatTests: XCTestCase {
+    typealias G = GDALFixtures
+
+    static let square = [(0.0, 0.0), (4.0, 0.0), (4.0, 4.0), (0.0, 4.0), (0.0, 0.0)]
+    static let hole = [(1.0, 1.0), (1.0, 2.0), (2.0, 2.0), (2.0, 1.0), (1.0, 1.0)]
+    static let west = [(10.0, 10.0), (11.0, 10.0), (11.0, 11.0), (10.0, 11.0), (10.0, 10.0)]
+    static let east = [(12.0, 10.0), (13.0, 10.0), (13.0, 11.0), (12.0, 11.0), (12.0, 10.0)]
+
+    static let points = [
+        G.feature(#""id":"port","radius":1000,"group":"harbor","name":"North","berths":12"#, G.point(0.5, 0.25)),
+        G.feature(#""id":"buoy","name":"no radius""#, G.point(1, 1)),
+    ]
+    static let zones = [
+        G.feature(
+            #""id":"yard","group":"depots","dwell":60,"actions":"enter,exit","expires":"2021-01-01T00:00:00Z""#,
+            G.polygon([square, hole])),
+        G.feature(#""id":"twin","coord":"gcj02""#, G.multiPolygon([[west], [east]])),
+        G.feature(#""id":"bowtie""#, G.polygon([[(0, 0), (2, 2), (2, 0), (0, 2), (0, 0)]])),
+        G.feature(#""id":"open""#, G.polygon([[(0, 0), (1, 0), (1, 1), (0, 1)]])),
+        G.feature(#""id":"short""#, G.polygon([[(0, 0), (1, 0), (0, 0)]])),
+    ]
+
+    /// The oracle: the fences those features describe, written out by hand.
+    static let expected: [Fence] = [
+        Fence(id: "port", group: "harbor", shape: .circle(center: LonLat(lon: 0.5, lat: 0.25), radius: 1000)),
+        Fence(
+            id: "yard", group: "depots", shape: .polygons([Polygon(exterior: G.lonLats(square), holes: [G.lonLats(hole)])]),
+            actions: [.enter, .exit], dwell: 60, expires: 1_609_459_200),
+        Fence(
+            id: "twin", shape: .polygons([Polygon(exterior: G.lonLats(west)), Polygon(exterior: G.lonLats(east))]), coord: .gcj02),
+    ]
+
+    /// Reads a source as the CLI does: the fences the store accepts, and the reader's refusals
+    /// and the store's, in source order.
+    static func load(_ source: String, _ options: FenceInputOptions = FenceInputOptions()) throws -> (FenceReadResult, [RejectedFeature]) {
+        var read = try FenceInput.read(source, options: options)
+        var store = FenceStore()
+        let results = store.add(read.fences, threads: 1)
+        let layerOrder = Dictionary(read.layers.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let rejected = (read.rejected + read.rejections(from: results)).sorted {
+            (layerOrder[$0.origin.layer]!, $0.origin.index) < (layerOrder[$1.origin.layer]!, $1.origin.index)
+        }
+        let kept = results.indices.filter { results[$0].error == nil }
+        read.fences = kept.map { read.fences[$0] }
+        read.origins = kept.map { read.origins[$0] }
+        return (read, rejected)
+    }
+
+    /// A ring with its closing position dropped, started at its least vertex and turned
+    /// counter-clockwise first: Shapefile rewrites ring orientation, the geometry stays.
+    static func canonical(_ shape: FenceShape) -> FenceShape {
+        guard case .polygons(let polygons) = shape else { return shape }
+        func ring(_ r: [LonLat]) -> [LonLat] {
+            guard r.count > 2, r.first == r.last else { return r }
+            var open = Array(r.dropLast())
+            let start = open.indices.min { (open[$0].lon, open[$0].lat) < (open[$1].lon, open[$1].lat) }!
+            open = Array(open[start...] + open[..<start])
+            let next = open[1]
+            let previous = open[open.count - 1]
+            if (previous.lon, previous.lat) < (next.lon, next.lat) { open = [open[0]] + open.dropFirst().reversed() }
+            return open + [open[0]]
+        }
+        return .polygons(polygons.map { Polygon(exterior: ring($0.exterior), holes: $0.holes.map(ring)) })
+    }
+
+    /// Checks the loaded fences against the oracle and the refusals against their exact texts.
+    func verify(
+        _ source: String, layer: String, options: FenceInputOptions = FenceInputOptions(), firstIndex: Int = 1,
+        openRing: String = "it starts at (0.0, 0.0) and ends at (0.0, 1.0)", textColumns: Bool = false,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let (read, rejected) = try Self.load(source, options)
+        XCTAssertEqual(read.reader, .ogr, file: file, line: line)
+        XCTAssertEqual(read.fences.map(\.id), Self.expected.map(\.id), file: file, line: line)
+        for (got, want) in zip(read.fences, Self.expected) {
+            XCTAssertEqual(Self.canonical(got.shape), Self.canonical(want.shape), "\(want.id)", file: file, line: line)
+            XCTAssertEqual(got.group, want.group, "\(want.id)", file: file, line: line)
+            XCTAssertEqual(got.coord, want.coord, "\(want.id)", file: file, line: line)
+            XCTAssertEqual(got.actions, want.actions, "\(want.id)", file: file, line: line)
+            XCTAssertEqual(got.dwell, want.dwell, "\(want.id)", file: file, line: line)
+            XCTAssertEqual(got.expires, want.expires, "\(want.id)", file: file, line: line)
+        }
+        XCTAssertEqual(read.fences.first?.properties["name"], "\"North\"", file: file, line: line)
+        XCTAssertEqual(read.fences.first?.properties["berths"], textColumns ? "\"12\"" : "12", file: file, line: line)
+        XCTAssertNil(read.fences.first?.properties["radius"], "settings are not properties", file: file, line: line)
+        XCTAssertTrue(read.origins.allSatisfy { $0.layer == layer }, "\(read.origins)", file: file, line: line)
+        let texts = rejected.map { r -> String in
+            var e = r.error
+            e.line = nil
+            return "\(r.origin.index): \(e)"
+        }
+        XCTAssertEqual(
+            texts,
+            [
+                "\(firstIndex + 1): fence buoy: invalid-radius: a Point fence needs a radius in metres (field \"radius\")",
+                "\(firstIndex + 4): fence bowtie: invalid-geometry: Self-intersection at (1.0, 1.0)",
+                "\(firstIndex + 5): fence open: ring-not-closed: exterior ring is not closed: \(openRing)",
+                "\(firstIndex + 6): fence short: ring-too-short: exterior ring has 3 positions; a ring needs at least 4",
+            ], file: file, line: line)
+        XCTAssertTrue(rejected.allSatisfy { $0.origin.layer == layer }, "\(rejected.map(\.origin.layer))", file: file, line: line)
+    }
+
+    /// One file of all seven features, converted to `driver`.
+    func make(_ driver: String, _ name: String, _ options: [String] = []) throws -> String {
+        try G.requireOgr2ogr()
+        let dir = try G.folder()
+        let source = dir + "/fences.geojson"
+        try G.write(G.collection(Self.points + Self.zones), to: source)
+        let path = dir + "/" + name
+        try G.convert(["-f", driver, path, source] + options)
+        return path
+    }
+
+    func testGeoJSONThroughOGR() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder()
+        let source = dir + "/fences.geojson"
+        try G.write(G.collection(Self.points + Self.zones), to: source)
+        var options = FenceInputOptions()
+        options.reader = .ogr
+        try verify(source, layer: "fences", options: options)
+        // The built-in reader loads the same fences and refuses the same features, in the same words.
+        let (native, rejected) = try Self.load(source)
+        XCTAssertEqual(native.reader, .native)
+        XCTAssertEqual(native.fences.map(\.id), Self.expected.map(\.id))
+        for (got, want) in zip(native.fences, Self.expected) { XCTAssertEqual(Fence(id: got.id, group: got.group, shape: got.shape, coord: got.coord, actions: got.actions, dwell: got.dwell, expires: got.expires), want) }
+        XCTAssertEqual(rejected.map { "\($0)" }, [
+            "layer fences, feature 2: fence buoy: invalid-radius: a Point fence needs a \"radius\" property in metres",
+            "layer fences, feature 5: fence bowtie: invalid-geometry: Self-intersection at (1.0, 1.0)",
+            "layer fences, feature 6: fence open: ring-not-closed: exterior ring is not closed: it starts at (0.0, 0.0) and ends at (0.0, 1.0)",
+            "layer fences, feature 7: fence short: ring-too-short: exterior ring has 3 positions; a ring needs at least 4",
+        ])
+    }
+
+    func testGeoJSONSeq() throws {
+        try verify(try make("GeoJSONSeq", "fences.geojsonl"), layer: "fences")
+    }
+
+    func testGeoPackage() throws {
+        let path = try make("GPKG", "fences.gpkg", ["-nln", "zones"])
+        try verify(path, layer: "zones")
+        // The exact report line, FID included (GeoPackage numbers features from 1).
+        let (_, rejected) = try Self.load(path)
+        XCTAssertEqual(
+            "\(rejected[1])", "layer zones, feature 5 (FID 5): fence bowtie: invalid-geometry: Self-intersection at (1.0, 1.0)")
+    }
+
+    func testFlatGeobuf() throws {
+        // Without the spatial index FlatGeobuf keeps the features in the order written.
+        try verify(try make("FlatGeobuf", "fences.fgb", ["-lco", "SPATIAL_INDEX=NO"]), layer: "fences")
+    }
+
+    func testCSVWithWKT() throws {
+        let path = try make("CSV", "fences.csv", ["-lco", "GEOMETRY=AS_WKT"])
+        let header = try String(contentsOfFile: path, encoding: .utf8).prefix { $0 != "\n" }
+        XCTAssertTrue(header.hasPrefix("WKT,"), String(header))
+        // Every CSV column is text: numbers are read from it, and kept as strings.
+        try verify(path, layer: "fences", textColumns: true)
+    }
+
+    /// A folder of Shapefiles is one source with a layer per file; Shapefile allows one geometry
+    /// type per file and rewrites ring orientation (exterior clockwise).
+    func testShapefileFolder() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder()
+        try G.write(G.collection(Self.points), to: dir + "/points.geojson")
+        try G.write(G.collection(Self.zones), to: dir + "/zones.geojson")
+        try FileManager.default.createDirectory(atPath: dir + "/shp", withIntermediateDirectories: true)
+        try G.convert([dir + "/shp/points.shp", dir + "/points.geojson"])
+        try G.convert([dir + "/shp/zones.shp", dir + "/zones.geojson"])
+        var options = FenceInputOptions()
+        options.layers = ["points", "zones"]
+        let (read, rejected) = try Self.load(dir + "/shp", options)
+        XCTAssertEqual(read.layers, ["points", "zones"])
+        XCTAssertEqual(read.fences.map(\.id), Self.expected.map(\.id))
+        for (got, want) in zip(read.fences, Self.expected) {
+            XCTAssertEqual(Self.canonical(got.shape), Self.canonical(want.shape), want.id)
+            XCTAssertEqual([got.group, got.coord.rawValue, got.actions?.list, got.dwell.map { "\($0)" }, got.expires.map { "\($0)" }],
+                           [want.group, want.coord.rawValue, want.actions?.list, want.dwell.map { "\($0)" }, want.expires.map { "\($0)" }], want.id)
+        }
+        XCTAssertEqual(
+            rejected.map { "\($0)" },
+            [
+                "layer points, feature 2 (FID 1): fence buoy: invalid-radius: a Point fence needs a radius in metres (field \"radius\")",
+                "layer zones, feature 3 (FID 2): fence bowtie: invalid-geometry: Self-intersection at (1.0, 1.0)",
+                "layer zones, feature 4 (FID 3): fence open: ring-not-closed: exterior ring is not closed: it starts at (0.0, 1.0) and ends at (0.0, 0.0)",
+                "layer zones, feature 5 (FID 4): fence short: ring-too-short: exterior ring has 3 positions; a ring needs at least 4",
+            ])
+        // A layer that is not there is named with the ones that are.
+        options.layers = ["nowhere"]
+        XCTAssertThrowsError(try FenceInput.read(dir + "/shp", options: options)) { error in
+            let reason = (error as? FenceError)?.reason ?? ""
+            XCTAssertTrue(
+                ["points, zones", "zones, points"].map { "\(dir)/shp has no layer nowhere (layers: \($0))" }.contains(reason), reason)
+        }
+    }
+
+    func testUnreadableSourceIsRefusedWithGDALsReason() throws {
+        let dir = try G.folder()
+        try G.write("not a vector file", to: dir + "/x.gpkg")
+        XCTAssertThrowsError(try FenceInput.read(dir + "/x.gpkg")) { error in
+            let e = error as? FenceError
+            XCTAssertEqual(e?.kind, .malformedInput)
+            XCTAssertTrue(e?.reason.hasPrefix("cannot open \(dir)/x.gpkg as vector data: ") == true, e?.reason ?? "")
+        }
+        XCTAssertEqual(
+            FenceInput.displayName("PG:host=db password=s3cret dbname=fences"), "PG:host=db password=*** dbname=fences")
+        XCTAssertEqual(FenceInput.displayName("PG:password='a b' host=db"), "PG:password=*** host=db")
+    }
+}
