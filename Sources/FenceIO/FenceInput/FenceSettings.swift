@@ -63,7 +63,7 @@ struct FenceSettings {
         case .actions:
             let list: String
             switch value {
-            case .text(let s): list = s
+            case .text(let s): list = Self.listText(s)
             case .list(let l): list = l.joined(separator: ",")
             default: list = "?"
             }
@@ -84,6 +84,19 @@ struct FenceSettings {
             }
         }
         return nil
+    }
+
+    /// A list written as text by a format without list columns: OGR's `(2:enter,dwell)` or a
+    /// JSON array `["enter","dwell"]`, as `enter,dwell`; other text as it is.
+    static func listText(_ s: String) -> String {
+        let t = s.trimmingBlanks()
+        if t.hasPrefix("("), t.hasSuffix(")"), let colon = t.firstIndex(of: ":"), Int(t[t.index(after: t.startIndex)..<colon]) != nil {
+            return String(t[t.index(after: colon)..<t.index(before: t.endIndex)])
+        }
+        if t.hasPrefix("["), t.hasSuffix("]") {
+            return String(t.dropFirst().dropLast().filter { $0 != "\"" })
+        }
+        return s
     }
 
     /// OGR writes date-times as text `2021/01/01 00:00:00+00`: the same as ISO 8601 once the

@@ -20,6 +20,9 @@ final class OGRFeature {
     /// object should not be modified"); it lives as long as the feature.
     var geometry: OGRGeometryH? { OGR_F_GetGeometryRef(raw) }
 
+    /// Whether the column has a value (set and not null).
+    func isSet(_ field: OGRField) -> Bool { OGR_F_IsFieldSetAndNotNull(raw, Int32(field.index)) != 0 }
+
     /// A column's value for a setting (id, radius, expires, ...); nil when unset or null.
     func attribute(_ field: OGRField) -> AttributeValue? {
         let i = Int32(field.index)

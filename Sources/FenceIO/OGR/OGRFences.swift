@@ -187,7 +187,8 @@ struct LayerReader {
                 continue
             }
             var properties: [String: String] = [:]
-            for field in propertyFields { properties[field.name] = feature.json(field) }
+            // A null column is an absent property, as a GeoJSON feature without it.
+            for field in propertyFields where feature.isSet(field) { properties[field.name] = feature.json(field) }
             result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: properties))
             result.origins.append(origin)
         }

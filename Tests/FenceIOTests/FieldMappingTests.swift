@@ -1,0 +1,134 @@
+import FenceEngine
+@testable import FenceIO
+import XCTest
+
+/// Settings read from columns named by the user: the library's `FenceFields` and the CLI's
+/// --id-field ... --expires-field on every command that takes --fences.
+final class FieldMappingTests: XCTestCase {
+    typealias G = GDALFixtures
+
+    static let features = [
+        G.feature(
+            #""name":"north","zone":"harbor","r":500,"sys":"gcj02","events":["enter","dwell"],"stay":30,"until":"2021-01-01T00:00:00Z","id":"ignored-id""#,
+            G.point(0, 0)),
+        G.feature(#""name":"yard","zone":"depots","stay":"45""#, G.polygon([[(0.02, 0), (0.04, 0), (0.04, 0.02), (0.02, 0.02), (0.02, 0)]])),
+        G.feature(#""zone":"nameless","r":5"#, G.point(1, 1)),
+    ]
+
+    static var mapped: FenceInputOptions {
+        var o = FenceInputOptions()
+        o.fields.set(.id, to: "name")
+        o.fields.set(.group, to: "zone")
+        o.fields.set(.radius, to: "r")
+        o.fields.set(.coord, to: "sys")
+        o.fields.set(.actions, to: "events")
+        o.fields.set(.dwell, to: "stay")
+        o.fields.set(.expires, to: "until")
+        return o
+    }
+
+    static let expected = [
+        Fence(
+            id: "north", group: "harbor", shape: .circle(center: LonLat(lon: 0, lat: 0), radius: 500), coord: .gcj02,
+            actions: [.enter, .dwell], dwell: 30, expires: 1_609_459_200, properties: ["id": "\"ignored-id\""]),
+        Fence(
+            id: "yard", group: "depots",
+            shape: .polygons([Polygon(exterior: G.lonLats([(0.02, 0), (0.04, 0), (0.04, 0.02), (0.02, 0.02), (0.02, 0)]))]), dwell: 45),
+    ]
+
+    func testBuiltInReaderFollowsTheMapping() throws {
+        let read = try GeoJSONFences.read(Data(G.collection(Self.features).utf8), layer: "z", options: Self.mapped)
+        XCTAssertEqual(read.fences, Self.expected)
+        XCTAssertEqual(read.rejected.map { "\($0)" }, ["layer z, feature 3: fence #3: missing-id: the feature has no id (property \"name\")"])
+    }
+
+    func testOGRFollowsTheMappingWhateverTheCase() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder()
+        try G.write(G.collection(Self.features), to: dir + "/z.geojson")
+        try G.convert([dir + "/z.gpkg", dir + "/z.geojson"])
+        let read = try FenceInput.read(dir + "/z.gpkg", options: Self.mapped)
+        XCTAssertEqual(read.fences.count, 2)
+        for (got, want) in zip(read.fences, Self.expected) {
+            XCTAssertEqual(Fence(id: got.id, group: got.group, shape: got.shape, coord: got.coord, actions: got.actions, dwell: got.dwell, expires: got.expires), Fence(id: want.id, group: want.group, shape: want.shape, coord: want.coord, actions: want.actions, dwell: want.dwell, expires: want.expires))
+        }
+        XCTAssertEqual(read.fences[0].properties["id"], "\"ignored-id\"")
+        XCTAssertEqual(read.rejected.map { "\($0)" }, ["layer z, feature 3 (FID 3): fence #3: missing-id: the feature's id (field \"name\") is empty"])
+        // Column names match case-insensitively (Shapefile and CSV headers are often upper case).
+        try G.write("NAME,R,WKT\nbuoy,12.5,\"POINT (3 4)\"\n", to: dir + "/upper.csv")
+        var options = FenceInputOptions()
+        options.fields.set(.id, to: "name")
+        options.fields.set(.radius, to: "r")
+        XCTAssertEqual(try FenceInput.read(dir + "/upper.csv", options: options).fences, [
+            Fence(id: "buoy", shape: .circle(center: LonLat(lon: 3, lat: 4), radius: 12.5)),
+        ])
+        // A named column the layer lacks refuses the layer, naming what it has.
+        options.fields.set(.dwell, to: "stay_s")
+        XCTAssertThrowsError(try FenceInput.read(dir + "/upper.csv", options: options)) { error in
+            XCTAssertEqual((error as? FenceError)?.reason, "layer upper has no field \"stay_s\" (named for the dwell); its fields: NAME, R")
+        }
+    }
+
+    func testDefaultsTakeTheAlternativeNames() throws {
+        let doc = G.collection([G.feature(#""id":"a","customID":"fleet","coordType":"bd09ll","radius":"7""#, G.point(116.4, 39.9))])
+        let read = try GeoJSONFences.read(Data(doc.utf8), layer: "d", options: FenceInputOptions())
+        XCTAssertEqual(read.fences, [Fence(id: "a", group: "fleet", shape: .circle(center: LonLat(lon: 116.4, lat: 39.9), radius: 7), coord: .bd09ll)])
+    }
+
+    /// Every command that takes --fences takes the mapping, with the same meaning.
+    func testEveryCommandTakesTheFieldOptions() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder()
+        try G.write(G.collection(Self.features), to: dir + "/z.geojson")
+        try G.convert([dir + "/z.gpkg", dir + "/z.geojson"])
+        let mapping = [
+            "--id-field", "name", "--group-field", "zone", "--radius-field", "r", "--coord-field", "sys", "--actions-field", "events",
+            "--dwell-field", "stay", "--expires-field", "until",
+        ]
+        let refusal = "fence: \(dir)/z.gpkg: layer z, feature 3 (FID 3): fence #3: missing-id: the feature's id (field \"name\") is empty\n"
+        for source in [dir + "/z.gpkg", dir + "/z.geojson"] {
+            let contains = try CLI.run(["contains", "--fences", source, "--positions", "-"] + mapping, stdin: "device,time,lon,lat\nv,0,0.03,0.01\n")
+            XCTAssertEqual(contains.out, "v,1970-01-01T00:00:00.000Z,yard\n", source)
+            XCTAssertEqual(contains.status, 1, "a refused feature makes the status 1")
+            let nearest = try CLI.run(["nearest", "--fences", source, "--positions", "-"] + mapping, stdin: "device,time,lon,lat\nv,0,0.03,0.01\n")
+            XCTAssertTrue(nearest.out.contains("v,1970-01-01T00:00:00.000Z,yard,-"), nearest.out)
+            let eval = try CLI.run(
+                ["eval", "--fences", source, "--positions", "-", "--properties", "id"] + mapping, stdin: "device,time,lon,lat\nv,0,0.03,0.01\n")
+            XCTAssertEqual(
+                eval.out,
+                #"{"time":"1970-01-01T00:00:00.000Z","device":"v","fence":"yard","group":"depots","event":"enter","lon":0.03,"lat":0.01,"initial":true,"properties":{}}"#
+                    + "\n", source)
+            let check = try CLI.run(["check", "--fences", source] + mapping)
+            XCTAssertEqual(check.status, 1)
+            XCTAssertTrue(check.err.contains("3 features in 1 layer"), check.err)
+            if source.hasSuffix(".gpkg") {
+                XCTAssertEqual(contains.err.prefix(refusal.count), Substring(refusal))
+                XCTAssertEqual(check.out, "\(dir)/z.gpkg: layer z, feature 3 (FID 3): fence #3: missing-id: the feature's id (field \"name\") is empty\n")
+            }
+        }
+        // Bad option values are usage errors (status 2).
+        XCTAssertEqual(try CLI.run(["check", "--fences", dir + "/z.gpkg", "--fence-reader", "gdal"]).status, 2)
+        XCTAssertEqual(try CLI.run(["check", "--fences", dir + "/z.gpkg", "--open-option", "NOEQUALS"]).status, 2)
+        XCTAssertEqual(try CLI.run(["check", "--fences", dir + "/z.gpkg", "--max-fence-positions", "3"]).status, 2)
+        // A missing named column is bad input (status 1) with the reason.
+        let missing = try CLI.run(["check", "--fences", dir + "/z.gpkg", "--id-field", "nope"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.err.hasPrefix("fence: malformed-input: layer z has no field \"nope\" (named for the id); its fields: "), missing.err)
+    }
+
+    /// --layer, --open-option and --fence-crs reach OGR.
+    func testLayerOpenOptionAndAssumedCRSOptions() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder()
+        // A CSV whose geometry column is not called WKT, in UTM 32N without a declared CRS.
+        try G.write("id,radius,shape\npin,100,\"POINT (500000 0)\"\n", to: dir + "/pins.csv")
+        let r = try CLI.run(
+            ["contains", "--fences", dir + "/pins.csv", "--layer", "pins", "--open-option", "GEOM_POSSIBLE_NAMES=shape", "--fence-crs", "EPSG:32632", "--positions", "-"],
+            stdin: "device,time,lon,lat\nv,0,9.0005,0\nw,0,9.01,0\n")
+        XCTAssertEqual(r.out, "v,1970-01-01T00:00:00.000Z,pin\nw,1970-01-01T00:00:00.000Z,\n", r.err)
+        XCTAssertEqual(r.status, 0, r.err)
+        let wrongLayer = try CLI.run(["check", "--fences", dir + "/pins.csv", "--layer", "other"])
+        XCTAssertEqual(wrongLayer.status, 1)
+        XCTAssertEqual(wrongLayer.err, "fence: malformed-input: \(dir)/pins.csv has no layer other (layers: pins)\n")
+    }
+}
