@@ -68,9 +68,13 @@ struct GeoJSONCoordinates {
                         _ = try s.skipValue()
                         continue
                     }
-                    let v = try s.number()
                     numbersInPosition += 1
-                    if numbersInPosition == 1 { pending.0 = v } else if numbersInPosition == 2 { pending.1 = v }
+                    if storing && numbersInPosition <= 2 {
+                        let v = try s.number()
+                        if numbersInPosition == 1 { pending.0 = v } else { pending.1 = v }
+                    } else {
+                        _ = try s.numberRange()  // past a limit (or a Z): checked, not converted
+                    }
                 } else if s.peek() == 91 {
                     try array(&s, level: level + 1)
                 } else {
