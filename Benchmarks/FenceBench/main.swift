@@ -21,6 +21,9 @@ let help = """
       --parse N          time the position reader on a generated CSV of N fleet fixes, and
                          write it to ./fence-bench-fixes.csv (for timing `fence eval` end to end)
       --geojson FILE     write the first case's fences as GeoJSON (for `fence eval`)
+      --load FILES       only time reading these fence files (comma-separated), per reader:
+                         built-in GeoJSON, JSONSerialization alone, GDAL/OGR; best of --repeat
+      --readers LIST     with --load: only these of native,jsonserialization,ogr
       --export DIR       write each case's fences, positions and containment pairs as .npy
                          under DIR/<fences> for Benchmarks/peers (polygon-only: --circles 0)
 
@@ -47,6 +50,8 @@ var batchSize = 1_000_000
 var exportDir: String?
 var parseLines = 0
 var geojsonPath: String?
+var loadPaths: [String] = []
+var loadReaders: Set<String> = []
 var args = CommandLine.arguments.dropFirst()
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("fence-bench: \(message)\n".utf8))
@@ -78,11 +83,18 @@ while let a = args.popFirst() {
     case "--export": exportDir = v
     case "--parse": parseLines = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--geojson": geojsonPath = v
+    case "--load": loadPaths = v.split(separator: ",").map(String.init)
+    case "--readers": loadReaders = Set(v.split(separator: ",").map(String.init))
     default: fail("unknown option \(a)")
     }
 }
 if !Measure.isReleaseBuild {
     FileHandle.standardError.write(Data("fence-bench: this is a debug build; figures are not benchmarks (swift build -c release)\n".utf8))
+}
+
+if !loadPaths.isEmpty {
+    LoadBench.run(loadPaths, repeats: repeats, only: loadReaders)
+    exit(0)
 }
 
 if parseLines > 0 {

@@ -7,7 +7,9 @@ enum NumberParser {
     /// Parses `[+-]digits[.digits][e[+-]digits]`, the whole buffer, surrounding blanks allowed.
     ///
     /// Up to 15 significant digits with a small exponent take Clinger's fast path (one exact
-    /// multiply or divide, so correctly rounded); anything else goes to `strtod`.
+    /// multiply or divide, so correctly rounded); up to 19 digits with a decimal exponent in
+    /// -22...19 (the 16-17 digits of a shortest-round-trip double: what GIS tools write) take an
+    /// exact 128-bit path (`exactQuotient`, `exactProduct`); anything else goes to `strtod`.
     /// - Returns: nil when the bytes are not such a number (so "nan", "inf", "" are nil).
     static func parseDouble(_ s: UnsafeBufferPointer<UInt8>) -> Double? {
         var lo = 0
@@ -69,20 +71,75 @@ enum NumberParser {
             exponent += expNegative ? -e : e
         }
         guard i == hi else { return nil }
+        return convert(
+            mantissa: mantissa, exponent: exponent, significant: significant, negative: negative,
+            text: UnsafeBufferPointer(rebasing: s[lo..<hi]))
+    }
+
+    /// The double nearest to `±mantissa × 10^exponent`, where the number had `significant`
+    /// significant digits (past 19, `mantissa` holds the first 19 and `text`, the number as
+    /// written, goes to `strtod`).
+    @inline(__always)
+    static func convert(mantissa: UInt64, exponent: Int, significant: Int, negative: Bool, text: UnsafeBufferPointer<UInt8>) -> Double? {
         if significant <= 15 && mantissa < (1 << 53) && exponent >= -22 && exponent <= 22 {
             var v = Double(mantissa)
             if exponent < 0 { v /= powers[-exponent] } else { v *= powers[exponent] }
             return negative ? -v : v
         }
+        if significant <= 19 && exponent >= -22 && exponent <= 19 {
+            let v = exponent < 0 ? exactQuotient(mantissa, powerOfTen: -exponent) : exactProduct(mantissa, powerOfTen: exponent)
+            return negative ? -v : v
+        }
         // Slow path: strtod on a NUL-terminated copy (on the stack: no allocation per number).
-        let length = hi - lo
+        let length = text.count
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buf -> Double? in
-            for k in 0..<length { buf[k] = CChar(bitPattern: s[lo + k]) }
+            for k in 0..<length { buf[k] = CChar(bitPattern: text[k]) }
             buf[length] = 0
             var end: UnsafeMutablePointer<CChar>?
             let v = strtod(buf.baseAddress!, &end)
             guard let end, end - buf.baseAddress! == length else { return nil }
             return v.isFinite ? v : nil
         }
+    }
+
+    private static let powers128: [UInt128] = (0...22).map { k in (0..<k).reduce(UInt128(1)) { p, _ in p * 10 } }
+
+    /// `w / 10^k` rounded to the nearest double (ties to even), for 1 <= k <= 22.
+    ///
+    /// `w` is shifted so its top bit is bit 127, divided by `10^k` (< 2^74) in 128-bit integers:
+    /// the quotient has at least 54 bits, which with the remainder is all correct rounding
+    /// needs. Exact, unlike `Double(w) / 1e16` once `w` exceeds 2^53.
+    /// - Complexity: one 128-bit division.
+    static func exactQuotient(_ w: UInt64, powerOfTen k: Int) -> Double {
+        guard w != 0 else { return 0 }
+        let shift = 64 + w.leadingZeroBitCount
+        let n = UInt128(w) << shift
+        let (q, r) = n.quotientAndRemainder(dividingBy: powers128[k])
+        return rounded(q, sticky: r != 0, binaryExponent: -shift)
+    }
+
+    /// `w * 10^k` rounded to the nearest double, for 0 <= k <= 19 (exact in 128 bits).
+    static func exactProduct(_ w: UInt64, powerOfTen k: Int) -> Double {
+        rounded(UInt128(w) * powers128[k], sticky: false, binaryExponent: 0)
+    }
+
+    /// `(q + sticky ε) * 2^binaryExponent` rounded to 53 bits, ties to even; `sticky` says
+    /// that something non-zero lies below `q`'s last bit.
+    static func rounded(_ q: UInt128, sticky: Bool, binaryExponent: Int) -> Double {
+        guard q != 0 else { return 0 }
+        let bits = 128 - q.leadingZeroBitCount
+        guard bits > 53 else { return Double(sign: .plus, exponent: binaryExponent, significand: Double(UInt64(q))) }
+        var extra = bits - 53
+        var mantissa = q >> extra
+        let roundBit = (q >> (extra - 1)) & 1
+        let below = sticky || (q & ((UInt128(1) << (extra - 1)) - 1)) != 0
+        if roundBit == 1 && (below || mantissa & 1 == 1) {
+            mantissa += 1
+            if mantissa == UInt128(1) << 53 {
+                mantissa >>= 1
+                extra += 1
+            }
+        }
+        return Double(sign: .plus, exponent: binaryExponent + extra, significand: Double(UInt64(mantissa)))
     }
 }

@@ -64,3 +64,8 @@ extension FenceInput {
     /// is masked.
     public static func displayName(_ source: String) -> String { OGRDataset.masked(source) }
 }
+
+extension FenceInput {
+    /// The GDAL release FenceIO runs on, e.g. "3.6.2" (printed with benchmark figures).
+    public static var gdalVersion: String { GDALErrorState.version }
+}

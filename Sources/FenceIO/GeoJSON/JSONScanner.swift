@@ -219,12 +219,67 @@ struct JSONScanner {
         return start..<at
     }
 
-    /// A number token's value (JSON numbers beyond Double's range are refused).
+    /// A number token's value (JSON numbers beyond Double's range are refused): the grammar
+    /// of `numberRange` checked while the digits are gathered, in one pass.
     mutating func number() throws(Failure) -> Double {
-        let range = try numberRange()
-        guard let v = NumberParser.parseDouble(UnsafeBufferPointer(rebasing: bytes[range])) else {
-            throw Failure(offset: range.lowerBound, message: "number out of range")
+        space()
+        let start = at
+        let n = bytes.count
+        var negative = false
+        if at < n && bytes[at] == 45 {
+            negative = true
+            at += 1
         }
+        var mantissa: UInt64 = 0
+        var significant = 0
+        var exponent = 0
+        @inline(__always) func digit(_ c: UInt8, fraction: Bool) {
+            if significant < 19 {
+                mantissa = mantissa &* 10 &+ UInt64(c &- 48)
+                if mantissa != 0 { significant += 1 }
+                if fraction { exponent -= 1 }
+            } else {
+                significant += 1
+                if !fraction { exponent += 1 }
+            }
+        }
+        let intStart = at
+        while at < n, bytes[at] >= 48, bytes[at] <= 57 {
+            digit(bytes[at], fraction: false)
+            at += 1
+        }
+        let intDigits = at - intStart
+        guard intDigits > 0, !(intDigits > 1 && bytes[intStart] == 48) else { throw Failure(offset: start, message: "malformed number") }
+        if at < n && bytes[at] == 46 {
+            at += 1
+            let fractionStart = at
+            while at < n, bytes[at] >= 48, bytes[at] <= 57 {
+                digit(bytes[at], fraction: true)
+                at += 1
+            }
+            guard at > fractionStart else { throw Failure(offset: start, message: "malformed number") }
+        }
+        if at < n && (bytes[at] == 101 || bytes[at] == 69) {
+            at += 1
+            var expNegative = false
+            if at < n && (bytes[at] == 43 || bytes[at] == 45) {
+                expNegative = bytes[at] == 45
+                at += 1
+            }
+            let expStart = at
+            var e = 0
+            while at < n, bytes[at] >= 48, bytes[at] <= 57 {
+                if e < 100_000 { e = e * 10 + Int(bytes[at] - 48) }
+                at += 1
+            }
+            guard at > expStart else { throw Failure(offset: start, message: "malformed number") }
+            exponent += expNegative ? -e : e
+        }
+        guard
+            let v = NumberParser.convert(
+                mantissa: mantissa, exponent: exponent, significant: significant, negative: negative,
+                text: UnsafeBufferPointer(rebasing: bytes[start..<at]))
+        else { throw Failure(offset: start, message: "number out of range") }
         return v
     }
 

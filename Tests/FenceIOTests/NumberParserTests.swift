@@ -1,0 +1,35 @@
+import Foundation
+@testable import FenceIO
+import XCTest
+
+final class NumberParserTests: XCTestCase {
+    /// The 128-bit path against strtod (correctly rounded in glibc) over random 16-19 digit
+    /// decimals, halfway cases and powers of ten at both ends of its range.
+    func testLongDecimalsAgreeWithStrtod() {
+        var rng = UInt64(12345)
+        func next() -> UInt64 {
+            rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return rng
+        }
+        var texts = ["6.1719563913384805", "49.95309501675989", "-179.99999999999997", "0.30000000000000004", "9007199254740993",
+                     "9007199254740993e-3", "1.7976931348623157", "0.0000000000000000000012345678901234567", "12345678901234567890",
+                     "9999999999999999999e-22", "1e19", "123456789012345678e1", "2.2250738585072014", "4.9406564584124654"]
+        for _ in 0..<200_000 {
+            let digits = 16 + Int(next() % 4)
+            var d = String(next() % 9 + 1)
+            while d.count < digits { d += String(next() % 10) }
+            let point = Int(next() % UInt64(digits + 1))
+            var t = String(d.prefix(point)) + (point < digits ? "." + d.dropFirst(point) : "")
+            if t.hasPrefix(".") { t = "0" + t }
+            if next() % 4 == 0 { t += "e" + String(Int(next() % 30) - 20) }
+            texts.append(next() % 2 == 0 ? "-" + t : t)
+        }
+        for t in texts {
+            let expected = strtod(t, nil)
+            var bytes = Array(t.utf8)
+            let got = bytes.withUnsafeMutableBufferPointer { NumberParser.parseDouble(UnsafeBufferPointer($0)) }
+            XCTAssertEqual(got?.bitPattern, expected.bitPattern, t)
+            if got?.bitPattern != expected.bitPattern { break }
+        }
+    }
+}
