@@ -213,4 +213,34 @@ final class OGRFormatTests: XCTestCase {
             FenceInput.displayName("PG:host=db password=s3cret dbname=fences"), "PG:host=db password=*** dbname=fences")
         XCTAssertEqual(FenceInput.displayName("PG:password='a b' host=db"), "PG:password=*** host=db")
     }
+
+    /// Curves are made straight by OGR and Z / M dropped before the WKB goes to GEOS; types
+    /// that cannot be fences are refused by name.
+    func testCurvesAndZAreFlattenedOtherTypesRefused() throws {
+        let dir = try G.folder()
+        try G.write(
+            """
+            id,radius,WKT
+            disc,,"CURVEPOLYGON (CIRCULARSTRING (0 0,2 0,0 0))"
+            high,,"POLYGON ZM ((0 0 5 1,1 0 5 1,1 1 5 1,0 0 5 1))"
+            path,,"LINESTRING (0 0,1 1)"
+            pins,3,"MULTIPOINT ((0 0),(1 1))"
+
+            """, to: dir + "/odd.csv")
+        let (read, rejected) = try Self.load(dir + "/odd.csv")
+        XCTAssertEqual(read.fences.map(\.id), ["disc", "high"])
+        guard case .polygons(let disc) = read.fences[0].shape else { return XCTFail("disc is no polygon") }
+        XCTAssertGreaterThan(disc[0].exterior.count, 16, "a circle made of many straight edges")
+        XCTAssertEqual(read.fences[1].shape, .polygons([Polygon(exterior: G.lonLats([(0, 0), (1, 0), (1, 1), (0, 0)]))]))
+        var store = FenceStore()
+        store.add(read.fences)
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 1.5, lat: 0.5)), ["disc"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 2.5, lat: 0)), [])
+        XCTAssertEqual(
+            rejected.map { "\($0)" },
+            [
+                "layer odd, feature 3 (FID 3): fence path: malformed-input: geometry type LineString cannot be a fence (Polygon, MultiPolygon or Point with radius)",
+                "layer odd, feature 4 (FID 4): fence pins: malformed-input: geometry type MultiPoint cannot be a fence (Polygon, MultiPolygon or Point with radius)",
+            ])
+    }
 }
