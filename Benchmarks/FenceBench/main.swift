@@ -170,11 +170,20 @@ for n in fenceCounts {
             seconds = min(seconds, Measure.now() - t1)
         }
         let stats = store.probeStatistics(Array(positions.prefix(100_000)))
+        // The ceiling: the same ordering, chunks and walk with no exact test.
+        var probeSeconds = Double.infinity
+        for _ in 0..<repeats {
+            let t1 = Measure.now()
+            _ = positions.withUnsafeBufferPointer { store.probe($0, threads: threads) }
+            probeSeconds = min(probeSeconds, Measure.now() - t1)
+        }
         let line: [String: Any] = [
             "case": "containment", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
             "threads": threads, "positions": positionCount, "build_s": round3(buildSeconds), "rejected": rejected,
             "bytes_per_fence": store.memoryFootprint / max(1, store.count), "rss_bytes_per_fence": resident / max(1, n),
             "positions_per_s": Int(Double(positionCount) / seconds), "hits_per_position": round3(Double(coverage.pairCount) / Double(positionCount)),
+            "probe_positions_per_s": Int(Double(positionCount) / probeSeconds),
+            "nodes_per_position": round3(store.meanNodesVisited(Array(positions.prefix(20_000)))),
             "candidates_per_position": round3(stats.candidatesPerPosition), "geos_calls_per_position": stats.geosCallsPerPosition,
             "geos": FenceEngineInfo.geosVersion, "swift": Measure.swiftVersion, "release": Measure.isReleaseBuild, "seed": seed,
         ]
