@@ -4,8 +4,6 @@ import SpatialIndex
 public struct ProbeResult: Sendable {
     /// Index entries whose box holds a position, summed over the batch.
     public var candidates: Int
-    /// Index nodes entered, summed over the batch (root included).
-    public var nodes: Int
 }
 
 extension FenceStore {
@@ -25,7 +23,7 @@ extension FenceStore {
         }
         let chunkSize = 4096
         let chunks = (m + chunkSize - 1) / chunkSize
-        var perChunk = [(candidates: Int, nodes: Int)](repeating: (0, 0), count: chunks)
+        var perChunk = [Int](repeating: 0, count: chunks)
         perChunk.withUnsafeMutableBufferPointer { buffer in
             nonisolated(unsafe) let perChunk = buffer
             Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { ContiguousArray<Int32>() }) {
@@ -40,10 +38,10 @@ extension FenceStore {
                         found &+= candidates.count
                     }
                 }
-                perChunk[c] = (found, 0)
+                perChunk[c] = found
             }
         }
-        return ProbeResult(candidates: perChunk.reduce(0) { $0 + $1.candidates }, nodes: 0)
+        return ProbeResult(candidates: perChunk.reduce(0, +))
     }
 
     /// Mean index nodes a point query enters over a sample, on one thread.
