@@ -148,6 +148,7 @@ extension EventEngine {
         }
         if expiring { store.removeExpired(asOf: batchEnd) }
         watermark = batchEnd
+        if settings.idleEviction > 0 { evictedBefore = batchEnd - max(settings.idleEviction, settings.exitDelay) }
         result.events = Self.mergeSorted(partitionEvents, threads: threads)
         clock.mark("merge")
         clock.report()
@@ -170,6 +171,8 @@ extension EventEngine {
         for k in range { local[k - range.lowerBound] = partition.intern(batch.devices[k], hash: batch.hashes[k]) }
         let mine = range
         let deviceCount = partition.states.count
+        let evictAfter = settings.idleEviction > 0 ? max(settings.idleEviction, settings.exitDelay) : 0
+        let evictedBefore = evictedBefore
 
         func applyFix(_ f: Int, device d: Int) {
             let t = times[f]
@@ -180,6 +183,17 @@ extension EventEngine {
             }
             if t == last {
                 tally.duplicates += 1
+                return
+            }
+            if evictAfter > 0 && partition.states[d].hasFix && t - last >= evictAfter {
+                // Idle for the eviction time since its last fix: that visit ended then, as it
+                // would have had the batch ended in between.
+                endIdleVisits(state: &partition.states[d], after: evictAfter, events: &events)
+                partition.states[d] = DeviceState(id: partition.states[d].id)
+            } else if evictAfter > 0 && !partition.states[d].hasFix && t <= evictedBefore {
+                // A device the engine holds no state for, with a fix older than what eviction
+                // has already judged: its state may have been dropped, so the fix is late.
+                tally.late += 1
                 return
             }
             tally.applied += 1
@@ -240,6 +254,7 @@ extension EventEngine {
                 expirePairs(upTo: batchEnd, state: &partition.states[d], events: &events)
             }
         }
+        if evictAfter > 0 { evictIdle(&partition, asOf: batchEnd, after: evictAfter, events: &events) }
     }
 
     /// Events in output order. Sorting small (time, index) keys and gathering once is several
