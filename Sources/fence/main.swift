@@ -1,4 +1,5 @@
 import FenceEngine
+import FenceIO
 import Foundation
 
 let topHelp = """
@@ -33,7 +34,7 @@ do {
         print(topHelp)
         status = 0
     case "--version":
-        print("fence (GEOS \(FenceEngineInfo.geosVersion))")
+        print("fence (GEOS \(FenceEngineInfo.geosVersion), GDAL \(FenceInput.gdalVersion))")
         status = 0
     default:
         throw UsageError("unknown command \(command)")
