@@ -51,9 +51,12 @@ public enum FenceInput {
     }
 
     /// Standard input and files named `.geojson` or `.json` go to the built-in reader under
-    /// `.auto` (it reads them faster than OGR does; README "Fence loading").
+    /// `.auto` (it reads them faster than OGR does; README "Fence loading"), except through
+    /// GDAL's virtual file systems (`/vsizip/...`).
     public static func usesNativeReader(_ source: String) -> Bool {
         if source == "-" { return true }
+        // GDAL's virtual file systems (/vsizip/, /vsicurl/, ...) only OGR can open.
+        if source.hasPrefix("/vsi") { return false }
         let lower = source.lowercased()
         return lower.hasSuffix(".geojson") || lower.hasSuffix(".json")
     }
