@@ -1,0 +1,288 @@
+import FenceEngine
+
+/// One pass over a GeoJSON document: the FeatureCollection (or Feature) around the features.
+struct GeoJSONDocument {
+    var scanner: JSONScanner
+    let layer: String
+    let options: FenceInputOptions
+    var result = FenceReadResult(reader: .native)
+    var crs: String?
+    /// Every name `FenceFields` gives a role: these properties are settings.
+    let settingNames: Set<String>
+
+    init(scanner: JSONScanner, layer: String, options: FenceInputOptions) {
+        self.scanner = scanner
+        self.layer = layer
+        self.options = options
+        settingNames = options.fields.allNames
+        result.layers = [layer]
+    }
+
+    mutating func read() throws {
+        guard scanner.peek() == 123 else {
+            if scanner.peek() == nil { throw JSONScanner.Failure(offset: scanner.at, message: "the document is empty") }
+            if scanner.peek() == 91 || scanner.peek() == 34 || scanner.peek().map(JSONScanner.startsNumber) == true {
+                _ = try scanner.skipValue()
+                try scanner.expectEnd()
+                throw FenceError(.malformedInput, reason: "the document is not a JSON object")
+            }
+            throw scanner.fail("expected a JSON object")
+        }
+        // The top level is either a FeatureCollection or itself a Feature, with members in any
+        // order: read it as a feature that may also hold "features".
+        var top = FeatureDraft()
+        var sawFeatures = false
+        scanner.at += 1
+        if !scanner.take(125) {
+            repeat {
+                let key = try scanner.string()
+                try scanner.expect(58, ":")
+                if scanner.equals(key, "features") {
+                    sawFeatures = try readFeatures()
+                } else if scanner.equals(key, "crs") {
+                    crs = try readCRSName()
+                } else {
+                    try readMember(key, of: &top)
+                }
+            } while try scanner.next(closing: 125)
+        }
+        try scanner.expectEnd()
+        switch top.type {
+        case "FeatureCollection":
+            guard sawFeatures else { throw FenceError(.malformedInput, reason: "the FeatureCollection has no \"features\" array") }
+        case "Feature":
+            finish(top, number: 1)
+        default:
+            throw FenceError(.malformedInput, reason: "expected a FeatureCollection or a Feature")
+        }
+    }
+
+    /// The `features` array; false when it is not an array (skipped).
+    mutating func readFeatures() throws(JSONScanner.Failure) -> Bool {
+        guard scanner.peek() == 91 else {
+            _ = try scanner.skipValue()
+            return false
+        }
+        scanner.at += 1
+        if scanner.take(93) { return true }
+        var number = 0
+        repeat {
+            number += 1
+            var draft = FeatureDraft()
+            if scanner.peek() == 123 {
+                scanner.at += 1
+                if !scanner.take(125) {
+                    repeat {
+                        let key = try scanner.string()
+                        try scanner.expect(58, ":")
+                        try readMember(key, of: &draft)
+                    } while try scanner.next(closing: 125)
+                }
+            } else {
+                _ = try scanner.skipValue()
+            }
+            finish(draft, number: number)
+        } while try scanner.next(closing: 93)
+        return true
+    }
+
+    /// One member of a Feature object.
+    mutating func readMember(_ key: JSONScanner.StringToken, of draft: inout FeatureDraft) throws(JSONScanner.Failure) {
+        if scanner.equals(key, "type") {
+            if scanner.peek() == 34 { draft.type = scanner.text(try scanner.string()) } else { _ = try scanner.skipValue() }
+        } else if scanner.equals(key, "id") {
+            let value = try attributeValue(name: "id", draft: &draft)
+            draft.featureID = value
+        } else if scanner.equals(key, "properties") {
+            try readProperties(&draft)
+        } else if scanner.equals(key, "geometry") {
+            try readGeometry(&draft)
+        } else {
+            let (range, depth) = try scanner.skipValue()
+            _ = range
+            if depth > options.limits.maxNesting { draft.noteNesting(scanner.text(key), depth: depth, limit: options.limits.maxNesting) }
+        }
+    }
+
+    /// A value as an `AttributeValue`; nil for JSON null.
+    mutating func attributeValue(name: String, draft: inout FeatureDraft) throws(JSONScanner.Failure) -> AttributeValue? {
+        guard let c = scanner.peek() else { throw scanner.fail("unexpected end of input") }
+        if c == 34 { return .text(scanner.text(try scanner.string())) }
+        if JSONScanner.startsNumber(c) { return .number(try scanner.number()) }
+        let (range, depth) = try scanner.skipValue()
+        if depth > options.limits.maxNesting {
+            draft.noteNesting(name, depth: depth, limit: options.limits.maxNesting)
+            return .other("?")
+        }
+        let text = scanner.compactText(range)
+        if text == "null" { return nil }
+        if c == 91, depth == 1 {
+            // An array of strings (actions as a list).
+            var strings: [String] = []
+            var inner = JSONScanner(scanner.bytes)
+            inner.at = range.lowerBound + 1
+            if !inner.take(93) {
+                repeat {
+                    guard inner.peek() == 34 else { return .other(text) }
+                    strings.append(inner.text(try inner.string()))
+                } while try inner.next(closing: 93)
+            }
+            return .list(strings)
+        }
+        return .other(text)
+    }
+
+    mutating func readProperties(_ draft: inout FeatureDraft) throws(JSONScanner.Failure) {
+        guard scanner.peek() == 123 else {
+            let (_, depth) = try scanner.skipValue()  // null, or not an object: no properties
+            if depth > options.limits.maxNesting { draft.noteNesting("properties", depth: depth, limit: options.limits.maxNesting) }
+            return
+        }
+        scanner.at += 1
+        if scanner.take(125) { return }
+        repeat {
+            let keyToken = try scanner.string()
+            try scanner.expect(58, ":")
+            let key = scanner.text(keyToken)
+            if settingNames.contains(key) {
+                let value = try attributeValue(name: key, draft: &draft)
+                draft.found.updateValue(value, forKey: key)
+            } else {
+                let (range, depth) = try scanner.skipValue()
+                if depth > options.limits.maxNesting {
+                    draft.noteNesting(key, depth: depth, limit: options.limits.maxNesting)
+                } else {
+                    draft.properties[key] = scanner.compactText(range)
+                }
+            }
+        } while try scanner.next(closing: 125)
+    }
+
+    mutating func readGeometry(_ draft: inout FeatureDraft) throws(JSONScanner.Failure) {
+        guard scanner.peek() == 123 else {
+            _ = try scanner.skipValue()  // null: no geometry
+            return
+        }
+        scanner.at += 1
+        draft.hasGeometry = true
+        var coordinatesAt: Int?
+        if !scanner.take(125) {
+            repeat {
+                let key = try scanner.string()
+                try scanner.expect(58, ":")
+                if scanner.equals(key, "type") {
+                    if scanner.peek() == 34 { draft.geometryType = scanner.text(try scanner.string()) } else { _ = try scanner.skipValue() }
+                } else if scanner.equals(key, "coordinates") {
+                    if let depth = Self.coordinateDepth(draft.geometryType) {
+                        var coordinates = GeoJSONCoordinates(depth: depth, limits: options.limits.geometry)
+                        try coordinates.read(&scanner)
+                        draft.coordinates = coordinates
+                    } else {
+                        // The type is not known yet (or is no fence): come back once it is.
+                        coordinatesAt = scanner.at
+                        _ = try scanner.skipValue()
+                    }
+                } else {
+                    _ = try scanner.skipValue()
+                }
+            } while try scanner.next(closing: 125)
+        }
+        if let coordinatesAt, let depth = Self.coordinateDepth(draft.geometryType) {
+            var again = JSONScanner(scanner.bytes)
+            again.at = coordinatesAt
+            var coordinates = GeoJSONCoordinates(depth: depth, limits: options.limits.geometry)
+            try coordinates.read(&again)
+            draft.coordinates = coordinates
+        }
+    }
+
+    static func coordinateDepth(_ type: String?) -> Int? {
+        switch type {
+        case "Point": return 1
+        case "Polygon": return 3
+        case "MultiPolygon": return 4
+        default: return nil
+        }
+    }
+
+    /// The `crs` member's name (`{"type":"name","properties":{"name":"EPSG:3857"}}`), or
+    /// "unnamed" for any other form.
+    mutating func readCRSName() throws(JSONScanner.Failure) -> String? {
+        let (range, _) = try scanner.skipValue()
+        var s = JSONScanner(scanner.bytes)
+        s.at = range.lowerBound
+        guard s.take(123) else { return scanner.compactText(range) == "null" ? nil : "unnamed" }
+        if s.take(125) { return "unnamed" }
+        repeat {
+            let key = try s.string()
+            try s.expect(58, ":")
+            if s.equals(key, "properties"), s.take(123), !s.take(125) {
+                repeat {
+                    let inner = try s.string()
+                    try s.expect(58, ":")
+                    if s.equals(inner, "name"), s.peek() == 34 { return s.text(try s.string()) }
+                    _ = try s.skipValue()
+                } while try s.next(closing: 125)
+            } else {
+                _ = try s.skipValue()
+            }
+        } while try s.next(closing: 125)
+        return "unnamed"
+    }
+
+    /// Turns a feature's parts into a fence or a rejection.
+    mutating func finish(_ draft: FeatureDraft, number: Int) {
+        let origin = FeatureOrigin(layer: layer, index: number)
+        var name = "#\(number)"
+        func reject(_ kind: FenceError.Kind, _ reason: String) {
+            result.rejected.append(RejectedFeature(origin: origin, error: FenceError(kind, fence: name, line: number, reason: reason)))
+        }
+        func reject(_ e: FenceError) { reject(e.kind, e.reason) }
+        guard draft.type == "Feature" else { return reject(.malformedInput, "not a GeoJSON Feature") }
+        let fields = options.fields
+        // Each role takes its first candidate the feature has.
+        var settings = FenceSettings()
+        var errors: [FenceFields.Role: FenceError] = [:]
+        for role in FenceFields.Role.allCases {
+            for candidate in fields[role] {
+                guard let found = draft.found[candidate] else { continue }
+                if let value = found, let e = settings.set(role, value) { errors[role] = e }
+                break
+            }
+        }
+        if settings.id == nil, !fields.named.contains(.id), let fid = draft.featureID { settings.id = fid.display }
+        guard let id = settings.id, !id.isEmpty else {
+            let names = fields.id.map { "\"\($0)\"" }.joined(separator: " or ")
+            return reject(.missingID, fields.named.contains(.id) ? "the feature has no id (property \(names))" : "the feature has no id (property \(names) or feature id)")
+        }
+        name = id
+        if let e = draft.nesting { return reject(e) }
+        guard draft.hasGeometry, let type = draft.geometryType else { return reject(.emptyGeometry, "the feature has no geometry") }
+        if let e = errors[.coord] { return reject(e) }
+        let shape: FenceShape
+        switch type {
+        case "Point":
+            guard let p = draft.coordinates?.point else {
+                return reject(.malformedInput, draft.coordinates?.problem ?? "the Point's coordinates are not [lon, lat]")
+            }
+            if let e = errors[.radius] { return reject(e) }
+            guard let radius = settings.radius else {
+                return reject(.invalidRadius, "a Point fence needs a \(fields.radius.map { "\"\($0)\"" }.joined(separator: " or ")) property in metres")
+            }
+            shape = .circle(center: p, radius: radius)
+        case "Polygon", "MultiPolygon":
+            guard let coordinates = draft.coordinates else {
+                return reject(.malformedInput, "\(type) coordinates are missing")
+            }
+            switch coordinates.polygonValues() {
+            case .success(let polygons): shape = .polygons(polygons)
+            case .failure(let e): return reject(e)
+            }
+        default:
+            return reject(.malformedInput, "geometry type \(type) cannot be a fence (Polygon, MultiPolygon or Point with radius)")
+        }
+        for role in [FenceFields.Role.group, .actions, .dwell, .expires] { if let e = errors[role] { return reject(e) } }
+        result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: draft.properties))
+        result.origins.append(origin)
+    }
+}
