@@ -40,7 +40,8 @@ enum CheckCommand {
         FileHandle.standardError.write(
             Data(
                 ("fence check: \(loading.read.featureCount) features in \(layers) layer\(layers == 1 ? "" : "s") "
-                    + "(\(loading.read.reader.rawValue) reader), \(store.count) good fences, \(bad.count) with problems\n").utf8))
+                    + "(\(loading.read.reader.rawValue) reader), \(store.count) good fences, \(bad.count) with problems"
+                    + (PeakMemory.megabytes.map { "; peak resident size \($0) MB" } ?? "") + "\n").utf8))
         return bad.isEmpty ? 0 : 1
     }
 }

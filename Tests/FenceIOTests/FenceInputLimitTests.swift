@@ -10,33 +10,17 @@ final class FenceInputLimitTests: XCTestCase {
 
     static let follower = G.feature(#""id":"ok","radius":5"#, G.point(0, 0))
 
-    /// Runs `fence` and returns its status, standard error and peak resident size (KiB, from
-    /// wait4's rusage for that child alone).
+    /// Runs `fence check` and returns its output and the peak resident size it reports
+    /// (its own VmHWM: a child's rusage would count the test process it was spawned from).
     static func runMeasured(_ arguments: [String]) throws -> (status: Int32, out: String, err: String, maxRSSKiB: Int) {
-        let log = NSTemporaryDirectory() + "fence-limit-\(UUID().uuidString).err"
-        let outLog = log + ".out"
-        defer {
-            try? FileManager.default.removeItem(atPath: log)
-            try? FileManager.default.removeItem(atPath: outLog)
+        let r = try CLI.run(arguments)
+        guard let range = r.err.range(of: "peak resident size "),
+            let mb = Int(r.err[range.upperBound...].prefix { $0.isNumber })
+        else {
+            XCTFail("no peak resident size in: \(r.err)")
+            return (r.status, r.out, r.err, .max)
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outLog, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let path = CLI.binary.path
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for a in argv { free(a) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw PostGISServer.Failure("cannot start fence: \(spawned)") }
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-        let err = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        let out = (try? String(contentsOfFile: outLog, encoding: .utf8)) ?? ""
-        return ((status >> 8) & 0xff, out, err, usage.ru_maxrss)
+        return (r.status, r.out, r.err, mb * 1024)
     }
 
     static func writeLarge(_ parts: [String], to path: String) throws {
@@ -49,7 +33,7 @@ final class FenceInputLimitTests: XCTestCase {
     /// A polygon of ten million vertices (60 MB of GeoJSON): refused at the default limit of a
     /// million positions; at most the limit's 16 MB of coordinates is ever kept.
     func testTenMillionVertexPolygon() throws {
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         let path = dir + "/big.geojson"
         try Self.writeLarge(
             [
@@ -68,7 +52,7 @@ final class FenceInputLimitTests: XCTestCase {
 
     /// A MultiPolygon of a million members: refused at 100,000 polygons.
     func testMillionMemberMultiPolygon() throws {
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         let path = dir + "/multi.geojson"
         try Self.writeLarge(
             [
@@ -114,7 +98,7 @@ final class FenceInputLimitTests: XCTestCase {
             strict.rejected.last.map { "\($0)" },
             "layer deep, feature 5: fence d: limit-exceeded: \"y\" is nested 3 levels deep, over the limit of 2 (FenceInputLimits.maxNesting)")
         // Through the CLI: --max-json-nesting.
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         try G.write(doc, to: dir + "/deep.geojson")
         let cli = try CLI.run(["check", "--fences", dir + "/deep.geojson", "--max-json-nesting", "2"])
         XCTAssertTrue(cli.out.contains("fence d: limit-exceeded: \"y\" is nested 3 levels deep, over the limit of 2"), cli.out)
@@ -133,7 +117,7 @@ final class FenceInputLimitTests: XCTestCase {
         let doc = G.collection([G.feature(#""id":"sq""#, G.polygon([OGRFormatTests.square]))])
         let read = try GeoJSONFences.read(Data(doc.utf8), layer: "l", options: options)
         XCTAssertEqual(read.rejected.map(\.error.reason), ["5 positions exceed the limit of 4"])
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         try G.write(doc, to: dir + "/sq.geojson")
         XCTAssertEqual(
             try CLI.run(["check", "--fences", dir + "/sq.geojson", "--max-fence-positions", "4"]).out,

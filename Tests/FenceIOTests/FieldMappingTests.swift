@@ -44,7 +44,7 @@ final class FieldMappingTests: XCTestCase {
 
     func testOGRFollowsTheMappingWhateverTheCase() throws {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         try G.write(G.collection(Self.features), to: dir + "/z.geojson")
         try G.convert([dir + "/z.gpkg", dir + "/z.geojson"])
         let read = try FenceInput.read(dir + "/z.gpkg", options: Self.mapped)
@@ -78,7 +78,7 @@ final class FieldMappingTests: XCTestCase {
     /// Every command that takes --fences takes the mapping, with the same meaning.
     func testEveryCommandTakesTheFieldOptions() throws {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         try G.write(G.collection(Self.features), to: dir + "/z.geojson")
         try G.convert([dir + "/z.gpkg", dir + "/z.geojson"])
         let mapping = [
@@ -119,7 +119,7 @@ final class FieldMappingTests: XCTestCase {
     /// --layer, --open-option and --fence-crs reach OGR.
     func testLayerOpenOptionAndAssumedCRSOptions() throws {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         // A CSV whose geometry column is not called WKT, in UTM 32N without a declared CRS.
         try G.write("id,radius,shape\npin,100,\"POINT (500000 0)\"\n", to: dir + "/pins.csv")
         let r = try CLI.run(

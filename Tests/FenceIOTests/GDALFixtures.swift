@@ -15,10 +15,11 @@ enum GDALFixtures {
         }
     }
 
-    /// A fresh temporary folder.
-    static func folder() throws -> String {
+    /// A fresh temporary folder, removed when `test` ends.
+    static func folder(_ test: XCTestCase) throws -> String {
         let dir = NSTemporaryDirectory() + "fence-ogr-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
         return dir
     }
 

@@ -109,7 +109,7 @@ final class OGRFormatTests: XCTestCase {
     /// One file of all seven features, converted to `driver`.
     func make(_ driver: String, _ name: String, _ options: [String] = []) throws -> String {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         let source = dir + "/fences.geojson"
         try G.write(G.collection(Self.points + Self.zones), to: source)
         let path = dir + "/" + name
@@ -119,7 +119,7 @@ final class OGRFormatTests: XCTestCase {
 
     func testGeoJSONThroughOGR() throws {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         let source = dir + "/fences.geojson"
         try G.write(G.collection(Self.points + Self.zones), to: source)
         var options = FenceInputOptions()
@@ -168,7 +168,7 @@ final class OGRFormatTests: XCTestCase {
     /// type per file and rewrites ring orientation (exterior clockwise).
     func testShapefileFolder() throws {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         try G.write(G.collection(Self.points), to: dir + "/points.geojson")
         try G.write(G.collection(Self.zones), to: dir + "/zones.geojson")
         try FileManager.default.createDirectory(atPath: dir + "/shp", withIntermediateDirectories: true)
@@ -202,7 +202,7 @@ final class OGRFormatTests: XCTestCase {
     }
 
     func testUnreadableSourceIsRefusedWithGDALsReason() throws {
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         try G.write("not a vector file", to: dir + "/x.gpkg")
         XCTAssertThrowsError(try FenceInput.read(dir + "/x.gpkg")) { error in
             let e = error as? FenceError
@@ -217,7 +217,7 @@ final class OGRFormatTests: XCTestCase {
     /// Curves are made straight by OGR and Z / M dropped before the WKB goes to GEOS; types
     /// that cannot be fences are refused by name.
     func testCurvesAndZAreFlattenedOtherTypesRefused() throws {
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         try G.write(
             """
             id,radius,WKT

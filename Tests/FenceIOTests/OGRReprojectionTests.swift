@@ -32,7 +32,7 @@ final class OGRReprojectionTests: XCTestCase {
     /// GeoPackage with the CRS assigned (not transformed) by ogr2ogr.
     func mercatorSources() throws -> (geojson: String, gpkg: String) {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         let ring = Self.lonLatRing.map { Self.mercator($0.0, $0.1) }
         let centre = Self.mercator(10, 50)
         let doc = G.collection(
@@ -72,7 +72,7 @@ final class OGRReprojectionTests: XCTestCase {
     /// (`assumedCRS`, the CLI's --fence-crs).
     func testUTMLayerIsReprojected() throws {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         let csv = """
             id,radius,WKT
             square,,"POLYGON ((500000 5538630.70286747,500000 0,500000.5 0,500000 5538630.70286747))"
@@ -111,7 +111,7 @@ final class OGRReprojectionTests: XCTestCase {
     /// longitude-first (OAMS_TRADITIONAL_GIS_ORDER).
     func testGeographicLayersKeepLongitudeFirst() throws {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         try G.write(G.collection([G.feature(#""id":"zone""#, G.polygon([Self.lonLatRing]))]), to: dir + "/z.geojson")
         try G.convert(["-a_srs", "EPSG:4326", dir + "/wgs84.gpkg", dir + "/z.geojson"])
         try G.convert(["-a_srs", "EPSG:4258", dir + "/etrs89.gpkg", dir + "/z.geojson"])
@@ -125,7 +125,7 @@ final class OGRReprojectionTests: XCTestCase {
     /// into a MultiPolygon at ±180, and covers both sides.
     func testAntimeridianIsWrapped() throws {
         try G.requireOgr2ogr()
-        let dir = try G.folder()
+        let dir = try G.folder(self)
         let ring = [(170.0, 10.0), (190.0, 10.0), (190.0, 20.0), (170.0, 20.0), (170.0, 10.0)]
         try G.write(G.collection([G.feature(#""id":"pacific""#, G.polygon([ring]))]), to: dir + "/p.geojson")
         try G.convert(["-t_srs", "EPSG:3832", dir + "/p.gpkg", dir + "/p.geojson"])

@@ -38,7 +38,8 @@ final class PostGISServer {
                 throw XCTSkip("running as root without runuser or a postgres user: cannot start PostgreSQL unprivileged")
             }
         }
-        folder = NSTemporaryDirectory() + "fence-pg-\(UUID().uuidString)"
+        // In /tmp, not $TMPDIR: the postgres user must be able to reach it.
+        folder = "/tmp/fence-pg-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         if asRoot, let pw = getpwnam("postgres") {
             guard chown(folder, pw.pointee.pw_uid, pw.pointee.pw_gid) == 0 else { throw Failure("chown \(folder) failed") }

@@ -7,7 +7,7 @@ import XCTest
 final class ReadmeFenceIOExampleTests: XCTestCase {
     func testFenceInputExample() throws {
         try GDALFixtures.requireOgr2ogr()
-        let dir = try GDALFixtures.folder()
+        let dir = try GDALFixtures.folder(self)
         try GDALFixtures.write(
             GDALFixtures.collection([
                 GDALFixtures.feature(#""name":"yard""#, GDALFixtures.polygon([OGRFormatTests.square])),
