@@ -13,14 +13,7 @@ extension FenceStore {
     /// - Complexity: O(m log n) for m positions, spread over `threads` workers.
     public func probe(_ positions: UnsafeBufferPointer<LonLat>, threads: Int = FenceStore.defaultThreads) -> ProbeResult {
         let m = positions.count
-        let order = SpatialOrder.permutation(positions, threads: threads)
-        var sorted = ContiguousArray<LonLat>(repeating: LonLat(lon: 0, lat: 0), count: m)
-        sorted.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let sorted = buffer
-            Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
-                for k in range { sorted[k] = positions[Int(order[k])] }
-            }
-        }
+        let (_, sorted) = SpatialOrder.sorted(positions, threads: threads)
         let chunkSize = 4096
         let chunks = (m + chunkSize - 1) / chunkSize
         var perChunk = [Int](repeating: 0, count: chunks)

@@ -17,16 +17,6 @@ final class IdleEvictionTests: XCTestCase {
         return e
     }
 
-    func summary(_ events: [FenceEvent]) -> [String] {
-        events.map { e in
-            var s = "\(Int(e.time)) \(e.device) \(e.fence) \(e.kind)"
-            if e.initial { s += " initial" }
-            if let r = e.reason { s += " \(r.rawValue)" }
-            if let i = e.insideSeconds { s += " \(Int(i))s" }
-            return s
-        }
-    }
-
     func testIdleDeviceInsideIsForgottenWithExitAndComesBackAsNew() {
         var e = engine(idle: 100)
         var r = e.evaluate([Position(device: "a", time: 0, lon: 0.5, lat: 0.5), Position(device: "b", time: 50, lon: 5, lat: 5)])

@@ -171,6 +171,10 @@ extension EventEngine {
         for k in range { local[k - range.lowerBound] = partition.intern(batch.devices[k], hash: batch.hashes[k]) }
         let mine = range
         let deviceCount = partition.states.count
+        // Read directly, not through `Coverage`'s slices (a retain and release per fix).
+        let hasCoverage = coverage != nil
+        let coverOffsets = coverage?.offsets ?? []
+        let coverHandles = coverage?.handles ?? []
         let evictAfter = settings.idleEviction > 0 ? max(settings.idleEviction, settings.exitDelay) : 0
         let evictedBefore = evictedBefore
 
@@ -198,9 +202,9 @@ extension EventEngine {
             }
             tally.applied += 1
             scratch.near.removeAll(keepingCapacity: true)
-            if let coverage {
-                for h in coverage[f] {
-                    let slot = Int(h.rawValue)
+            if hasCoverage {
+                for k in coverOffsets[f]..<coverOffsets[f + 1] {
+                    let slot = Int(coverHandles[k].rawValue)
                     if expiring && store.slotExpires[slot] <= t { continue }
                     scratch.near.append(NearFence(key: store.slotKey[slot], slot: Int32(slot), cls: .deepInside))
                 }
