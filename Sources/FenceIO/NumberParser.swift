@@ -11,9 +11,12 @@ enum NumberParser {
     /// -22...19 (the 16-17 digits of a shortest-round-trip double: what GIS tools write) take an
     /// exact 128-bit path (`exactQuotient`, `exactProduct`); anything else goes to `strtod`.
     /// - Returns: nil when the bytes are not such a number (so "nan", "inf", "" are nil).
-    static func parseDouble(_ s: UnsafeBufferPointer<UInt8>) -> Double? {
+    static func parseDouble(_ buffer: UnsafeBufferPointer<UInt8>) -> Double? {
+        // Unchecked reads through the base pointer and wrapping arithmetic where the bounds
+        // are already tested: the digit loops are the parser's hottest code.
+        guard let s = buffer.baseAddress else { return nil }
         var lo = 0
-        var hi = s.count
+        var hi = buffer.count
         while lo < hi && (s[lo] == 32 || s[lo] == 9) { lo += 1 }
         while hi > lo && (s[hi - 1] == 32 || s[hi - 1] == 9 || s[hi - 1] == 13) { hi -= 1 }
         guard lo < hi else { return nil }
@@ -23,33 +26,74 @@ enum NumberParser {
             negative = s[i] == 45
             i += 1
         }
+        // The common case first: at most 19 digits, an optional fraction, no exponent (how GPS
+        // and AIS exports write coordinates and times). Then the value held is exact and no
+        // significant digits need counting.
+        do {
+            var j = i
+            var m: UInt64 = 0
+            while j < hi {
+                let d = s[j] &- 48
+                if d > 9 { break }
+                m = m &* 10 &+ UInt64(d)
+                j &+= 1
+            }
+            let integerDigits = j &- i
+            var fractionDigits = 0
+            if j < hi && s[j] == 46 {
+                j &+= 1
+                let start = j
+                while j < hi {
+                    let d = s[j] &- 48
+                    if d > 9 { break }
+                    m = m &* 10 &+ UInt64(d)
+                    j &+= 1
+                }
+                fractionDigits = j &- start
+            }
+            let digits = integerDigits &+ fractionDigits
+            if j == hi && digits > 0 && digits <= 19 {
+                if m < (1 << 53) && fractionDigits <= 22 {
+                    // Clinger's fast path: both operands exact, one correctly rounded divide.
+                    let v = fractionDigits == 0 ? Double(m) : Double(m) / powers[fractionDigits]
+                    return negative ? -v : v
+                }
+                return convert(
+                    mantissa: m, exponent: -fractionDigits, significant: digits, negative: negative,
+                    text: UnsafeBufferPointer(start: s + lo, count: hi - lo))
+            }
+        }
         var mantissa: UInt64 = 0
         var significant = 0
         var exponent = 0
         var digitsSeen = 0
-        while i < hi && s[i] >= 48 && s[i] <= 57 {
+        while i < hi {
+            let d = s[i] &- 48
+            if d > 9 { break }
             if significant < 19 {
-                mantissa = mantissa * 10 + UInt64(s[i] - 48)
-                if mantissa != 0 { significant += 1 }
+                mantissa = mantissa &* 10 &+ UInt64(d)
+                if mantissa != 0 { significant &+= 1 }
             } else {
-                exponent += 1
-                significant += 1
+                exponent &+= 1
+                significant &+= 1
             }
-            digitsSeen += 1
-            i += 1
+            digitsSeen &+= 1
+            i &+= 1
         }
         if i < hi && s[i] == 46 {
             i += 1
-            while i < hi && s[i] >= 48 && s[i] <= 57 {
+            while i < hi {
+                let d = s[i] &- 48
+                if d > 9 { break }
                 if significant < 19 {
-                    mantissa = mantissa * 10 + UInt64(s[i] - 48)
-                    if mantissa != 0 { significant += 1 }
-                    exponent -= 1
+                    mantissa = mantissa &* 10 &+ UInt64(d)
+                    if mantissa != 0 { significant &+= 1 }
+                    exponent &-= 1
                 } else {
-                    significant += 1
+                    significant &+= 1
                 }
-                digitsSeen += 1
-                i += 1
+                digitsSeen &+= 1
+                i &+= 1
             }
         }
         guard digitsSeen > 0 else { return nil }
@@ -73,7 +117,7 @@ enum NumberParser {
         guard i == hi else { return nil }
         return convert(
             mantissa: mantissa, exponent: exponent, significant: significant, negative: negative,
-            text: UnsafeBufferPointer(rebasing: s[lo..<hi]))
+            text: UnsafeBufferPointer(start: s + lo, count: hi - lo))
     }
 
     /// The double nearest to `±mantissa × 10^exponent`, where the number had `significant`

@@ -32,4 +32,37 @@ final class NumberParserTests: XCTestCase {
             if got?.bitPattern != expected.bitPattern { break }
         }
     }
+
+    /// The short path (at most 19 digits, no exponent: coordinates and times as exports write
+    /// them) against strtod, bit for bit, over random decimals of 1-19 digits with leading
+    /// zeros, signs and edge forms; and what must be refused.
+    func testShortDecimalsAgreeWithStrtod() {
+        var rng = UInt64(777)
+        func next() -> UInt64 {
+            rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return rng >> 11
+        }
+        var texts = ["0", "-0", "1.", ".5", "-.5", "+7", "000123.4500", "9007199254740993", "9007199254740992.5",
+                     "-73.9876543", "1700000000.123", "0.000000000000000000001", "1234567890123456789", " 42.5 ", "12.5\r"]
+        for _ in 0..<200_000 {
+            let digits = 1 + Int(next() % 19)
+            var d = ""
+            for _ in 0..<digits { d += String(next() % 10) }
+            let point = Int(next() % UInt64(digits + 1))
+            var t = String(d.prefix(point)) + (point < digits ? "." + d.dropFirst(point) : "")
+            if t.hasPrefix(".") && next() % 2 == 0 { t = "0" + t }
+            texts.append(next() % 3 == 0 ? "-" + t : t)
+        }
+        for t in texts {
+            let expected = strtod(t, nil)
+            let bytes = Array(t.utf8)
+            let got = bytes.withUnsafeBufferPointer { NumberParser.parseDouble($0) }
+            XCTAssertEqual(got?.bitPattern, expected.bitPattern, t)
+            if got?.bitPattern != expected.bitPattern { break }
+        }
+        for bad in ["", ".", "-", "1.2.3", "1e", "nan", "inf", "12a", "--1", "1 2"] {
+            let bytes = Array(bad.utf8)
+            XCTAssertNil(bytes.withUnsafeBufferPointer { NumberParser.parseDouble($0) }, bad)
+        }
+    }
 }
