@@ -302,6 +302,21 @@ public final class NATSConnection: @unchecked Sendable {
         try check(s, "create consumer \(name) on \(stream)", code: code)
     }
 
+    /// A consumer's backlog: messages not yet delivered, and delivered but not acknowledged;
+    /// nil when the consumer does not exist.
+    public func consumerState(stream: String, name: String) throws(NATSError) -> ConsumerState? {
+        var info: UnsafeMutablePointer<jsConsumerInfo>?
+        var code = jsErrCode(rawValue: 0)
+        let s = js_GetConsumerInfo(&info, js, stream, name, nil, &code)
+        if s == NATS_NOT_FOUND || code.rawValue == 10014 { return nil }
+        try check(s, "consumer info \(name)", code: code)
+        defer { jsConsumerInfo_Destroy(info) }
+        let i = info!.pointee
+        return ConsumerState(
+            pending: i.NumPending, ackPending: UInt64(max(0, i.NumAckPending)), ackFloor: i.AckFloor.Stream,
+            delivered: i.Delivered.Stream)
+    }
+
     /// Binds a pull subscription to an existing durable consumer.
     public func pullSubscription(stream: String, consumer: String, filter: String) throws(NATSError) -> NATSPullSubscription {
         var so = jsSubOptions()
@@ -365,6 +380,18 @@ public struct StreamConfig: Sendable {
         self.name = name
         self.subjects = subjects
     }
+}
+
+/// A consumer's position, as `js_GetConsumerInfo` reports it.
+public struct ConsumerState: Sendable {
+    /// Messages matching the filter not yet delivered.
+    public var pending: UInt64
+    /// Delivered, not yet acknowledged.
+    public var ackPending: UInt64
+    /// Stream sequence up to which everything is acknowledged.
+    public var ackFloor: UInt64
+    /// Stream sequence of the last delivery.
+    public var delivered: UInt64
 }
 
 /// A stream's state, as `js_GetStreamInfo` reports it.

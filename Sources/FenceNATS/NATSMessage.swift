@@ -19,7 +19,7 @@ public final class NATSMessage: @unchecked Sendable {
     public var reply: String? { natsMsg_GetReply(msg).map { String(cString: $0) } }
 
     /// Calls `body` with the payload, without copying it.
-    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let n = Int(natsMsg_GetDataLength(msg))
         guard n > 0, let p = natsMsg_GetData(msg) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return try body(UnsafeRawBufferPointer(start: p, count: n))
