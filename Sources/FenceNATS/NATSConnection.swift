@@ -269,16 +269,18 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     /// Creates a durable pull consumer that delivers `filter` from `startSequence` on, with
-    /// `AckAll` (acknowledging a message acknowledges every earlier one).
+    /// `AckAll` (acknowledging a message acknowledges every earlier one), or with no
+    /// acknowledgements at all when `acknowledged` is false (a reader that keeps no position).
     /// - Parameters:
     ///   - ackWait: seconds before an unacknowledged message is delivered again.
     ///   - maxAckPending: delivered-but-unacknowledged messages allowed at once.
     public func createPullConsumer(
-        stream: String, name: String, filter: String, startSequence: UInt64, ackWait: Double, maxAckPending: Int
+        stream: String, name: String, filter: String, startSequence: UInt64, ackWait: Double, maxAckPending: Int,
+        acknowledged: Bool = true
     ) throws(NATSError) {
         var cc = jsConsumerConfig()
         jsConsumerConfig_Init(&cc)
-        cc.AckPolicy = js_AckAll
+        cc.AckPolicy = acknowledged ? js_AckAll : js_AckNone
         cc.AckWait = Int64(ackWait * 1e9)
         cc.MaxAckPending = Int64(maxAckPending)
         cc.MaxDeliver = -1
