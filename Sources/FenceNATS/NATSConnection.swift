@@ -16,6 +16,9 @@ public final class NATSConnection: @unchecked Sendable {
     let js: OpaquePointer
     private let tally: UnsafeMutablePointer<CNATSPublishTally>
     private var tallyBase = (acked: Int64(0), duplicates: Int64(0), failed: Int64(0))
+    /// nats.c builds its table of pending publishes on the first asynchronous publish; its
+    /// pending-list call dereferences that table, so it is only called once one exists.
+    private var publishedAsync = false
     /// Milliseconds a JetStream API call or publish waits for its reply.
     public let timeoutMs: Int64
 
@@ -93,6 +96,7 @@ public final class NATSConnection: @unchecked Sendable {
         var po = jsPubOptions()
         jsPubOptions_Init(&po)
         po.MaxWait = timeoutMs
+        publishedAsync = true
         let s: natsStatus = bytes.withUnsafeBytes { raw in
             subject.withCString { subj in
                 if let msgId {
@@ -139,6 +143,7 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     private func discardPendingPublishes() {
+        guard publishedAsync else { return }
         var list = natsMsgList()
         if js_PublishAsyncGetPendingList(&list, js) == NATS_OK { natsMsgList_Destroy(&list) }
         var po = jsPubOptions()
