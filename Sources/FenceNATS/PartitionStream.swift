@@ -63,8 +63,16 @@ public struct PartitionStream: Sendable {
         self.step = max(0, step)
     }
 
-    /// The oldest message the partition must read again after a restart from this state.
-    public var replayFrom: UInt64 { pendingSequence.min() ?? lastSequence + 1 }
+    /// Where a restored partition's replay began; it stands until the replay is done.
+    var restoredReplayFrom: UInt64 = 1
+
+    /// The oldest message the partition must read again after a restart from this state:
+    /// that of the oldest held fix, or the next message when none is held. While a restored
+    /// partition is still replaying, the replay's own start.
+    public var replayFrom: UInt64 {
+        guard isCaughtUp else { return restoredReplayFrom }
+        return pendingSequence.min() ?? lastSequence + 1
+    }
 
     /// Fixes held, waiting for the horizon.
     public var pendingCount: Int { pending.count }
@@ -192,6 +200,7 @@ extension PartitionStream {
         var s = PartitionStream(engine: e, lateness: lateness, step: step)
         s.lastSequence = c.lastSequence
         s.lastReceived = c.replayFrom - 1
+        s.restoredReplayFrom = c.replayFrom
         s.lastChangeSequence = c.lastChangeSequence
         s.horizon = c.horizon
         s.latestSeen = c.latestSeen
