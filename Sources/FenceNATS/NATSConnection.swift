@@ -231,7 +231,8 @@ public final class NATSConnection: @unchecked Sendable {
         for i in 0..<Int(cfg.SubjectsLen) { subjects.append(String(cString: cfg.Subjects[i]!)) }
         return StreamState(
             messages: st.Msgs, firstSequence: st.FirstSeq, lastSequence: st.LastSeq, subjects: subjects,
-            replicas: Int(cfg.Replicas), duplicateWindow: Double(cfg.Duplicates) / 1e9)
+            replicas: Int(cfg.Replicas), duplicateWindow: Double(cfg.Duplicates) / 1e9,
+            leader: info!.pointee.Cluster?.pointee.Leader.map { String(cString: $0) })
     }
 
     /// Creates a stream, or updates it when one of that name exists.
@@ -409,6 +410,8 @@ public struct StreamState: Sendable {
     public var subjects: [String]
     public var replicas: Int
     public var duplicateWindow: Double
+    /// The server leading the stream in a cluster (nil on a single server).
+    public var leader: String?
 }
 
 extension NATSError {
