@@ -75,7 +75,13 @@ final class NATSClusterTests: XCTestCase {
             p.waitUntilExit()
         }
         for s in servers { s.stop(signal: SIGKILL) }
-        if testRun?.hasSucceeded == true { try? FileManager.default.removeItem(atPath: folder) }
+        if testRun?.totalFailureCount == 0 { try? FileManager.default.removeItem(atPath: folder) }
+    }
+
+    override class func tearDown() {
+        for f in [fleetFixture, smallFixture] { if let f { try? FileManager.default.removeItem(atPath: f.folder) } }
+        fleetFixture = nil
+        smallFixture = nil
     }
 
     // MARK: - Tests
