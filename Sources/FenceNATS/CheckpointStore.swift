@@ -5,14 +5,17 @@ import Foundation
 /// sees a whole checkpoint.
 ///
 /// A checkpoint can be larger than one NATS message (1 MiB by default), so its bytes go in
-/// chunks of 512 KiB under `p<N>.<slot>.<i>`, and a small head under `p<N>` names the slot,
-/// the chunk count, the length and the CRC-32. Writes alternate between slots 0 and 1 and put
-/// the head last: until the head is replaced it points at the previous, untouched slot, so a
-/// crash at any point leaves the old checkpoint or the new one, never a torn one.
+/// chunks of 512 KiB under `p<N>.<writer>.<slot>.<i>`, and a small head under `p<N>` names the
+/// writer, the slot, the chunk count, the length and the CRC-32. A writer alternates between
+/// its slots 0 and 1 and puts the head last: until the head is replaced it points at the
+/// previous, untouched slot, so a crash at any point leaves the old checkpoint or the new one,
+/// never a torn one.
 ///
 /// The head is written with `kvStore_Update` against the revision this worker last read or
 /// wrote: if another worker has taken the partition in between, the write fails
-/// (`CheckpointError.ownershipLost`) instead of both workers overwriting each other.
+/// (`CheckpointError.ownershipLost`) instead of both workers overwriting each other. Chunks
+/// are keyed by writer, so a writer that lost the partition never overwrites the chunks of the
+/// checkpoint in force; a new writer deletes its predecessor's chunks once its head is in.
 struct CheckpointStore {
     let kv: NATSKeyValue
     static let chunkSize = 512 * 1024
@@ -73,7 +76,9 @@ struct CheckpointStore {
         }
     }
 
-    func chunkKey(_ key: String, slot: UInt8, _ i: Int) -> String { "\(key).\(slot).\(i)" }
+    func chunkKey(_ key: String, owner: String, slot: UInt8, _ i: Int) -> String {
+        "\(key).\(String(FNV64.hash(owner.utf8), radix: 16)).\(slot).\(i)"
+    }
 
     /// The head of a partition's checkpoint and its revision; nil when none was written.
     func head(key: String) throws -> (Head, revision: UInt64)? {
@@ -90,7 +95,7 @@ struct CheckpointStore {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(head.length))
         for i in 0..<Int(head.chunks) {
-            guard let (chunk, _) = try kv.get(chunkKey(key, slot: head.slot, i)) else {
+            guard let (chunk, _) = try kv.get(chunkKey(key, owner: head.owner, slot: head.slot, i)) else {
                 throw FenceError(.malformedInput, reason: "checkpoint \(key): chunk \(i) of slot \(head.slot) is missing")
             }
             bytes += chunk
@@ -109,12 +114,13 @@ struct CheckpointStore {
     /// - Complexity: one key-value put per 512 KiB, plus the head.
     func write(_ checkpoint: PartitionCheckpoint, key: String, previous: Head?, revision: UInt64) throws -> (Head, UInt64) {
         let bytes = checkpoint.encoded()
-        let slot: UInt8 = previous.map { $0.slot ^ 1 } ?? 0
+        let sameWriter = previous?.owner == checkpoint.owner
+        let slot: UInt8 = sameWriter ? previous!.slot ^ 1 : 0
         var chunks = 0
         var offset = 0
         repeat {
             let end = min(bytes.count, offset + Self.chunkSize)
-            try kv.put(chunkKey(key, slot: slot, chunks), Array(bytes[offset..<end]))
+            try kv.put(chunkKey(key, owner: checkpoint.owner, slot: slot, chunks), Array(bytes[offset..<end]))
             chunks += 1
             offset = end
         } while offset < bytes.count
@@ -129,6 +135,9 @@ struct CheckpointStore {
         } catch {
             if error.isWrongLastSequence { throw CheckpointError.ownershipLost(key: key, detail: error.description) }
             throw error
+        }
+        if let previous, !sameWriter {
+            for i in 0..<Int(previous.chunks) { try? kv.delete(chunkKey(key, owner: previous.owner, slot: previous.slot, i)) }
         }
         return (head, rev)
     }
