@@ -290,7 +290,6 @@ public final class NATSConnection: @unchecked Sendable {
         cc.AckWait = Int64(ackWait * 1e9)
         cc.MaxAckPending = Int64(maxAckPending)
         cc.MaxDeliver = -1
-        cc.MaxWaiting = 16
         if startSequence > 1 {
             cc.DeliverPolicy = js_DeliverByStartSequence
             cc.OptStartSeq = startSequence

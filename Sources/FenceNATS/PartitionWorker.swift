@@ -136,6 +136,7 @@ final class PartitionWorker: @unchecked Sendable {
         var dirty = false
         var fixes: [Position] = []
         var messagesOut = 0
+        var failedFetches = 0
 
         func publish(_ events: [FenceEvent], cause: UInt64) throws {
             messagesOut += try outbox.publish(events, partition: partition, cause: cause, subject: eventSubject, via: connection)
@@ -174,7 +175,19 @@ final class PartitionWorker: @unchecked Sendable {
                 if stream.isCaughtUp && dirty { try checkpoint() }
                 return
             }
-            let messages = try subscription.fetch(batch: config.fetchBatch, timeoutMs: 250)
+            // A failed fetch loses nothing by itself (a delivery that went astray shows as a gap
+            // in the consumer sequence below), so it is retried on the same consumer; only a
+            // connection that stays down ends the session.
+            let messages: [NATSMessage]
+            do {
+                messages = try subscription.fetch(batch: config.fetchBatch, timeoutMs: 250)
+                failedFetches = 0
+            } catch {
+                failedFetches += 1
+                if failedFetches >= 20 || !connection.isConnected && failedFetches >= 8 { throw error }
+                Thread.sleep(forTimeInterval: min(0.05 * Double(failedFetches), 0.5))
+                continue
+            }
             if messages.isEmpty {
                 if dirty && stream.isCaughtUp { try checkpoint() }
                 continue
