@@ -29,7 +29,9 @@ enum WorkerCommand {
           --step SECONDS          the horizon moves in steps of this much event time (default 1)
           --checkpoint-every S    wall seconds between checkpoints while busy (default 1)
           --fetch N               messages per fetch (default 256)
-          --ack-wait SECONDS      redelivery timeout of unacknowledged messages (default 120)
+          --ack-wait SECONDS      redelivery timeout of unacknowledged messages (default: twice
+                                  the lateness plus 60 s, at least 120 s; messages stay
+                                  unacknowledged while they hold fixes)
           --progress SECONDS      a progress line on standard error this often (default 10; 0 off)
           --name NAME             deployment name given to `fence setup` (default FENCE)
           --threads N             threads for loading the base fences (default: all cores)
@@ -68,7 +70,7 @@ enum WorkerCommand {
         let lateness = try a.double("lateness", default: 60)!
         let step = try a.double("step", default: 1)!
         let interval = try a.double("checkpoint-every", default: 1)!
-        let ackWait = try a.double("ack-wait", default: 120)!
+        let ackWait = try a.double("ack-wait", default: max(120, 2 * lateness + 60))!
         let progressEvery = try a.double("progress", default: 10)!
         guard lateness >= 0, step >= 0, interval >= 0, ackWait > 0, progressEvery >= 0 else {
             throw UsageError("--lateness, --step, --checkpoint-every and --progress must be >= 0, --ack-wait > 0")
