@@ -28,6 +28,8 @@ public final class Worker: @unchecked Sendable {
     public var progress: [PartitionProgress] { partitions.map(\.progress) }
 
     /// Runs every partition until `stop` is requested and each has drained and checkpointed.
+    /// A partition that cannot go on (another owner, other settings, a damaged checkpoint)
+    /// requests the stop for all.
     /// - Returns: the errors of partitions that could not go on (empty when all stopped well).
     public func run(progressEvery: Double = 0, report: (([PartitionProgress]) -> Void)? = nil) -> [Int: Error] {
         let group = DispatchGroup()
@@ -37,8 +39,11 @@ public final class Worker: @unchecked Sendable {
                 do {
                     try pw.run()
                 } catch {
+                    // A partition that cannot go on stops the whole worker, so a supervisor
+                    // sees the exit status instead of a worker quietly running fewer partitions.
                     failures.add(pw.partition, error)
                     pw.config.log("partition \(pw.partition): stopped: \(error)")
+                    pw.stop.request()
                 }
                 group.leave()
             }

@@ -289,6 +289,32 @@ final class NATSClusterTests: XCTestCase {
         compare(got, Self.sortedLines(Data(bytes)))
     }
 
+    /// A partition resumes only under the settings its checkpoint was made with: a worker
+    /// started with another dwell refuses, exit status 1, and leaves the checkpoint alone.
+    func testWorkerRefusesACheckpointMadeWithOtherSettings() throws {
+        let fleet = Fleet(devices: 50, steps: 20, seed: 5, fenceCount: 50, size: 0.1)
+        let fences = folder + "/fences.geojson"
+        try Data(fleet.fencesGeoJSON().utf8).write(to: URL(fileURLWithPath: fences))
+        try fleet.writeCSV(to: folder + "/fixes.csv")
+        let urls = try startSingleServer(partitions: 2)
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        let w = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30")
+        try waitDrained(urls, timeout: 120)
+        try stop(w)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let before = try Deployment.status(connection: connection, topology: try Deployment.topology(connection: connection))
+        let other = try FenceCLI.start(
+            ["worker", "--nats", urls[0], "--partitions", "0,1", "--fences", fences, "--lateness", "30", "--dwell", "300", "--progress", "0"],
+            log: folder + "/w2.log")
+        processes.append(other)
+        other.waitUntilExit()
+        XCTAssertEqual(other.terminationStatus, 1)
+        XCTAssertTrue(log("w2").contains("other engine settings"), log("w2"))
+        let after = try Deployment.status(connection: connection, topology: try Deployment.topology(connection: connection))
+        XCTAssertEqual(after.map(\.lastSequence), before.map(\.lastSequence))
+        XCTAssertEqual(after.map(\.owner), before.map(\.owner))
+    }
+
     // MARK: - Helpers
 
     func startSingleServer(partitions: Int) throws -> [String] {
