@@ -71,6 +71,7 @@ final class PartitionWorker: @unchecked Sendable {
         while !stop.isRequested {
             if !first { progressLock.withLock { $0.rewinds += 1 } }
             first = false
+            let started = Date()
             do {
                 try session()
                 return
@@ -79,6 +80,7 @@ final class PartitionWorker: @unchecked Sendable {
             } catch let e as FenceError {
                 throw e
             } catch {
+                if Date().timeIntervalSince(started) > 30 { backoff = 0.25 }  // a long session: a new incident
                 log("\(error); reconnecting and resuming from the checkpoint in \(backoff) s")
                 Thread.sleep(forTimeInterval: backoff)
                 backoff = min(backoff * 2, 4)

@@ -11,6 +11,8 @@ public final class Worker: @unchecked Sendable {
     /// This process's name in checkpoints: host, process id and a random suffix.
     public let owner: String
     let partitions: [PartitionWorker]
+    /// What became of each base fence (rejected ones carry their error).
+    public let baseResults: [FenceAddResult]
 
     public init(config: WorkerConfiguration, stop: StopSignal = StopSignal(), threads: Int = FenceStore.defaultThreads) {
         self.config = config
@@ -18,7 +20,7 @@ public final class Worker: @unchecked Sendable {
         let owner = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         self.owner = owner
         var base = EventEngine(settings: config.settings)
-        _ = base.add(config.baseFences, threads: threads)
+        baseResults = base.add(config.baseFences, repair: config.repair, threads: threads).results
         partitions = config.partitions.map {
             PartitionWorker(partition: $0, config: config, base: base, stop: stop, owner: owner)
         }

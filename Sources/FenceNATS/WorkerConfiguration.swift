@@ -29,6 +29,8 @@ public struct WorkerConfiguration: Sendable {
     public var baseFences: [Fence] = []
     /// A digest of where the base fences came from (the file's bytes), for the fingerprint.
     public var baseFencesDigest: UInt64 = 0
+    /// Repair invalid base polygons with GEOS MakeValid instead of rejecting them.
+    public var repair = false
     /// Where progress and problems are reported (one line each).
     public var log: @Sendable (String) -> Void = { _ in }
 
@@ -50,6 +52,7 @@ public struct WorkerConfiguration: Sendable {
         w.f64(lateness)
         w.f64(step)
         w.u64(baseFencesDigest)
+        w.u8(repair ? 1 : 0)
         return FNV64.hash(w.bytes)
     }
 

@@ -83,14 +83,8 @@ enum WorkerCommand {
             throw FenceError(.malformedInput, reason: "cannot read \(fencesPath)")
         }
         let report = try GeoJSONFences.read(bytes)
-        var fences = report.fences
+        let fences = report.fences
         for e in report.errors { stderr.write("fence: \(fencesPath): \(e)\n") }
-        if a.flags.contains("repair") {
-            var probe = FenceStore()
-            let results = probe.add(fences, repair: true, threads: threads)
-            let bad = Set(results.filter { $0.error != nil }.map(\.id))
-            fences = fences.filter { !bad.contains($0.id) }
-        }
 
         let connection = try NATSConnection(servers: servers, name: "fence-worker")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
@@ -106,7 +100,8 @@ enum WorkerCommand {
         config.fetchBatch = fetch
         config.ackWait = ackWait
         config.baseFences = fences
-        config.baseFencesDigest = WorkerConfiguration.digest(of: bytes) ^ (a.flags.contains("repair") ? 1 : 0)
+        config.baseFencesDigest = WorkerConfiguration.digest(of: bytes)
+        config.repair = a.flags.contains("repair")
         config.log = { line in StandardError().write("fence worker: \(line)\n") }
 
         let stop = StopSignal()
@@ -120,8 +115,10 @@ enum WorkerCommand {
         }
         let started = Date()
         let worker = Worker(config: config, stop: stop, threads: threads)
+        let rejected = report.errors.count + worker.baseResults.filter { $0.error != nil }.count
+        for r in worker.baseResults { if let e = r.error { stderr.write("fence: \(fencesPath): \(e)\n") } }
         stderr.write(
-            "fence worker: \(fences.count) fences, partitions \(partitions.map(String.init).joined(separator: ",")) of "
+            "fence worker: \(fences.count - rejected + report.errors.count) fences (\(rejected) rejected), partitions \(partitions.map(String.init).joined(separator: ",")) of "
                 + "\(topology.partitions), lateness \(lateness) s, owner \(worker.owner)\n")
         var lastApplied = 0
         var lastTime = Date()
