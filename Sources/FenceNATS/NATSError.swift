@@ -18,7 +18,7 @@ public struct NATSError: Error, Sendable, CustomStringConvertible {
         var last = NATS_OK
         let detail = nats_GetLastError(&last).map { String(cString: $0) } ?? ""
         let name = String(cString: natsStatus_GetText(s))
-        text = detail.isEmpty || detail == name ? name : "\(name): \(detail)"
+        text = detail.isEmpty ? name : detail.contains(name) ? detail : "\(name): \(detail)"
     }
 
     public init(_ operation: String, text: String) {

@@ -130,11 +130,16 @@ final class NATSClusterTests: XCTestCase {
         let connection = try NATSConnection(servers: urls, name: "test")
         let topology = try Deployment.topology(connection: connection)
         let last = try connection.streamState(topology.fixStream)!.lastSequence
+        // Kill w1 when partition 0 has a checkpoint and has published events after it (their
+        // message id names the message that caused them).
         try waitUntil(timeout: 300) {
             let s = try Deployment.status(connection: connection, topology: topology)
-            return (s[0].lastSequence ?? 0) > 0 && (s[1].lastSequence ?? 0) > 0
+            guard let checkpointed = s[0].lastSequence, checkpointed > 0,
+                let id = try connection.lastMessage(stream: topology.eventStream, subject: topology.eventSubject(0))?.header("Nats-Msg-Id"),
+                let cause = id.split(separator: ":").dropFirst().first.flatMap({ UInt64($0) })
+            else { return false }
+            return cause > checkpointed
         }
-        Thread.sleep(forTimeInterval: 0.25)
         kill(w1.processIdentifier, SIGKILL)
         w1.waitUntilExit()
         let atKill = try Deployment.status(connection: connection, topology: topology)
