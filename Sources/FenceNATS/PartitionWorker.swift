@@ -182,7 +182,7 @@ final class PartitionWorker: @unchecked Sendable {
             // connection that stays down ends the session.
             let messages: [NATSMessage]
             do {
-                messages = try subscription.fetch(batch: config.fetchBatch, timeoutMs: 250)
+                messages = try subscription.fetch(batch: config.fetchBatch, timeoutMs: 100)
                 failedFetches = 0
             } catch {
                 failedFetches += 1
