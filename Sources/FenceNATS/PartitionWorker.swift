@@ -194,7 +194,19 @@ final class PartitionWorker: @unchecked Sendable {
                 if dirty && stream.isCaughtUp { try checkpoint() }
                 continue
             }
-            try changes.refresh()
+            // Learning the changes needs the stream's leader; during an election, wait for it
+            // here rather than start the session over.
+            var refreshAttempts = 0
+            while true {
+                do {
+                    try changes.refresh()
+                    break
+                } catch {
+                    refreshAttempts += 1
+                    if refreshAttempts >= 20 || stop.isRequested { throw error }
+                    Thread.sleep(forTimeInterval: min(0.1 * Double(refreshAttempts), 1))
+                }
+            }
             for m in messages {
                 guard let (sequence, consumerSequence, _) = m.sequences else {
                     throw NATSError("delivery", text: "a message without JetStream metadata")

@@ -26,9 +26,17 @@ enum StatusCommand {
         let timeout = try a.double("timeout", default: 600)!
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            let lastChange =
-                try connection.lastMessage(stream: topology.fixStream, subject: topology.controlSubject)?.sequences?.stream ?? 0
-            let statuses = try Deployment.status(connection: connection, topology: topology)
+            let lastChange: UInt64
+            let statuses: [Deployment.PartitionStatus]
+            do {
+                lastChange = try connection.lastMessage(stream: topology.fixStream, subject: topology.controlSubject)?.sequences?.stream ?? 0
+                statuses = try Deployment.status(connection: connection, topology: topology)
+            } catch {
+                // A cluster electing a leader answers nothing for a moment: wait, unless asked once.
+                guard a.flags.contains("wait-drained"), Date() < deadline else { throw error }
+                Thread.sleep(forTimeInterval: 0.5)
+                continue
+            }
             let drained = statuses.allSatisfy { $0.isDrained(throughChange: lastChange) }
             if !a.flags.contains("wait-drained") || drained {
                 for s in statuses { print(line(s)) }
