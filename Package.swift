@@ -1,4 +1,5 @@
 // swift-tools-version: 6.0
+import Foundation
 import PackageDescription
 
 // Dependencies point one way: fence -> FenceIO -> FenceEngine -> (SpatialIndex, CGEOS).
@@ -6,6 +7,24 @@ import PackageDescription
 // core never links libnats.
 // Invariant checks (R-tree `checkInvariants()`) are compiled into debug builds only.
 let checks: [SwiftSetting] = [.define("FENCE_INTERNAL_CHECKS", .when(configuration: .debug))]
+
+/// Code for the vector units of the machine that builds it, as `-march=native` would: on an
+/// x86-64 host with AVX2, FMA and BMI2 the hot loops (R-tree node scans, ring crossings) use
+/// 256-bit compares, about half the instructions of baseline SSE2 (callgrind). AVX-512 is not
+/// used, so valgrind still runs the binaries. `FENCE_PORTABLE=1` builds for any x86-64.
+let hostCPU: [SwiftSetting] = {
+    #if arch(x86_64) && os(Linux)
+    guard ProcessInfo.processInfo.environment["FENCE_PORTABLE"] == nil,
+        let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+        let flagLine = info.split(separator: "\n").first(where: { $0.hasPrefix("flags") })
+    else { return [] }
+    let flags = Set(flagLine.split(separator: " ").map(String.init))
+    guard ["avx2", "fma", "bmi2", "f16c"].allSatisfy(flags.contains) else { return [] }
+    return [.unsafeFlags(["-target-cpu", "haswell"], .when(configuration: .release))]
+    #else
+    return []
+    #endif
+}()
 
 let package = Package(
     name: "FenceEngine",
@@ -28,10 +47,10 @@ let package = Package(
             pkgConfig: "libnats",
             providers: [.apt(["libnats-dev"])]
         ),
-        .target(name: "SpatialIndex", swiftSettings: checks),
-        .target(name: "FenceEngine", dependencies: ["CGEOS", "SpatialIndex"], swiftSettings: checks),
-        .target(name: "FenceIO", dependencies: ["FenceEngine"]),
-        .target(name: "FenceNATS", dependencies: ["FenceIO", "FenceEngine", "CNATS"]),
+        .target(name: "SpatialIndex", swiftSettings: checks + hostCPU),
+        .target(name: "FenceEngine", dependencies: ["CGEOS", "SpatialIndex"], swiftSettings: checks + hostCPU),
+        .target(name: "FenceIO", dependencies: ["FenceEngine"], swiftSettings: hostCPU),
+        .target(name: "FenceNATS", dependencies: ["FenceIO", "FenceEngine", "CNATS"], swiftSettings: hostCPU),
         .executableTarget(name: "fence", dependencies: ["FenceIO", "FenceEngine", "FenceNATS"]),
         .executableTarget(
             name: "FenceBench",

@@ -7,9 +7,9 @@ let help = """
     Usage: fence-bench [options]
 
       --fences LIST      fence counts, comma-separated (default 10000,100000,1000000)
-      --vertices N       vertices per polygon (default 16)
-      --circles SHARE    share of circles, 0...1 (default 0.2)
-      --hits H           mean fences per position (default 0.65)
+      --vertices LIST    vertices per polygon (default 16)
+      --circles LIST     share of circles, each 0...1 (default 0.2; 0 polygons only, 1 circles only)
+      --hits LIST        mean fences per position (default 0.65)
       --positions N      positions per case (default 1000000)
       --threads LIST     thread counts (default 1,2)
       --seed N           generator seed (default 1)
@@ -23,9 +23,19 @@ let help = """
       --geojson FILE     write the first case's fences as GeoJSON (for `fence eval`)
       --export DIR       write each case's fences, positions and containment pairs as .npy
                          under DIR/<fences> for Benchmarks/peers (polygon-only: --circles 0)
+      --plot FILE.svg    draw throughput against fence count, one line per series
+                         (vertices, circle share, hits, threads; containment, probe, events)
 
-    Prints one JSON line per (fence count, threads) case. Must be a release build.
+    Every combination of --vertices, --circles and --hits is a series, run at every fence
+    count and thread count. Prints one JSON line per case, with the R-tree probe alone (no
+    exact test, no state: the ceiling of the design) beside containment. Must be a release
+    build.
     """
+
+func parseDoubles(_ s: String) -> [Double]? {
+    let parts = s.split(separator: ",").map { Double($0) }
+    return parts.contains(nil) || parts.isEmpty ? nil : parts.map { $0! }
+}
 
 func parseList(_ s: String) -> [Int]? {
     let parts = s.split(separator: ",").map { Int($0.replacingOccurrences(of: "_", with: "")) }
@@ -33,9 +43,10 @@ func parseList(_ s: String) -> [Int]? {
 }
 
 var fenceCounts = [10_000, 100_000, 1_000_000]
-var vertices = 16
-var circles = 0.2
-var hits = 0.65
+var vertexCounts = [16]
+var circleShares = [0.2]
+var hitTargets = [0.65]
+var plotPath: String?
 var positionCount = 1_000_000
 var threadCounts = [1, 2]
 var seed: UInt64 = 1
@@ -64,9 +75,10 @@ while let a = args.popFirst() {
     }
     switch a {
     case "--fences": fenceCounts = value(parseList(v))
-    case "--vertices": vertices = value(Int(v).flatMap { $0 >= 3 ? $0 : nil })
-    case "--circles": circles = value(Double(v).flatMap { (0...1).contains($0) ? $0 : nil })
-    case "--hits": hits = value(Double(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--vertices": vertexCounts = value(parseList(v).flatMap { $0.allSatisfy { $0 >= 3 } ? $0 : nil })
+    case "--circles": circleShares = value(parseDoubles(v).flatMap { $0.allSatisfy { (0...1).contains($0) } ? $0 : nil })
+    case "--hits": hitTargets = value(parseDoubles(v).flatMap { $0.allSatisfy { $0 > 0 } ? $0 : nil })
+    case "--plot": plotPath = v
     case "--positions": positionCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--threads": threadCounts = value(parseList(v))
     case "--seed": seed = value(UInt64(v))
@@ -87,7 +99,8 @@ if !Measure.isReleaseBuild {
 
 if parseLines > 0 {
     // The fleet of the events case, as the CSV a pipeline would receive.
-    let scenario = Scenario(fenceCount: fenceCounts.first ?? 10_000, vertices: vertices, circleShare: circles, hits: hits, seed: seed)
+    let scenario = Scenario(
+        fenceCount: fenceCounts.first ?? 10_000, vertices: vertexCounts[0], circleShare: circleShares[0], hits: hitTargets[0], seed: seed)
     let fixes = scenario.fleet(devices: max(1, eventDevices == 0 ? 100_000 : eventDevices), fixes: parseLines, seed: seed &+ 2000)
     var text = "device,time,lon,lat\n"
     text.reserveCapacity(fixes.count * 48)
@@ -120,6 +133,12 @@ if parseLines > 0 {
     FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 
+let series = vertexCounts.flatMap { v in circleShares.flatMap { c in hitTargets.map { h in (vertices: v, circles: c, hits: h) } } }
+if exportDir != nil && series.count > 1 { fail("--export takes one series (one --vertices, --circles and --hits value)") }
+var plot = Plot(title: "fence-bench: positions (containment, probe) and fixes (events) per second")
+for (vertices, circles, hits) in series {
+let kind = circles == 0 ? "polygons" : circles == 1 ? "circles" : "\(Int((circles * 100).rounded()))% circles"
+let label = circles == 1 ? "\(kind), \(hits) hits" : "\(vertices)v \(kind), \(hits) hits"
 for n in fenceCounts {
     let scenario = Scenario(fenceCount: n, vertices: vertices, circleShare: circles, hits: hits, seed: seed)
     let baseline = Measure.residentBytes()
@@ -159,6 +178,8 @@ for n in fenceCounts {
             fail("index result differs from brute force at \(n) fences")
         }
     }
+    // Probe-only positions per second by thread count: the ceiling events are measured against.
+    var probeRate: [Int: Double] = [:]
     for threads in threadCounts {
         // One untimed warm-up pass over a slice, then the timed pass.
         _ = store.covering(Array(positions.prefix(10_000)), threads: threads)
@@ -170,16 +191,29 @@ for n in fenceCounts {
             seconds = min(seconds, Measure.now() - t1)
         }
         let stats = store.probeStatistics(Array(positions.prefix(100_000)))
+        // The ceiling: the same ordering, chunks and walk with no exact test.
+        var probeSeconds = Double.infinity
+        for _ in 0..<repeats {
+            let t1 = Measure.now()
+            _ = positions.withUnsafeBufferPointer { store.probe($0, threads: threads) }
+            probeSeconds = min(probeSeconds, Measure.now() - t1)
+        }
+        probeRate[threads] = Double(positionCount) / probeSeconds
         let line: [String: Any] = [
             "case": "containment", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
             "threads": threads, "positions": positionCount, "build_s": round3(buildSeconds), "rejected": rejected,
             "bytes_per_fence": store.memoryFootprint / max(1, store.count), "rss_bytes_per_fence": resident / max(1, n),
             "positions_per_s": Int(Double(positionCount) / seconds), "hits_per_position": round3(Double(coverage.pairCount) / Double(positionCount)),
+            "probe_positions_per_s": Int(Double(positionCount) / probeSeconds),
+            "share_of_probe": round3(probeSeconds / seconds),
+            "nodes_per_position": round3(store.meanNodesVisited(Array(positions.prefix(20_000)))),
             "candidates_per_position": round3(stats.candidatesPerPosition), "geos_calls_per_position": stats.geosCallsPerPosition,
             "geos": FenceEngineInfo.geosVersion, "swift": Measure.swiftVersion, "release": Measure.isReleaseBuild, "seed": seed,
         ]
         let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
+        plot.add("\(label), \(threads)t: containment", fences: n, perSecond: Double(positionCount) / seconds)
+        plot.add("\(label), \(threads)t: probe only", dashed: true, fences: n, perSecond: Double(positionCount) / probeSeconds)
         if let exportDir, threads == threadCounts.last {
             do {
                 try Export.write(fences: exportFences, positions: positions, coverage: coverage, store: store, to: "\(exportDir)/\(n)")
@@ -216,12 +250,22 @@ for n in fenceCounts {
                 "case": "events", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
                 "threads": threads, "devices": eventDevices, "fixes": fixes.count, "batch": batch,
                 "fixes_per_s": Int(Double(fixes.count) / seconds), "events": events,
+                "share_of_probe": round3(Double(fixes.count) / seconds / (probeRate[threads] ?? .infinity)),
                 "state_bytes_per_device": engine.stateFootprint / max(1, engine.deviceCount),
                 "geos": FenceEngineInfo.geosVersion, "swift": Measure.swiftVersion, "release": Measure.isReleaseBuild, "seed": seed,
             ]
             let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
             FileHandle.standardOutput.write(data + Data("\n".utf8))
+            plot.add("\(label), \(threads)t: events", fences: n, perSecond: Double(fixes.count) / seconds)
         }
+    }
+}
+}
+if let plotPath {
+    do {
+        try Data(plot.svg().utf8).write(to: URL(fileURLWithPath: plotPath))
+    } catch {
+        fail("--plot: \(error)")
     }
 }
 

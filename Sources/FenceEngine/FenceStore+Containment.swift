@@ -88,16 +88,7 @@ extension FenceStore {
         -> Coverage
     {
         let m = positions.count
-        let order = SpatialOrder.permutation(positions, threads: threads)
-        // Gathered once in tight loops, where the loads overlap; fetched one by one inside the
-        // query loop, each would be a cache miss on the critical path.
-        var sorted = ContiguousArray<LonLat>(repeating: LonLat(lon: 0, lat: 0), count: m)
-        sorted.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let sorted = buffer
-            Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
-                for k in range { sorted[k] = positions[Int(order[k])] }
-            }
-        }
+        let (order, sorted) = SpatialOrder.sorted(positions, threads: threads)
         let chunkSize = 4096
         let chunks = (m + chunkSize - 1) / chunkSize
         // Per ordered position: how many fences; per chunk: the fences, in order.

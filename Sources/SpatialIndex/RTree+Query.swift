@@ -62,12 +62,32 @@ struct PointFilter: EntryFilter {
 
     @inline(__always)
     func mask(_ s: RTreeStorageView, from start: Int, to end: Int) -> UInt64 {
-        // Eight entries at a time with SIMD compares (a node's slots are allocated in full, so
-        // reading up to its capacity is in bounds; lanes past `end` are masked off below).
+        // Four entries at a time with SIMD compares. Each lane's all-ones or all-zeros result
+        // is ANDed with its bit and ORed into an accumulator, so the only horizontal step is
+        // one OR at the end: LLVM compiles this to compares, ANDs and ORs, where a per-chunk
+        // bit gather (`wrappedSum`) cost about four times as many instructions (callgrind).
+        // A node's slots are allocated in full, so reading up to the next multiple of four is
+        // in bounds; lanes past `end` are masked off below.
         let count = end &- start
-        if count <= 16 && s.minX.count >= start &+ 16 {
-            let lo = chunk8(s, start) | (count > 8 ? chunk8(s, start &+ 8) << 8 : 0)
-            return lo & ((1 << UInt64(count)) &- 1)
+        let rounded = (count &+ 3) & ~3
+        if count <= 64 && s.minX.count >= start &+ rounded {
+            let px = SIMD4<Double>(repeating: x)
+            let py = SIMD4<Double>(repeating: y)
+            var acc = SIMD4<UInt64>(repeating: 0)
+            var bits = SIMD4<UInt64>(1, 2, 4, 8)
+            var at = start
+            while at < end {
+                let minX = UnsafeRawPointer(s.minX.baseAddress! + at).loadUnaligned(as: SIMD4<Double>.self)
+                let maxX = UnsafeRawPointer(s.maxX.baseAddress! + at).loadUnaligned(as: SIMD4<Double>.self)
+                let minY = UnsafeRawPointer(s.minY.baseAddress! + at).loadUnaligned(as: SIMD4<Double>.self)
+                let maxY = UnsafeRawPointer(s.maxY.baseAddress! + at).loadUnaligned(as: SIMD4<Double>.self)
+                let hit = (minX .<= px) .& (px .<= maxX) .& (minY .<= py) .& (py .<= maxY)
+                acc |= unsafeBitCast(hit, to: SIMD4<UInt64>.self) & bits
+                bits &<<= 4
+                at &+= 4
+            }
+            let all = (acc[0] | acc[1]) | (acc[2] | acc[3])
+            return count == 64 ? all : all & ((1 &<< UInt64(count)) &- 1)
         }
         var mask: UInt64 = 0
         var e = start
@@ -79,20 +99,6 @@ struct PointFilter: EntryFilter {
             e &+= 1
         }
         return mask
-    }
-
-    /// Bit k set when entry `at + k` (k < 8) holds the point.
-    @inline(__always)
-    func chunk8(_ s: RTreeStorageView, _ at: Int) -> UInt64 {
-        let px = SIMD8<Double>(repeating: x)
-        let py = SIMD8<Double>(repeating: y)
-        let minX = UnsafeRawPointer(s.minX.baseAddress! + at).loadUnaligned(as: SIMD8<Double>.self)
-        let maxX = UnsafeRawPointer(s.maxX.baseAddress! + at).loadUnaligned(as: SIMD8<Double>.self)
-        let minY = UnsafeRawPointer(s.minY.baseAddress! + at).loadUnaligned(as: SIMD8<Double>.self)
-        let maxY = UnsafeRawPointer(s.maxY.baseAddress! + at).loadUnaligned(as: SIMD8<Double>.self)
-        let hit = (minX .<= px) .& (px .<= maxX) .& (minY .<= py) .& (py .<= maxY)
-        let lanes = unsafeBitCast(hit, to: SIMD8<Int64>.self) & SIMD8<Int64>(1, 2, 4, 8, 16, 32, 64, 128)
-        return UInt64(lanes.wrappedSum())
     }
 }
 

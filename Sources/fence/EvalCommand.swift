@@ -34,6 +34,8 @@ enum EvalCommand {
           --no-initial          no enter for devices already inside at their first fix
           --margin METRES       hysteresis margin (default 0: off); a fix's accuracy raises it
           --exit-delay SECONDS  exit only after staying outside this long (default 0)
+          --evict-idle SECONDS  forget devices without a fix for this long (event time); their
+                                open visits end with exit, reason device-idle (default 0: never)
           --cross               detect cross events between two outside fixes
           --threads N           worker threads (default: all cores)
           --help                this text
@@ -47,7 +49,7 @@ enum EvalCommand {
             args,
             valued: [
                 "fences", "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
-                "actions", "margin", "exit-delay", "threads",
+                "actions", "margin", "exit-delay", "evict-idle", "threads",
             ], flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
             print(help)
@@ -79,6 +81,8 @@ enum EvalCommand {
             throw UsageError("--margin and --exit-delay must be >= 0")
         }
         settings.crossDetection = a.flags.contains("cross")
+        settings.idleEviction = try a.double("evict-idle", default: 0)!
+        guard settings.idleEviction >= 0 else { throw UsageError("--evict-idle must be >= 0") }
 
         let stderr = StandardError()
         let report = try GeoJSONFences.read(path: fencesPath)

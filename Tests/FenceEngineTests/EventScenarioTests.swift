@@ -18,16 +18,6 @@ final class EventScenarioTests: XCTestCase {
         Position(device: device, time: t, lon: lon, lat: lat, accuracy: accuracy)
     }
 
-    func summary(_ events: [FenceEvent]) -> [String] {
-        events.map { e in
-            var s = "\(Int(e.time)) \(e.device) \(e.fence) \(e.kind)"
-            if e.initial { s += " initial" }
-            if let r = e.reason { s += " \(r.rawValue)" }
-            if let i = e.insideSeconds { s += " \(Int(i))s" }
-            return s
-        }
-    }
-
     func testEnterDwellExit() {
         var e = engine([Fence(id: "sq", group: "yards", shape: .polygons([Polygon(exterior: square)]))])
         let r = e.evaluate([fix("v", 0, 2, 2), fix("v", 10, 0.5, 0.5), fix("v", 500, 0.6, 0.5), fix("v", 700, 0.5, 0.6), fix("v", 800, 2, 0.5)])

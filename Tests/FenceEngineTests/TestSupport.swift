@@ -107,3 +107,15 @@ final class Oracle {
         return out.sorted()
     }
 }
+
+/// Events as short lines for hand-computed expectations: "time device fence kind [initial]
+/// [reason] [inside_s]s".
+func summary(_ events: [FenceEvent]) -> [String] {
+    events.map { e in
+        var s = "\(Int(e.time)) \(e.device) \(e.fence) \(e.kind)"
+        if e.initial { s += " initial" }
+        if let r = e.reason { s += " \(r.rawValue)" }
+        if let i = e.insideSeconds { s += " \(Int(i))s" }
+        return s
+    }
+}

@@ -33,6 +33,10 @@ public struct EventEngine: Sendable {
     static let partitionCount = 64
     /// The latest event time applied (fences expire against it).
     public internal(set) var watermark: Double = -.infinity
+    /// With idle eviction on: devices whose last fix is at or before this were dropped (the
+    /// last batch's watermark minus the eviction time). A fix at or before it for a device
+    /// without state is late.
+    var evictedBefore: Double = -.infinity
 
     public init(store: FenceStore = FenceStore(), settings: EventSettings = EventSettings()) {
         self.store = store

@@ -34,6 +34,8 @@ public enum FenceEventReason: String, Sendable, Hashable, Comparable {
     case fenceReplaced = "fence-replaced"
     /// An action mask changed so that the pair's current status is newly reported.
     case actionsChanged = "actions-changed"
+    /// The device sent no fix for the idle-eviction time and the engine forgot it.
+    case deviceIdle = "device-idle"
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
@@ -99,6 +101,12 @@ public struct EventSettings: Sendable, Hashable {
     public var exitDelay: Double = 0
     /// Detect `cross` (also needs `.cross` in the mask that applies).
     public var crossDetection = false
+    /// Seconds of event time without a fix after which a device's state is dropped (0: never),
+    /// so that a long stream over a changing fleet holds bounded memory. The device's open
+    /// visits end with `exit`, reason `device-idle`, at its last fix time plus this; its next
+    /// fix is a first fix again. At least `exitDelay` is used, so a pending exit resolves
+    /// first. See `EventEngine` for how the watermark judges idleness.
+    public var idleEviction: Double = 0
 
     public init() {}
 }

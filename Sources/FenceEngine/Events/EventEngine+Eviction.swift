@@ -1,0 +1,35 @@
+extension EventEngine {
+    /// Ends every open visit of a device that has been idle for `after` seconds since its last
+    /// fix: `exit` with reason `device-idle` at the last fix time plus `after`, at the last
+    /// fix's position, with the time inside up to the last fix. Pending exits end the same way.
+    /// - Complexity: O(p) for p pairs.
+    func endIdleVisits(state: inout DeviceState, after: Double, events: inout [FenceEvent]) {
+        let t = state.lastTime + after
+        for pair in state.pairs {
+            guard let slot = store.slot(ofKey: pair.fence) else { continue }
+            emit(
+                .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
+                reason: .deviceIdle, inside: max(0, state.lastTime - pair.enterTime), into: &events)
+        }
+        state.pairs = []
+    }
+
+    /// Drops from a partition every device whose last fix is at least `after` seconds before
+    /// `time`, ending its visits first, and rebuilds the partition's id table when any went.
+    /// - Complexity: O(d) for the partition's d devices.
+    func evictIdle(_ partition: inout DevicePartition, asOf time: Double, after: Double, events: inout [FenceEvent]) {
+        let cutoff = time - after
+        guard partition.states.contains(where: { $0.lastTime <= cutoff }) else { return }
+        var kept = DevicePartition()
+        kept.states.reserveCapacity(partition.states.count)
+        for d in partition.states.indices {
+            if partition.states[d].lastTime <= cutoff {
+                endIdleVisits(state: &partition.states[d], after: after, events: &events)
+            } else {
+                _ = kept.intern(partition.states[d].id, hash: partition.hashes[d])
+                kept.states[kept.states.count - 1] = partition.states[d]
+            }
+        }
+        partition = kept
+    }
+}

@@ -1,0 +1,46 @@
+import SpatialIndex
+
+/// What the index alone finds for a batch: the ceiling of the containment design.
+public struct ProbeResult: Sendable {
+    /// Index entries whose box holds a position, summed over the batch.
+    public var candidates: Int
+}
+
+extension FenceStore {
+    /// Runs only the R-tree probe of `covering` over a batch: the same spatial ordering, the
+    /// same chunks and workers, the same walk, but no exact test, no result lists and no
+    /// state. The time this takes is the limit the full pipeline can approach.
+    /// - Complexity: O(m log n) for m positions, spread over `threads` workers.
+    public func probe(_ positions: UnsafeBufferPointer<LonLat>, threads: Int = FenceStore.defaultThreads) -> ProbeResult {
+        let m = positions.count
+        let (_, sorted) = SpatialOrder.sorted(positions, threads: threads)
+        let chunkSize = 4096
+        let chunks = (m + chunkSize - 1) / chunkSize
+        var perChunk = [Int](repeating: 0, count: chunks)
+        perChunk.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let perChunk = buffer
+            Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { ContiguousArray<Int32>() }) {
+                candidates, c, range in
+                var found = 0
+                tree.withPointQuerier { querier in
+                    for k in range {
+                        let p = sorted[k]
+                        guard p.isValidWGS84Range else { continue }
+                        candidates.removeAll(keepingCapacity: true)
+                        querier.query(x: p.lon, y: p.lat, into: &candidates)
+                        found &+= candidates.count
+                    }
+                }
+                perChunk[c] = found
+            }
+        }
+        return ProbeResult(candidates: perChunk.reduce(0, +))
+    }
+
+    /// Mean index nodes a point query enters over a sample, on one thread.
+    public func meanNodesVisited(_ positions: [LonLat]) -> Double {
+        guard !positions.isEmpty else { return 0 }
+        let total = positions.reduce(0) { $0 + tree.nodesVisited(x: $1.lon, y: $1.lat) }
+        return Double(total) / Double(positions.count)
+    }
+}

@@ -1,0 +1,110 @@
+@testable import FenceEngine
+import XCTest
+
+/// Device-state eviction (`EventSettings.idleEviction`): memory stays bounded over a changing
+/// fleet, and how the input is cut into batches does not change the events.
+final class IdleEvictionTests: XCTestCase {
+    let square: [LonLat] = [(0.0, 0.0), (1, 0), (1, 1), (0, 1), (0, 0)].map { LonLat(lon: $0.0, lat: $0.1) }
+
+    func engine(idle: Double, exitDelay: Double = 0, fences: [Fence]? = nil) -> EventEngine {
+        var settings = EventSettings()
+        settings.idleEviction = idle
+        settings.exitDelay = exitDelay
+        settings.dwell = 60
+        var e = EventEngine(settings: settings)
+        let (results, _) = e.add(fences ?? [.polygon(id: "sq", exterior: square)])
+        XCTAssertTrue(results.allSatisfy { $0.error == nil })
+        return e
+    }
+
+    func testIdleDeviceInsideIsForgottenWithExitAndComesBackAsNew() {
+        var e = engine(idle: 100)
+        var r = e.evaluate([Position(device: "a", time: 0, lon: 0.5, lat: 0.5), Position(device: "b", time: 50, lon: 5, lat: 5)])
+        XCTAssertEqual(summary(r.events), ["0 a sq enter initial"])
+        XCTAssertEqual(e.deviceCount, 2)
+        // The watermark passes a's last fix + 100: a goes, its visit ends at 100.
+        r = e.evaluate([Position(device: "b", time: 150, lon: 5, lat: 5)])
+        XCTAssertEqual(summary(r.events), ["100 a sq exit device-idle 0s"])
+        XCTAssertEqual(e.deviceCount, 1)
+        XCTAssertEqual(e.status(device: "a", fence: "sq"), .unknown)
+        // Back: a first fix again.
+        r = e.evaluate([Position(device: "a", time: 200, lon: 0.5, lat: 0.5)])
+        XCTAssertEqual(summary(r.events), ["200 a sq enter initial"])
+        // A fix for a device without state, older than what eviction already judged, is late.
+        r = e.evaluate([Position(device: "c", time: 10, lon: 0.5, lat: 0.5)])
+        XCTAssertEqual(r.late, 1)
+        XCTAssertEqual(r.events, [])
+    }
+
+    func testGapWithinOneBatchEndsTheVisitAsTwoBatchesWould() {
+        let fixes = [
+            Position(device: "a", time: 0, lon: 0.5, lat: 0.5), Position(device: "a", time: 70, lon: 0.5, lat: 0.6),
+            Position(device: "b", time: 150, lon: 5, lat: 5), Position(device: "a", time: 400, lon: 0.5, lat: 0.5),
+        ]
+        var one = engine(idle: 100)
+        let whole = one.evaluate(fixes).events
+        XCTAssertEqual(summary(whole), ["0 a sq enter initial", "70 a sq dwell 70s", "170 a sq exit device-idle 70s", "400 a sq enter initial"])
+        var two = engine(idle: 100)
+        let split = two.evaluate(Array(fixes[..<3])).events + two.evaluate(Array(fixes[3...])).events
+        XCTAssertEqual(split, whole)
+    }
+
+    func testPendingExitResolvesBeforeEviction() {
+        // Exit delay 300 > idle 100: eviction waits for the delay.
+        var e = engine(idle: 100, exitDelay: 300)
+        _ = e.evaluate([Position(device: "a", time: 0, lon: 0.5, lat: 0.5), Position(device: "a", time: 10, lon: 3, lat: 3)])
+        var r = e.evaluate([Position(device: "b", time: 250, lon: 5, lat: 5)])
+        XCTAssertEqual(r.events, [])
+        XCTAssertEqual(e.deviceCount, 2)
+        r = e.evaluate([Position(device: "b", time: 320, lon: 5, lat: 5)])
+        XCTAssertEqual(summary(r.events), ["310 a sq exit device-idle 10s"])
+        XCTAssertEqual(e.deviceCount, 1)
+    }
+
+    /// A fleet whose devices come and go: held devices stay bounded, and events equal those of
+    /// one batch over the whole input, for several batch sizes and seeds.
+    func testBoundedMemoryAndBatchInvarianceOverAChangingFleet() {
+        for seed in 1...3 as ClosedRange<UInt64> {
+            var rng = TestRandom(seed: seed)
+            var fences: [Fence] = []
+            for i in 0..<40 {
+                let lon = rng.uniform(0, 2)
+                let lat = rng.uniform(0, 2)
+                fences.append(.circle(id: "c\(i)", lon: lon, lat: lat, radius: rng.uniform(2_000, 20_000)))
+            }
+            // 1,500 devices, each active for a short while at its own start time.
+            var fixes: [Position] = []
+            for d in 0..<1500 {
+                let start = Double(d) * 2
+                var lon = rng.uniform(0, 2)
+                var lat = rng.uniform(0, 2)
+                for k in 0..<Int(rng.uniform(1, 8)) {
+                    fixes.append(Position(device: "d\(d)", time: start + Double(k) * rng.uniform(5, 40), lon: lon, lat: lat))
+                    lon += rng.uniform(-0.02, 0.02)
+                    lat += rng.uniform(-0.02, 0.02)
+                }
+            }
+            fixes.sort { $0.time < $1.time }
+            var whole = engine(idle: 120, fences: fences)
+            let expected = whole.evaluate(fixes).events
+            XCTAssertTrue(expected.contains { $0.reason == .deviceIdle }, "seed \(seed): no idle exits to check")
+            for batch in [23, 400] {
+                var e = engine(idle: 120, fences: fences)
+                var events: [FenceEvent] = []
+                var most = 0
+                var k = 0
+                while k < fixes.count {
+                    let r = e.evaluate(Array(fixes[k..<min(fixes.count, k + batch)]), threads: 2)
+                    XCTAssertEqual(r.late, 0)
+                    events += r.events
+                    most = max(most, e.deviceCount)
+                    k += batch
+                }
+                XCTAssertEqual(events.sorted(), expected.sorted(), "seed \(seed), batch \(batch)")
+                // Devices start 2 s apart and live under 5 minutes, then 120 s idle: a few
+                // hundred at most, not 1,500.
+                XCTAssertLessThan(most, 400 + batch, "seed \(seed), batch \(batch)")
+            }
+        }
+    }
+}
