@@ -139,7 +139,9 @@ public final class PositionReader {
                 }
                 var hi = nl
                 if hi > lo && buffer[hi - 1] == 13 { hi -= 1 }
-                return (lo, hi)
+                // The buffer can hold more than the limit (it is read in large blocks): a line
+                // that fits the buffer is still over the limit when it is longer.
+                return hi - lo > maxLineBytes ? (-1, -1) : (lo, hi)
             }
             if eof {
                 guard start < end else { return nil }
@@ -150,7 +152,7 @@ public final class PositionReader {
                     skippingLongLine = false
                     return (-1, -1)
                 }
-                return (lo, end)
+                return end - lo > maxLineBytes ? (-1, -1) : (lo, end)
             }
             // Need more bytes: compact, grow within the line limit, read.
             if start > 0 {
