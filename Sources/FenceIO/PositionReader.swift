@@ -9,7 +9,8 @@ public struct PositionLineError: Error, Sendable, Hashable, CustomStringConverti
         self.line = line
         self.reason = reason
     }
-    public var description: String { "line \(line): \(reason)" }
+    /// One line; text from the input echoed in the reason has its control characters escaped.
+    public var description: String { FenceError.printable("line \(line): \(reason)") }
 }
 
 /// Streams positions from CSV (header required) or NDJSON, from a file descriptor, in bounded
