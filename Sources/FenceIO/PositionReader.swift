@@ -14,7 +14,9 @@ public struct PositionLineError: Error, Sendable, Hashable, CustomStringConverti
 }
 
 /// Streams positions from CSV (header required) or NDJSON, from a file descriptor, in bounded
-/// memory: it holds one read block plus at most one line of `maxLineBytes`.
+/// memory: it holds one read block plus at most one line of `maxLineBytes` (its buffer is at
+/// most max(2 MiB, maxLineBytes + 2) bytes). A longer line is refused with its number and
+/// skipped without being held, however long it is.
 ///
 /// The parser works on bytes (no `String` per field except the device id, no Foundation JSON):
 /// this is the product's input hot path.
@@ -69,6 +71,10 @@ public final class PositionReader {
     }
 
     private var ownsDescriptor = false
+
+    /// Bytes held for reading: one block plus at most one line, so at most
+    /// max(2 MiB, maxLineBytes + 2) however long the input's lines are.
+    var bufferBytes: Int { buffer.count }
 
     deinit {
         if ownsDescriptor { close(fd) }
@@ -130,7 +136,12 @@ public final class PositionReader {
     /// `maxLineBytes`, which was skipped; nil at the end.
     private func nextLine() throws(FenceError) -> (Int, Int)? {
         while true {
-            if let nl = buffer[start..<end].firstIndex(of: 10) {
+            // memchr: the line search runs over every input byte (and a skipped 100 MB line).
+            let found = buffer.withUnsafeBufferPointer { b -> Int? in
+                guard end > start, let p = memchr(b.baseAddress! + start, 10, end - start) else { return nil }
+                return UnsafeRawPointer(p) - UnsafeRawPointer(b.baseAddress!)
+            }
+            if let nl = found {
                 let lo = start
                 start = nl + 1
                 lineNumber += 1

@@ -17,6 +17,8 @@ enum ContainsCommand {
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
           --coord SYSTEM       coordinate system of positions without a coord column:
                                wgs84 (default), gcj02, bd09ll
+          --max-line-bytes N   refuse (and skip) position lines longer than N bytes
+                               (default 1048576)
           --repair             repair invalid polygons with GEOS MakeValid instead of rejecting
           --threads N          worker threads (default: all cores)
           --help               this text
@@ -26,7 +28,7 @@ enum ContainsCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["fences", "positions", "format", "input-format", "coord", "threads"], flagNames: ["repair"])
+            args, valued: ["fences", "positions", "format", "input-format", "coord", "threads", "max-line-bytes"], flagNames: ["repair"])
         if a.flags.contains("help") {
             print(help)
             return 0
@@ -47,7 +49,7 @@ enum ContainsCommand {
         bad += results.compactMap(\.error)
         for e in bad { stderr.write("fence: \(fencesPath): \(e)\n") }
 
-        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord)
+        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         let out = StandardOutput()
         var read = 0
         var rejected = 0

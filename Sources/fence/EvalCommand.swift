@@ -26,6 +26,8 @@ enum EvalCommand {
                                 applied fix is late and dropped
           --max-bad SHARE       stop with exit status 1 once more than this share of lines is
                                 bad (default 0.01)
+          --max-line-bytes N    refuse (and skip) position lines longer than N bytes
+                                (default 1048576)
           --repair              repair invalid polygons with GEOS MakeValid instead of rejecting
 
         Engine settings:
@@ -46,7 +48,7 @@ enum EvalCommand {
         let a = try Arguments(
             args,
             valued: [
-                "fences", "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
+                "fences", "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "max-line-bytes", "dwell",
                 "actions", "margin", "exit-delay", "threads",
             ], flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
@@ -92,7 +94,7 @@ enum EvalCommand {
             if dropped > 0 { stderr.write("fence: \(statePath): \(dropped) inside pairs name fences that are not loaded; dropped\n") }
         }
 
-        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord)
+        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         let out: OutputSink = try a.values["output"].map { try OutputSink(path: $0) } ?? OutputSink()
         let propertyNames = (a.values["properties"] ?? "").split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) }
             .filter { !$0.isEmpty }

@@ -17,13 +17,14 @@ enum NearestCommand {
           --format FMT        csv (default): device,time,fence,distance_m,delay_s  or ndjson
           --input-format FMT  csv or ndjson (default: sniffed)
           --coord SYSTEM      coordinate system of positions without a coord column
+          --max-line-bytes N  refuse (and skip) position lines longer than N bytes (default 1048576)
 
         Exit status: 0 success, 1 bad input, 2 bad usage.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["fences", "positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord"],
+            args, valued: ["fences", "positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes"],
             flagNames: [])
         if a.flags.contains("help") {
             print(help)
@@ -45,7 +46,7 @@ enum NearestCommand {
         var store = FenceStore()
         let bad = report.errors + store.add(report.fences).compactMap(\.error)
         for e in bad { stderr.write("fence: \(fencesPath): \(e)\n") }
-        let reader = try PositionReader(path: a.values["positions"] ?? "-", format: inputFormat, coord: coord)
+        let reader = try PositionReader(path: a.values["positions"] ?? "-", format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         let out = OutputSink()
         if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }
         var rejected = 0
