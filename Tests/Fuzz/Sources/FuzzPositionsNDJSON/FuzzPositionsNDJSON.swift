@@ -3,16 +3,18 @@ import FenceIO
 import FuzzDriver
 import FuzzSupport
 
-/// The NDJSON position path: the input is a file as a user would pass it. Read three ways (the
-/// a 64 KiB line limit in large batches, the same in batches of one, a 48-byte line limit
-/// so the long-line path runs); the first two must agree exactly. A fourth read sniffs the
-/// format from the first line.
+/// The NDJSON position path: the input is a file as a user would pass it. Read three ways
+/// (a 64 KiB line limit in large batches, the same in batches of one, a 48-byte line limit
+/// so the long-line path runs); the first two must agree exactly. What it reads goes on through
+/// the event engine, the event writers and a checkpoint round trip (`FuzzSupport.evaluate`). A
+/// fourth read sniffs the format from the first line.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPositionsNDJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
     let whole = FuzzSupport.readPositions(bytes, format: .ndjson, maxLineBytes: 1 << 16, batch: 1 << 16)
     let single = FuzzSupport.readPositions(bytes, format: .ndjson, maxLineBytes: 1 << 16, batch: 1)
     FuzzSupport.check(whole == single, "batch size changed the result")
+    FuzzSupport.evaluate(whole.positions)
     _ = FuzzSupport.readPositions(bytes, format: .ndjson, maxLineBytes: 48, batch: 7)
     _ = FuzzSupport.readPositions(bytes, format: nil, maxLineBytes: 1 << 16, batch: 1 << 16)
     return 0

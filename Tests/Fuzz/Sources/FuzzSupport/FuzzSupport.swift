@@ -68,6 +68,60 @@ public enum FuzzSupport {
         return out
     }
 
+    /// Engines with the seed fences (a 1 km circle "port" at 0,0 and a square "yard" east of
+    /// it), built once: plain, and with hysteresis, an exit delay and cross detection.
+    nonisolated(unsafe) static let engines: [EventEngine] = {
+        var hysteresis = EventSettings()
+        hysteresis.dwell = 60
+        hysteresis.hysteresisMargin = 20
+        hysteresis.exitDelay = 30
+        hysteresis.crossDetection = true
+        return [EventSettings(), hysteresis].map { settings in
+            var engine = EventEngine(settings: settings)
+            var port = Fence.circle(id: "port", lon: 0, lat: 0, radius: 1000)
+            port.group = "harbor"
+            port.properties["name"] = "\"Pier 7\""
+            _ = engine.add([
+                port,
+                .polygon(id: "yard", exterior: [
+                    LonLat(lon: 0.02, lat: 0), LonLat(lon: 0.04, lat: 0), LonLat(lon: 0.04, lat: 0.02),
+                    LonLat(lon: 0.02, lat: 0.02), LonLat(lon: 0.02, lat: 0),
+                ]),
+            ], threads: 1)
+            return engine
+        }
+    }()
+
+    /// The positions a reader returned, on through the event engine and both event writers, as
+    /// `fence eval` takes them: every fix is applied, late or a duplicate; events come out in
+    /// (time, device, fence, event) order; the state survives a snapshot round trip, and the
+    /// same fixes applied again after a restore are all late or duplicates and cause nothing.
+    public static func evaluate(_ positions: [Position]) {
+        guard !positions.isEmpty else { return }
+        for template in engines {
+            var engine = template
+            let result = engine.evaluate(positions, threads: 1)
+            check(result.rejected.isEmpty, "a position the reader returned was rejected: \(result.rejected[0].reason)")
+            check(result.applied + result.late + result.duplicates == positions.count, "fixes neither applied, late nor duplicate")
+            check(zip(result.events, result.events.dropFirst()).allSatisfy { $0 <= $1 }, "events out of order")
+            var bytes: [UInt8] = []
+            for format in [EventWriter.Format.ndjson, .csv] {
+                let writer = EventWriter(format: format, propertyNames: ["name"], fences: [])
+                for e in result.events { writer.append(e, to: &bytes) }
+            }
+            let encoded = engine.snapshot().encoded()
+            guard let snapshot = try? TrackerSnapshot(decoding: encoded) else {
+                check(false, "the engine's own snapshot does not decode")
+                return
+            }
+            check(snapshot.encoded() == encoded, "snapshot round trip changed the bytes")
+            var restored = template
+            restored.restore(snapshot)
+            let again = restored.evaluate(positions, threads: 1)
+            check(again.applied == 0 && again.events.isEmpty, "fixes applied twice after a restore")
+        }
+    }
+
     /// Stops the fuzzer with a message (libFuzzer records the input as a crash).
     public static func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
         if !condition() {
