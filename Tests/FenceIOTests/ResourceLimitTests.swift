@@ -46,8 +46,12 @@ final class ResourceLimitTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.err)
         XCTAssertTrue(r.err.contains("line 3: line longer than 1048576 bytes"), r.err)
         XCTAssertTrue(r.err.contains("3 positions read, 1 rejected"), r.err)
-        XCTAssertLessThan(r.maxRSSKiB, 96 * 1024, "peak RSS \(r.maxRSSKiB) KiB for a 100 MB line")
         print("fence eval over a 100 MB line: peak RSS \(r.maxRSSKiB / 1024) MB")
+        // Under the address sanitizer (.ci/asan sets ASAN_OPTIONS) shadow memory and the
+        // quarantine of freed blocks add over 100 MB; the reader's own bound is tested above.
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+            XCTAssertLessThan(r.maxRSSKiB, 96 * 1024, "peak RSS \(r.maxRSSKiB) KiB for a 100 MB line")
+        }
         // With the default --max-bad (1%), one bad line in three stops the run: status 1.
         let strict = try CLI.runMeasured(["eval", "--fences", fences, "--positions", Self.hugeLineFile])
         XCTAssertEqual(strict.status, 1, strict.err)
