@@ -8,12 +8,15 @@
 # 1,000 circle fences (gen.awk). Memory is sampled every SOAK_EVERY seconds (default 5). After the
 # first quarter of the run (every device has been seen long before), the resident size must stay
 # flat: the largest sample of the last three quarters at most 5% + 32 MB above the largest of
-# the first quarter; and every sample under SOAK_MAX_MB (default 2048). The run prints its figures.
+# the first quarter; and every sample under SOAK_MAX_MB (default 2048). SOAK_BATCH (default
+# 1,000,000) is fence eval's --batch; a short run needs small batches for memory to cycle within
+# each quarter. The run prints its figures.
 set -euo pipefail
 count=${1:-100000000}
 devices=${2:-100000}
 every=${SOAK_EVERY:-5}
 max_mb=${SOAK_MAX_MB:-2048}
+batch=${SOAK_BATCH:-1000000}
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/../.."
 source .ci/setup
@@ -28,7 +31,7 @@ swiftc -O "$here/FixStream.swift" -o "$work/FixStream"
 awk -v what=fences -v n=1000 -f "$here/gen.awk" > "$work/fences.geojson"
 
 start=$(date +%s%N)
-"$work/FixStream" "$count" "$devices" | "$fence" eval --fences "$work/fences.geojson" --positions - --dwell 300 \
+"$work/FixStream" "$count" "$devices" | "$fence" eval --fences "$work/fences.geojson" --positions - --dwell 300 --batch "$batch" \
     --state "$work/state" --output /dev/null 2>"$work/summary" &
 pid=$!
 samples=()
