@@ -1,4 +1,3 @@
-import FenceEngine
 import Foundation
 
 /// Writing text into CSV and JSON output safely: input is data, never markup or formulas.

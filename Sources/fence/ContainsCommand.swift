@@ -28,7 +28,8 @@ enum ContainsCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["fences", "positions", "format", "input-format", "coord", "threads", "max-line-bytes"], flagNames: ["repair"])
+            args, valued: ["fences", "positions", "format", "input-format", "coord", "threads", "max-line-bytes"],
+            flagNames: ["repair"])
         if a.flags.contains("help") {
             print(help)
             return 0

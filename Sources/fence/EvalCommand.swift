@@ -48,8 +48,8 @@ enum EvalCommand {
         let a = try Arguments(
             args,
             valued: [
-                "fences", "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "max-line-bytes", "dwell",
-                "actions", "margin", "exit-delay", "threads",
+                "fences", "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
+                "actions", "margin", "exit-delay", "threads", "max-line-bytes",
             ], flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
             print(help)

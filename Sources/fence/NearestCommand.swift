@@ -24,7 +24,8 @@ enum NearestCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["fences", "positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes"],
+            args,
+            valued: ["fences", "positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes"],
             flagNames: [])
         if a.flags.contains("help") {
             print(help)
