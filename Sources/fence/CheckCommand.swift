@@ -29,7 +29,7 @@ enum CheckCommand {
         let results = store.add(report.fences, repair: a.flags.contains("repair"), threads: threads)
         var lines: [String] = report.errors.map { "\(path): \($0)" }
         for r in results {
-            if let e = r.error { lines.append("\(path): \(e)") } else if r.repaired { lines.append("\(path): fence \(r.id): repaired by MakeValid") }
+            if let e = r.error { lines.append("\(path): \(e)") } else if r.repaired { lines.append("\(path): fence \(FenceError.printable(r.id)): repaired by MakeValid") }
         }
         for l in lines { print(l) }
         let bad = report.errors.count + results.filter { $0.error != nil }.count

@@ -164,6 +164,13 @@ final class EscapingTests: XCTestCase {
         XCTAssertEqual(lines.count, 2, r.out)
         XCTAssertTrue(r.out.contains(#"fence bad\nid\u{1B}[2J: invalid-radius"#), r.out)
         XCTAssertFalse(r.out.contains("\u{1B}") || r.out.contains("\r") || r.out.contains("\u{7}"), r.out)
+        // A bow-tie repaired by MakeValid is reported by id on one line too.
+        let bowtie = try CLI.temp(
+            "bowtie.geojson",
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"bow\ntie"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}}]}"#)
+        let repaired = try CLI.run(["check", "--fences", bowtie, "--repair"])
+        XCTAssertEqual(repaired.out.split(separator: "\n").count, 1, repaired.out)
+        XCTAssertTrue(repaired.out.contains(#"fence bow\ntie: repaired by MakeValid"#), repaired.out)
 
         let (fences, _) = try fixtures()
         let bad = try CLI.run(
