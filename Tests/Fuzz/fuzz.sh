@@ -2,7 +2,8 @@
 # Fuzzes the input paths with libFuzzer under the address sanitizer, one target at a time.
 #
 #   bash Tests/Fuzz/fuzz.sh [SECONDS] [TARGET...]   fuzz each target for SECONDS (default 600)
-#   bash Tests/Fuzz/fuzz.sh --replay [TARGET...]    run the seeds and every kept crasher once
+#   bash Tests/Fuzz/fuzz.sh --replay [TARGET...]    run the seeds, every kept crasher and the
+#                                                    local grown corpus (if any) once
 #
 # Targets: positions-csv positions-ndjson fences checkpoint (default: all four).
 # The growing corpus lives in .build/fuzz-corpus/TARGET (kept between runs, not in git); the
@@ -70,16 +71,18 @@ for t in "${targets[@]}"; do
     log=$(mktemp)
     if [ "$replay" = 1 ]; then
         set +e
-        "$bin/$p" -runs=0 -rss_limit_mb=2048 -timeout=20 "$seeds" "$crashers" >"$log" 2>&1
+        dirs=("$seeds" "$crashers")
+        [ ! -d "$root/.build/fuzz-corpus/$t" ] || dirs+=("$root/.build/fuzz-corpus/$t")
+        "$bin/$p" -runs=0 -rss_limit_mb=2048 -timeout=20 "${dirs[@]}" >"$log" 2>&1
         rc=$?
         set -e
-        n=$(( $(find "$seeds" "$crashers" -type f | wc -l) ))
+        n=$(( $(find "${dirs[@]}" -type f | wc -l) ))
         if [ "$rc" -ne 0 ]; then
             tail -n 40 "$log" >&2
             echo "fuzz replay $t: FAILED on one of $n inputs" >&2
             status=1
         else
-            echo "fuzz replay $t: $n inputs (seeds and crashers), no crash"
+            echo "fuzz replay $t: $n inputs (seeds, crashers, grown corpus), no crash"
         fi
         rm -f "$log"
         continue
