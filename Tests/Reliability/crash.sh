@@ -16,7 +16,8 @@
 #   - `fence eval` resumes from it: the chunk (or the next one) gives exactly the reference
 #     events and the reference checkpoint;
 #   - no temporary file of a killed writer is left once the next write has happened.
-# A run that finished before its kill is not counted; attempts go on until KILLS kills landed.
+# A run that finished before its kill is not counted (and the delays shrink a little); attempts
+# go on until KILLS kills landed.
 set -euo pipefail
 kills=${1:-50}
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -61,7 +62,7 @@ declare -A by_mode=([random]=0 [near-end]=0 [write]=0)
 run="$work/run"
 while [ "$landed" -lt "$kills" ]; do
     attempts=$((attempts + 1))
-    [ "$attempts" -le $((kills * 4)) ] || fail "only $landed kills landed in $attempts attempts"
+    [ "$attempts" -le $((kills * 10)) ] || fail "only $landed kills landed in $attempts attempts"
     i=$((RANDOM % chunks))
     case $((attempts % 3)) in 0) mode=random ;; 1) mode=write ;; *) mode=near-end ;; esac
     rm -rf "$run"
@@ -88,6 +89,8 @@ while [ "$landed" -lt "$kills" ]; do
         [ "$rc" -eq 0 ] || fail "chunk $i exited $rc without being killed"
         cmp -s "$run/state" "$work/ref-state-$i" || fail "chunk $i finished but its checkpoint differs from the reference"
         finished_first=$((finished_first + 1))
+        # Runs got faster than the reference runs were (a less loaded machine): aim earlier.
+        [ "$mode" = write ] || run_ms=$((run_ms * 7 / 8))
         continue
     fi
     landed=$((landed + 1))
