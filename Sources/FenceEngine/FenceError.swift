@@ -48,10 +48,38 @@ public struct FenceError: Error, Sendable, Hashable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// One line for people. Fence ids and input echoed in the reason are data: control
+    /// characters in them are shown escaped (`\n`, `\u{1B}`), never sent to a terminal.
     public var description: String {
         var out = ""
         if let line { out += "line \(line): " }
         if let fence { out += "fence \(fence): " }
-        return out + "\(kind.rawValue): \(reason)"
+        return Self.printable(out + "\(kind.rawValue): \(reason)")
+    }
+
+    /// `text` with every character that could move a terminal's cursor, start an escape
+    /// sequence, break a line or reorder text (C0 and C1 controls, DEL, U+2028/U+2029, the
+    /// bidirectional overrides and isolates) written as an escape.
+    public static func printable(_ text: String) -> String {
+        func unsafe(_ u: Unicode.Scalar) -> Bool {
+            let v = u.value
+            return v < 0x20 || (0x7F...0x9F).contains(v) || v == 0x2028 || v == 0x2029 || (0x202A...0x202E).contains(v)
+                || (0x2066...0x2069).contains(v)
+        }
+        guard text.unicodeScalars.contains(where: unsafe) else { return text }
+        var out = String.UnicodeScalarView()
+        for u in text.unicodeScalars {
+            guard unsafe(u) else {
+                out.append(u)
+                continue
+            }
+            switch u {
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
+            case "\t": out.append(contentsOf: "\\t".unicodeScalars)
+            default: out.append(contentsOf: "\\u{\(String(u.value, radix: 16, uppercase: true))}".unicodeScalars)
+            }
+        }
+        return String(out)
     }
 }

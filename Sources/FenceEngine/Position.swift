@@ -22,9 +22,14 @@ public struct Position: Sendable, Hashable {
     public var lonLat: LonLat { LonLat(lon: lon, lat: lat) }
 
     /// Why this fix must be rejected, or nil when it is usable: NaN, infinite or out-of-range
-    /// values never reach any device's state.
+    /// values (a time outside the years 1-9999, such as epoch milliseconds) never reach any
+    /// device's state.
     public var problem: String? {
         if !time.isFinite { return "time is not a finite number" }
+        // Years 1 to 9999, what ISO 8601 output can write (epoch milliseconds land far beyond).
+        if time < -62_135_596_800 || time >= 253_402_300_800 {
+            return "time \(time) is outside the years 1-9999 (epoch seconds expected)"
+        }
         if !lon.isFinite || !lat.isFinite { return "lon/lat is not a finite number" }
         if lon < -180 || lon > 180 { return "lon \(lon) is outside [-180, 180]" }
         if lat < -90 || lat > 90 { return "lat \(lat) is outside [-90, 90]" }

@@ -63,5 +63,18 @@ public enum CheckpointFile {
             _ = fsync(dir)
             close(dir)
         }
+        removeStaleTemporaries(folder: folder, name: url.lastPathComponent)
+    }
+
+    /// Removes the temporary files that writers killed mid-write left behind (`.NAME.tmp-PID`
+    /// of a process that no longer exists), so repeated crashes do not fill the folder. A live
+    /// writer's file is left alone.
+    static func removeStaleTemporaries(folder: String, name: String) {
+        let prefix = "." + name + ".tmp-"
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return }
+        for entry in entries where entry.hasPrefix(prefix) {
+            guard let pid = pid_t(entry.dropFirst(prefix.count)), pid != getpid() else { continue }
+            if kill(pid, 0) == -1 && errno == ESRCH { unlink((folder.isEmpty ? "." : folder) + "/" + entry) }
+        }
     }
 }

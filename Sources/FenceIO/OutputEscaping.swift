@@ -1,16 +1,23 @@
 import Foundation
 
 /// Writing text into CSV and JSON output safely: input is data, never markup or formulas.
+///
+/// The rule for CSV (RFC 4180 plus the OWASP "CSV injection" guard):
+/// - a text cell (an id, a group, a property) holding a comma, a quote, CR or LF is quoted,
+///   quotes doubled;
+/// - a text cell starting with `=`, `+`, `-`, `@`, a tab or CR is a formula to a spreadsheet:
+///   it is written quoted with a leading `'`, so the spreadsheet shows it as text;
+/// - except a text cell that is a plain decimal number (`-73.9`, `+1`, `-2.5e-3`): that is data
+///   and stays as it is. Numeric columns (lon, lat, seconds, distances) are always numbers and
+///   are written as numbers.
 public enum OutputEscaping {
-    /// A CSV field (RFC 4180): quoted when it holds a delimiter, quote or line break; a field
-    /// starting with `=`, `+`, `-` or `@` gets a leading `'` inside quotes so a spreadsheet
-    /// shows it instead of running it.
+    /// A CSV field under the rule above.
+    /// - Complexity: O(length); no allocation when the text needs nothing.
     public static func csvField(_ s: String) -> String {
         var needsQuotes = false
         var formula = false
-        if let first = s.utf8.first, first == 61 || first == 43 || first == 45 || first == 64 {
-            // A plain negative number is data, not a formula.
-            formula = Double(s) == nil
+        if let first = s.utf8.first, first == 61 || first == 43 || first == 45 || first == 64 || first == 9 || first == 13 {
+            formula = !isPlainNumber(s)
         }
         for b in s.utf8 where b == 44 || b == 34 || b == 10 || b == 13 {
             needsQuotes = true
@@ -21,6 +28,38 @@ public enum OutputEscaping {
         return "\"\(body)\""
     }
 
+    /// `[+-]digits[.digits][(e|E)[+-]digits]` (or `.digits`), nothing else: no blanks, no
+    /// `inf`, `nan` or hexadecimal, which `Double(_:)` would take.
+    static func isPlainNumber(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        var i = 0
+        if i < b.count && (b[i] == 43 || b[i] == 45) { i += 1 }
+        var digits = 0
+        while i < b.count && b[i] >= 48 && b[i] <= 57 {
+            i += 1
+            digits += 1
+        }
+        if i < b.count && b[i] == 46 {
+            i += 1
+            while i < b.count && b[i] >= 48 && b[i] <= 57 {
+                i += 1
+                digits += 1
+            }
+        }
+        guard digits > 0 else { return false }
+        if i < b.count && (b[i] == 101 || b[i] == 69) {
+            i += 1
+            if i < b.count && (b[i] == 43 || b[i] == 45) { i += 1 }
+            var expDigits = 0
+            while i < b.count && b[i] >= 48 && b[i] <= 57 {
+                i += 1
+                expDigits += 1
+            }
+            guard expDigits > 0 else { return false }
+        }
+        return i == b.count
+    }
+
     /// A JSON string literal, with quotes, escaping `"`, `\` and control characters.
     public static func jsonString(_ s: String) -> String {
         var out = [UInt8]()
@@ -29,10 +68,21 @@ public enum OutputEscaping {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Appends a JSON string literal to a byte buffer.
+    /// Appends a JSON string literal to a byte buffer: `"`, `\` and control characters
+    /// escaped, and U+2028 / U+2029 as `\u2028` / `\u2029` (legal in JSON, but line breaks to
+    /// JavaScript and to some log viewers).
     public static func appendJSONString(_ s: String, to out: inout [UInt8]) {
         out.append(34)
+        var lineSeparator = 0  // bytes of E2 80 seen just before
         for b in s.utf8 {
+            if lineSeparator == 2 && (b == 0xA8 || b == 0xA9) {
+                out.removeLast(2)
+                out.append(contentsOf: Array("\\u202".utf8))
+                out.append(b == 0xA8 ? 56 : 57)
+                lineSeparator = 0
+                continue
+            }
+            lineSeparator = b == 0xE2 ? 1 : (lineSeparator == 1 && b == 0x80 ? 2 : 0)
             switch b {
             case 34: out.append(contentsOf: [92, 34])
             case 92: out.append(contentsOf: [92, 92])

@@ -9,11 +9,14 @@ public struct PositionLineError: Error, Sendable, Hashable, CustomStringConverti
         self.line = line
         self.reason = reason
     }
-    public var description: String { "line \(line): \(reason)" }
+    /// One line; text from the input echoed in the reason has its control characters escaped.
+    public var description: String { FenceError.printable("line \(line): \(reason)") }
 }
 
 /// Streams positions from CSV (header required) or NDJSON, from a file descriptor, in bounded
-/// memory: it holds one read block plus at most one line of `maxLineBytes`.
+/// memory: it holds one read block plus at most one line of `maxLineBytes` (its buffer is at
+/// most max(2 MiB, maxLineBytes + 2) bytes). A longer line is refused with its number and
+/// skipped without being held, however long it is.
 ///
 /// The parser works on bytes (no `String` per field except the device id, no Foundation JSON):
 /// this is the product's input hot path.
@@ -68,6 +71,10 @@ public final class PositionReader {
     }
 
     private var ownsDescriptor = false
+
+    /// Bytes held for reading: one block plus at most one line, so at most
+    /// max(2 MiB, maxLineBytes + 2) however long the input's lines are.
+    var bufferBytes: Int { buffer.count }
 
     deinit {
         if ownsDescriptor { close(fd) }
@@ -129,7 +136,12 @@ public final class PositionReader {
     /// `maxLineBytes`, which was skipped; nil at the end.
     private func nextLine() throws(FenceError) -> (Int, Int)? {
         while true {
-            if let nl = buffer[start..<end].firstIndex(of: 10) {
+            // memchr: the line search runs over every input byte (and a skipped 100 MB line).
+            let found = buffer.withUnsafeBufferPointer { b -> Int? in
+                guard end > start, let p = memchr(b.baseAddress! + start, 10, end - start) else { return nil }
+                return UnsafeRawPointer(p) - UnsafeRawPointer(b.baseAddress!)
+            }
+            if let nl = found {
                 let lo = start
                 start = nl + 1
                 lineNumber += 1
@@ -139,7 +151,9 @@ public final class PositionReader {
                 }
                 var hi = nl
                 if hi > lo && buffer[hi - 1] == 13 { hi -= 1 }
-                return (lo, hi)
+                // The buffer can hold more than the limit (it is read in large blocks): a line
+                // that fits the buffer is still over the limit when it is longer.
+                return hi - lo > maxLineBytes ? (-1, -1) : (lo, hi)
             }
             if eof {
                 guard start < end else { return nil }
@@ -150,7 +164,7 @@ public final class PositionReader {
                     skippingLongLine = false
                     return (-1, -1)
                 }
-                return (lo, end)
+                return end - lo > maxLineBytes ? (-1, -1) : (lo, end)
             }
             // Need more bytes: compact, grow within the line limit, read.
             if start > 0 {

@@ -9,6 +9,12 @@ extension Arguments {
         return parsed
     }
 
+    /// `--max-line-bytes N`: the longest position line read (default 1 MiB, at most 1 GiB);
+    /// a longer line is refused with its number and skipped in bounded memory.
+    func maxLineBytes() throws(UsageError) -> Int {
+        try int("max-line-bytes", default: 1 << 20, range: 64...(1 << 30))
+    }
+
     /// `--coord wgs84|gcj02|bd09ll` for positions without a coord column; WGS84 when absent.
     func coordinateSystem() throws(UsageError) -> CoordinateSystem {
         guard let c = values["coord"] else { return .wgs84 }

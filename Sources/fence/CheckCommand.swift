@@ -31,7 +31,7 @@ enum CheckCommand {
         let bad = loading.rejected(after: results)
         var lines: [(FeatureOrigin, String)] = bad.map { ($0.origin, "\(loading.source): \($0)") }
         for (origin, r) in zip(loading.read.origins, results) where r.repaired {
-            lines.append((origin, "\(loading.source): \(origin): fence \(r.id): repaired by MakeValid"))
+            lines.append((origin, "\(loading.source): \(origin): fence \(FenceError.printable(r.id)): repaired by MakeValid"))
         }
         let layerOrder = Dictionary(loading.read.layers.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         lines.sort { (layerOrder[$0.0.layer] ?? 0, $0.0.index) < (layerOrder[$1.0.layer] ?? 0, $1.0.index) }

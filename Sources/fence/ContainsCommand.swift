@@ -16,6 +16,8 @@ enum ContainsCommand {
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
           --coord SYSTEM       coordinate system of positions without a coord column:
                                wgs84 (default), gcj02, bd09ll
+          --max-line-bytes N   refuse (and skip) position lines longer than N bytes
+                               (default 1048576)
           --repair             repair invalid polygons with GEOS MakeValid instead of rejecting
           --threads N          worker threads (default: all cores)
           --help               this text
@@ -27,7 +29,7 @@ enum ContainsCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "coord", "threads"]),
+            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "coord", "threads", "max-line-bytes"]),
             flagNames: ["repair"])
         if a.flags.contains("help") {
             print(help)
@@ -46,7 +48,7 @@ enum ContainsCommand {
         let bad = loading.rejected(after: store.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads))
         loading.report(bad)
 
-        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord)
+        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         let out = StandardOutput()
         var read = 0
         var rejected = 0

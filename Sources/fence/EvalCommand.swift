@@ -26,6 +26,8 @@ enum EvalCommand {
                                 applied fix is late and dropped
           --max-bad SHARE       stop with exit status 1 once more than this share of lines is
                                 bad (default 0.01)
+          --max-line-bytes N    refuse (and skip) position lines longer than N bytes
+                                (default 1048576)
           --repair              repair invalid polygons with GEOS MakeValid instead of rejecting
 
         Engine settings:
@@ -51,7 +53,7 @@ enum EvalCommand {
             args,
             valued: Arguments.fenceOptions.union([
                 "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
-                "actions", "margin", "exit-delay", "evict-idle", "threads",
+                "actions", "margin", "exit-delay", "evict-idle", "threads", "max-line-bytes",
             ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
             print(help)
@@ -97,7 +99,7 @@ enum EvalCommand {
             if dropped > 0 { stderr.write("fence: \(statePath): \(dropped) inside pairs name fences that are not loaded; dropped\n") }
         }
 
-        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord)
+        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         let out: OutputSink = try a.values["output"].map { try OutputSink(path: $0) } ?? OutputSink()
         let propertyNames = (a.values["properties"] ?? "").split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) }
             .filter { !$0.isEmpty }

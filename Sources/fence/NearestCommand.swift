@@ -17,6 +17,7 @@ enum NearestCommand {
           --format FMT        csv (default): device,time,fence,distance_m,delay_s  or ndjson
           --input-format FMT  csv or ndjson (default: sniffed)
           --coord SYSTEM      coordinate system of positions without a coord column
+          --max-line-bytes N  refuse (and skip) position lines longer than N bytes (default 1048576)
 
         \(Arguments.fenceHelp)
 
@@ -25,7 +26,7 @@ enum NearestCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord"]),
+            args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes"]),
             flagNames: [])
         if a.flags.contains("help") {
             print(help)
@@ -46,7 +47,7 @@ enum NearestCommand {
         var store = loading.emptyStore()
         let bad = loading.rejected(after: store.add(loading.read.fences))
         loading.report(bad)
-        let reader = try PositionReader(path: a.values["positions"] ?? "-", format: inputFormat, coord: coord)
+        let reader = try PositionReader(path: a.values["positions"] ?? "-", format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         let out = OutputSink()
         if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }
         var rejected = 0

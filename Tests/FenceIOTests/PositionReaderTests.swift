@@ -57,10 +57,12 @@ final class PositionReaderTests: XCTestCase {
             ,0,1,1
             long,0,1,1,1
             ok2,1,2,2
+            millis,1700000000000,1,1
             """
         let (p, e) = try read(csv)
         XCTAssertEqual(p.map(\.device), ["ok", "ok2"])
-        XCTAssertEqual(e.map(\.line), [3, 4, 5, 6, 7, 8])
+        XCTAssertEqual(e.map(\.line), [3, 4, 5, 6, 7, 8, 10])
+        XCTAssertTrue(e[6].reason.contains("outside the years 1-9999"), e[6].reason)
         XCTAssertTrue(e[0].reason.contains("lon"), e[0].reason)
         XCTAssertTrue(e[1].reason.contains("lat 91"), e[1].reason)
         XCTAssertTrue(e[3].reason.contains("yesterday"), e[3].reason)

@@ -1,0 +1,76 @@
+import FenceEngine
+@testable import FenceIO
+import Foundation
+import XCTest
+
+/// Every seed and every kept crasher of Tests/Fuzz (see Tests/Fuzz/README.md) through the same
+/// paths the fuzz targets drive, in the ordinary test build: a fixed crasher stays fixed.
+final class FuzzRegressionTests: XCTestCase {
+    static let fuzzFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzz")
+
+    /// The files of corpus/TARGET and crashers/TARGET (the latter may not exist).
+    func inputs(_ target: String) -> [URL] {
+        var out: [URL] = []
+        for folder in ["corpus", "crashers"] {
+            let dir = Self.fuzzFolder.appendingPathComponent(folder).appendingPathComponent(target)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+            out += names.sorted().map { dir.appendingPathComponent($0) }
+        }
+        return out
+    }
+
+    func testPositionInputs() throws {
+        let files = inputs("positions-csv").map { ($0, PositionReader.Format.csv) } + inputs("positions-ndjson").map { ($0, .ndjson) }
+        XCTAssertGreaterThan(files.count, 5, "the seeds are in \(Self.fuzzFolder.path)")
+        for (file, format) in files {
+            for (limit, batch) in [(1 << 16, 1 << 16), (1 << 16, 1), (48, 7)] {
+                let reader = try PositionReader(path: file.path, format: format, maxLineBytes: limit)
+                var positions: [Position] = []
+                var errors: [PositionLineError] = []
+                do {
+                    while try reader.read(limit: batch, into: &positions, errors: &errors) {}
+                } catch {
+                    continue  // refused as a whole (empty, binary, bad header): fine
+                }
+                XCTAssertTrue(positions.allSatisfy { $0.problem == nil && !$0.device.isEmpty }, file.lastPathComponent)
+                XCTAssertEqual(errors.map(\.line), errors.map(\.line).sorted(), file.lastPathComponent)
+            }
+        }
+    }
+
+    func testFenceInputs() throws {
+        let files = inputs("fences")
+        XCTAssertGreaterThan(files.count, 2)
+        for file in files {
+            guard let report = try? GeoJSONFences.read(Data(contentsOf: file)) else { continue }
+            var store = FenceStore()
+            let results = store.add(report.fences, threads: 1)
+            for (fence, result) in zip(report.fences, results) where result.error == nil && fence.coord == .wgs84 {
+                if case .circle(let center, _) = fence.shape {
+                    XCTAssertTrue(store.ids(covering: center).contains(fence.id), "\(file.lastPathComponent): \(fence.id)")
+                }
+            }
+            var repaired = FenceStore()
+            _ = repaired.add(report.fences, repair: true, threads: 1)
+        }
+    }
+
+    func testCheckpointInputs() throws {
+        let files = inputs("checkpoint")
+        XCTAssertGreaterThan(files.count, 2)
+        for file in files {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            guard let snapshot = try? TrackerSnapshot(decoding: bytes) else { continue }
+            XCTAssertEqual(try TrackerSnapshot(decoding: snapshot.encoded()).encoded(), snapshot.encoded(), file.lastPathComponent)
+            var engine = EventEngine()
+            _ = engine.add([.circle(id: "port", lon: 0, lat: 0, radius: 1000)], threads: 1)
+            engine.restore(snapshot)
+            let fixes = snapshot.devices.prefix(8).map {
+                Position(device: $0.id, time: ($0.lastTime.isFinite ? $0.lastTime : 0) + 1, lon: 0, lat: 0)
+            }
+            _ = engine.evaluate(fixes, threads: 1)
+            _ = engine.snapshot().encoded()
+        }
+    }
+}
