@@ -69,4 +69,9 @@ do {
     FileHandle.standardError.write(Data("fence: \(error)\n".utf8))
     status = 1
 }
+// For tests that bound memory: the process's own high-water mark. A parent's wait4 rusage
+// would count the parent too (Linux carries its resident size into the child's maximum).
+if ProcessInfo.processInfo.environment["FENCE_REPORT_PEAK"] != nil, let kiB = PeakMemory.kibibytes {
+    FileHandle.standardError.write(Data("fence: peak resident \(kiB) KiB\n".utf8))
+}
 exit(status)

@@ -117,7 +117,8 @@ final class ResourceLimitTests: XCTestCase {
 
 extension CLI {
     /// Runs `fence` with standard output to /dev/null and returns its exit status, standard
-    /// error and peak resident size (`wait4`'s rusage of that one child).
+    /// error and peak resident size, as the child reports it (`FENCE_REPORT_PEAK`: its own
+    /// VmHWM; `wait4`'s rusage would include this test process's size at the spawn).
     static func runMeasured(_ args: [String]) throws -> (status: Int32, err: String, maxRSSKiB: Int) {
         let errPath = NSTemporaryDirectory() + "fence-err-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: errPath) }
@@ -130,13 +131,20 @@ extension CLI {
         let argv = ([binary.path] + args).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, binary.path, &actions, nil, argv, environ)
+        var env = ProcessInfo.processInfo.environment
+        env["FENCE_REPORT_PEAK"] = "1"
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        let rc = posix_spawn(&pid, binary.path, &actions, nil, argv, envp)
         guard rc == 0 else { throw NSError(domain: "posix_spawn", code: Int(rc)) }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let exited = status & 0x7F == 0
         let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-        return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), err, usage.ru_maxrss)
+        var peak = Int.max
+        if let range = err.range(of: "fence: peak resident "), let k = Int(err[range.upperBound...].prefix { $0.isNumber }) {
+            peak = k
+        }
+        return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), err, peak)
     }
 }
