@@ -190,11 +190,11 @@ extension FenceStore {
         }
         guard p.isValidWGS84Range else { return }
         scratch.candidates.removeAll(keepingCapacity: true)
-        querier.query(x: p.lon, y: p.lat, into: &scratch.candidates)
+        querier.candidates(x: p.lon, y: p.lat, into: &scratch.candidates)
         if p.lon == 180 || p.lon == -180 {
             // The antimeridian is one line with two names: a fence cut there (RFC 7946) has
             // one piece ending at 180 and one starting at -180.
-            querier.query(x: -p.lon, y: p.lat, into: &scratch.candidates)
+            querier.candidates(x: -p.lon, y: p.lat, into: &scratch.candidates)
         }
         let start = out.count
         var unit: (Double, Double, Double)?

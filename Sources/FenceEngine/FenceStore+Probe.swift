@@ -27,7 +27,7 @@ extension FenceStore {
                         let p = sorted[k]
                         guard p.isValidWGS84Range else { continue }
                         candidates.removeAll(keepingCapacity: true)
-                        querier.query(x: p.lon, y: p.lat, into: &candidates)
+                        querier.candidates(x: p.lon, y: p.lat, into: &candidates)
                         found &+= candidates.count
                     }
                 }

@@ -21,6 +21,14 @@ public struct Position: Sendable, Hashable {
 
     public var lonLat: LonLat { LonLat(lon: lon, lat: lat) }
 
+    /// Whether `problem` is nil, in a few compares: the hot loops ask this first and build the
+    /// reason only for a bad fix. NaN fails every compare, so it is not usable.
+    @inline(__always)
+    public var isUsable: Bool {
+        time >= -62_135_596_800 && time < 253_402_300_800 && lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90
+            && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
+    }
+
     /// Why this fix must be rejected, or nil when it is usable: NaN, infinite or out-of-range
     /// values (a time outside the years 1-9999, such as epoch milliseconds) never reach any
     /// device's state.

@@ -358,7 +358,7 @@ public final class PositionReader {
             coord = c
         }
         let p = Position(device: device, time: time, lon: lon, lat: lat, accuracy: accuracy, coord: coord)
-        if let problem = p.problem { return fail(problem) }
+        if !p.isUsable, let problem = p.problem { return fail(problem) }
         return .success(p)
     }
 

@@ -108,6 +108,7 @@ extension RTree {
         entryMaxX = ContiguousArray(repeating: 0, count: slots)
         entryMaxY = ContiguousArray(repeating: 0, count: slots)
         entryChild = ContiguousArray(repeating: -1, count: slots)
+        narrow = ContiguousArray(repeating: .nan, count: 4 * slots)
         nodeCount = ContiguousArray(repeating: 0, count: totalNodes)
         nodeLevel = ContiguousArray(repeating: 0, count: totalNodes)
         nodeParent = ContiguousArray(repeating: -1, count: totalNodes)
@@ -145,6 +146,7 @@ extension RTree {
                     entryMaxX[e] = maxX[src]
                     entryMaxY[e] = maxY[src]
                     entryChild[e] = child
+                    setNarrowBox(e, Box(minX: minX[src], minY: minY[src], maxX: maxX[src], maxY: maxY[src]))
                     if level == 0 {
                         precondition(
                             itemEntry[Int(child)] < 0, "RTree bulk load: duplicate id \(child)")

@@ -47,6 +47,7 @@ extension RTree {
                 }
                 try check(
                     entryChild.count == nodes * fanout, "entryChild has \(entryChild.count) slots")
+                try check(narrow.count == 4 * nodes * fanout, "narrow has \(narrow.count) floats")
                 try check(root >= 0 && root < nodes, "root \(root) out of 0..<\(nodes)")
                 try check(nodeParent[root] == -1, "root \(root) has parent \(nodeParent[root])")
                 try check(nodeLevel[root] >= 0, "root \(root) is marked free")
@@ -113,6 +114,12 @@ extension RTree {
                             }
                             stack.append(child)
                         }
+                        let block = node * 4 * fanout + k
+                        try check(
+                            narrow[block] == Self.floatDown(b.minX) && narrow[block + fanout] == Self.floatDown(b.minY)
+                                && narrow[block + 2 * fanout] == Self.floatUp(b.maxX)
+                                && narrow[block + 3 * fanout] == Self.floatUp(b.maxY),
+                            "entry \(k) of node \(node): Float32 box does not match \(b)")
                     }
                 }
                 try check(leafEntries == count, "\(leafEntries) leaf entries but count is \(count)")

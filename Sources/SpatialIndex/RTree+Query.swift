@@ -21,6 +21,9 @@ struct RTreeStorageView {
     let count: UnsafeBufferPointer<Int32>
     let level: UnsafeBufferPointer<Int32>
     let parent: UnsafeBufferPointer<Int32>
+    /// `RTree.narrow`: Float32 boxes, node by node.
+    let narrow: UnsafeBufferPointer<Float>
+    let fanout: Int
 }
 
 /// Point queries against a pinned tree (see `RTree.withPointQuerier`).
@@ -37,6 +40,22 @@ public struct RTreePointQuerier {
         var sink = AppendSink()
         swap(&sink.results, &results)
         RTree.walk(storage, root: root, rootLevel: rootLevel, fanout: fanout, PointFilter(x: x, y: y), &sink)
+        swap(&sink.results, &results)
+    }
+
+    /// Appends the ids of every item whose box contains the point, edges included, and
+    /// possibly of items whose box misses it by less than one Float32 rounding step (about
+    /// 6e-8 relative): the walk compares against the tree's Float32 copy of its boxes, rounded
+    /// outward, eight entries per compare. For callers that test each candidate exactly
+    /// anyway. A NaN coordinate matches nothing.
+    /// - Complexity: the walk of `query(x:y:into:)` over half the bytes.
+    @inline(__always)
+    public func candidates(x: Double, y: Double, into results: inout ContiguousArray<Int32>) {
+        var sink = AppendSink()
+        swap(&sink.results, &results)
+        // Rounding to nearest is monotonic and the stored bounds are Float32 values rounded
+        // outward, so a point inside an exact box is inside its Float32 box.
+        RTree.walk(storage, root: root, rootLevel: rootLevel, fanout: fanout, NarrowPointFilter(x: Float(x), y: Float(y)), &sink)
         swap(&sink.results, &results)
     }
 }
@@ -102,6 +121,53 @@ struct PointFilter: EntryFilter {
     }
 }
 
+/// Entries whose Float32 box (`RTree.narrow`) contains a Float32 point, edges included.
+struct NarrowPointFilter: EntryFilter {
+    let x: Float
+    let y: Float
+
+    @inline(__always)
+    func mask(_ s: RTreeStorageView, from start: Int, to end: Int) -> UInt64 {
+        let f = s.fanout
+        let count = end &- start
+        // Node `start / f`'s block starts at `start * 4`; its four runs are `f` apart.
+        let block = s.narrow.baseAddress! + start &* 4
+        if f & 7 == 0 && f <= 32 {
+            // Eight entries per compare; lane i of the c-th eight sets bit 8c + i. A run has
+            // `f` slots, a multiple of eight, so every load stays inside the node's block;
+            // lanes past `count` are masked off below.
+            let px = SIMD8<Float>(repeating: x)
+            let py = SIMD8<Float>(repeating: y)
+            var acc = SIMD8<UInt32>(repeating: 0)
+            var bits = SIMD8<UInt32>(1, 2, 4, 8, 16, 32, 64, 128)
+            var at = 0
+            while at < count {
+                let minX = UnsafeRawPointer(block + at).loadUnaligned(as: SIMD8<Float>.self)
+                let minY = UnsafeRawPointer(block + (f &+ at)).loadUnaligned(as: SIMD8<Float>.self)
+                let maxX = UnsafeRawPointer(block + (2 &* f &+ at)).loadUnaligned(as: SIMD8<Float>.self)
+                let maxY = UnsafeRawPointer(block + (3 &* f &+ at)).loadUnaligned(as: SIMD8<Float>.self)
+                let hit = (minX .<= px) .& (px .<= maxX) .& (minY .<= py) .& (py .<= maxY)
+                acc |= unsafeBitCast(hit, to: SIMD8<UInt32>.self) & bits
+                bits &<<= 8
+                at &+= 8
+            }
+            let four = acc.lowHalf | acc.highHalf
+            let two = four.lowHalf | four.highHalf
+            let all = UInt64(two[0] | two[1])
+            return count >= 32 ? all : all & ((1 &<< UInt64(count)) &- 1)
+        }
+        var mask: UInt64 = 0
+        var k = 0
+        while k < count {
+            let inX = (block[k] <= x ? 1 : 0) & (x <= block[2 &* f &+ k] ? 1 : 0) as UInt64
+            let inY = (block[f &+ k] <= y ? 1 : 0) & (y <= block[3 &* f &+ k] ? 1 : 0) as UInt64
+            mask |= (inX & inY) &<< UInt64(k)
+            k &+= 1
+        }
+        return mask
+    }
+}
+
 /// Entries whose box intersects a window, touching edges included.
 struct BoxFilter: EntryFilter {
     let box: Box
@@ -161,11 +227,13 @@ extension RTree {
                             try nodeCount.withUnsafeBufferPointer { count in
                                 try nodeLevel.withUnsafeBufferPointer { level in
                                     try nodeParent.withUnsafeBufferPointer { parent in
-                                        try body(
-                                            RTreeStorageView(
-                                                minX: minX, minY: minY, maxX: maxX, maxY: maxY,
-                                                child: child, count: count, level: level,
-                                                parent: parent))
+                                        try narrow.withUnsafeBufferPointer { narrow in
+                                            try body(
+                                                RTreeStorageView(
+                                                    minX: minX, minY: minY, maxX: maxX, maxY: maxY,
+                                                    child: child, count: count, level: level,
+                                                    parent: parent, narrow: narrow, fanout: fanout))
+                                        }
                                     }
                                 }
                             }

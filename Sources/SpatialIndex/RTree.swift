@@ -33,6 +33,12 @@ public struct RTree: Sendable {
     var entryMaxY: ContiguousArray<Double>
     /// Item id in a leaf, child node index in an internal node.
     var entryChild: ContiguousArray<Int32>
+    /// The entry boxes again in Float32, rounded outward, for candidate queries: node i's block
+    /// `i * 4 * fanout ..< (i + 1) * 4 * fanout` holds its min x, min y, max x and max y runs
+    /// of `fanout` each. Half the bytes of the exact boxes and twice the lanes per compare;
+    /// every box contains its exact box, so a candidate query finds a superset. Kept in step
+    /// by `setEntryBox`, `allocateNode` and the bulk load.
+    var narrow: ContiguousArray<Float>
 
     // MARK: Nodes
 
@@ -87,6 +93,7 @@ public struct RTree: Sendable {
         entryMaxX = []
         entryMaxY = []
         entryChild = []
+        narrow = []
         nodeCount = []
         nodeLevel = []
         nodeParent = []
@@ -145,7 +152,7 @@ public struct RTree: Sendable {
             entryChild.capacity + nodeCount.capacity + nodeLevel.capacity + nodeParent.capacity
             + nodeSlot.capacity + freeNodes.capacity + itemEntry.capacity
         return MemoryLayout<RTree>.size + doubles * MemoryLayout<Double>.stride
-            + int32s * MemoryLayout<Int32>.stride
+            + int32s * MemoryLayout<Int32>.stride + narrow.capacity * MemoryLayout<Float>.stride
     }
 }
 
@@ -162,6 +169,32 @@ extension RTree {
         entryMinY[e] = box.minY
         entryMaxX[e] = box.maxX
         entryMaxY[e] = box.maxY
+        setNarrowBox(e, box)
+    }
+
+    /// Writes the Float32 copy of the entry in slot `e`, rounded outward.
+    @inline(__always)
+    mutating func setNarrowBox(_ e: Int, _ box: Box) {
+        let block = (e / fanout) * 4 * fanout + e % fanout
+        narrow[block] = Self.floatDown(box.minX)
+        narrow[block + fanout] = Self.floatDown(box.minY)
+        narrow[block + 2 * fanout] = Self.floatUp(box.maxX)
+        narrow[block + 3 * fanout] = Self.floatUp(box.maxY)
+    }
+
+    /// The largest Float32 at or below `x` (beyond Float32's range: its largest finite value,
+    /// or -infinity); NaN stays NaN.
+    @inline(__always)
+    static func floatDown(_ x: Double) -> Float {
+        let f = Float(x)
+        return Double(f) > x ? f.nextDown : f
+    }
+
+    /// The smallest Float32 at or above `x`; NaN stays NaN.
+    @inline(__always)
+    static func floatUp(_ x: Double) -> Float {
+        let f = Float(x)
+        return Double(f) < x ? f.nextUp : f
     }
 
     /// Writes the entry in global slot `e` (of a node at `level`) and points the child, or the
@@ -218,6 +251,7 @@ extension RTree {
         entryMaxX.append(contentsOf: repeatElement(0, count: fanout))
         entryMaxY.append(contentsOf: repeatElement(0, count: fanout))
         entryChild.append(contentsOf: repeatElement(-1, count: fanout))
+        narrow.append(contentsOf: repeatElement(.nan, count: 4 * fanout))
         return n
     }
 

@@ -52,6 +52,14 @@ final class InvariantCheckerTests: XCTestCase {
                 }, mentions: "its entries span")
         }
 
+        func testStaleFloat32BoxIsNoticed() {
+            assertViolation(
+                { tree in
+                    let leaf = Int(tree.itemEntry[7]) / tree.fanout
+                    tree.narrow[leaf * 4 * tree.fanout + 2 * tree.fanout] += 1
+                }, mentions: "Float32 box does not match")
+        }
+
         func testBoxNotCoveringChildIsNoticed() {
             assertViolation(
                 { tree in

@@ -15,6 +15,26 @@ struct Oracle {
         boxes.filter { $0.value.intersects(window) }.map(\.key).sorted()
     }
 
+    /// What a candidate query must find: the items whose box, widened to the Float32 values
+    /// at or beyond its edges, holds the point rounded to the nearest Float32.
+    func candidates(x: Double, y: Double) -> [Int32] {
+        func down(_ v: Double) -> Float {
+            var f = Float(v)
+            while Double(f) > v { f = f.nextDown }
+            return f
+        }
+        func up(_ v: Double) -> Float {
+            var f = Float(v)
+            while Double(f) < v { f = f.nextUp }
+            return f
+        }
+        let px = Float(x)
+        let py = Float(y)
+        return boxes.filter { _, b in
+            down(b.minX) <= px && px <= up(b.maxX) && down(b.minY) <= py && py <= up(b.maxY)
+        }.map(\.key).sorted()
+    }
+
     var bounds: Box? {
         boxes.values.reduce(nil as Box?) { acc, b in acc?.union(b) ?? b }
     }
@@ -38,6 +58,13 @@ extension RTree {
     func sortedQuery(x: Double, y: Double) -> [Int32] {
         var out = ContiguousArray<Int32>()
         query(x: x, y: y, into: &out)
+        return out.sorted()
+    }
+
+    /// Candidate query results (the Float32 walk), sorted, from a fresh buffer.
+    func sortedCandidates(x: Double, y: Double) -> [Int32] {
+        var out = ContiguousArray<Int32>()
+        withPointQuerier { $0.candidates(x: x, y: y, into: &out) }
         return out.sorted()
     }
 
@@ -165,6 +192,14 @@ func assertMatches(
         guard got == want else {
             XCTFail(
                 "point (\(x), \(y)): got \(got), want \(want) \(context())", file: file, line: line)
+            return
+        }
+        let candidates = tree.sortedCandidates(x: x, y: y)
+        let wantCandidates = oracle.candidates(x: x, y: y)
+        guard candidates == wantCandidates, Set(want).isSubset(of: candidates) else {
+            XCTFail(
+                "candidates at (\(x), \(y)): got \(candidates), want \(wantCandidates) "
+                    + "(exact \(want)) \(context())", file: file, line: line)
             return
         }
     }

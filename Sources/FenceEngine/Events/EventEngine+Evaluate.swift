@@ -49,7 +49,7 @@ extension EventEngine {
                                 fixes.withUnsafeBufferPointer { fixes in
                                     for i in range {
                                         let fix = fixes.baseAddress! + i
-                                        if let problem = fix.pointee.problem {
+                                        if !fix.pointee.isUsable, let problem = fix.pointee.problem {
                                             problems[c].append((i, problem))
                                             continue
                                         }
@@ -132,8 +132,7 @@ extension EventEngine {
                         engine.applyPartition(
                             &parts[p], range: partitionStart[p]..<partitionStart[p + 1], batch: batch, coverage: coverage,
                             batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally)
-                        events.sort()
-                        out[p] = events
+                        out[p] = Self.sorted(events)
                         counts[p] = tally
                     }
                 }
@@ -261,10 +260,38 @@ extension EventEngine {
         if evictAfter > 0 { evictIdle(&partition, asOf: batchEnd, after: evictAfter, events: &events) }
     }
 
-    /// Events in output order. Sorting small (time, index) keys and gathering once is several
-    /// times faster than sorting the records themselves; ties in time fall back to the full
+    /// Events in output order. A list already in time order (a live feed's is, but for the
+    /// events of one fix, which come in fence-key order) only has its runs of equal times
+    /// sorted, in place. Otherwise small (time, index) keys are sorted and the records
+    /// gathered once: several times faster than sorting the records themselves, which moves
+    /// about 100 bytes and retains three strings per step. Ties in time fall back to the full
     /// order.
+    /// - Complexity: O(e) plus the ties' sorts when in time order, O(e log e) otherwise.
     static func sorted(_ events: [FenceEvent]) -> [FenceEvent] {
+        let timeOrdered = events.withUnsafeBufferPointer { e -> Bool in
+            var k = 1
+            while k < e.count {
+                if e[k].time < e[k - 1].time { return false }
+                k += 1
+            }
+            return true
+        }
+        if timeOrdered {
+            var out = events
+            out.withUnsafeMutableBufferPointer { e in
+                var lo = 0
+                while lo < e.count {
+                    var hi = lo + 1
+                    while hi < e.count && e[hi].time == e[lo].time { hi += 1 }
+                    if hi - lo > 1 {
+                        var run = UnsafeMutableBufferPointer(rebasing: e[lo..<hi])
+                        run.sort()
+                    }
+                    lo = hi
+                }
+            }
+            return out
+        }
         var keys = events.indices.map { (events[$0].time, Int32($0)) }
         keys.sort { a, b in
             if a.0 != b.0 { return a.0 < b.0 }

@@ -30,7 +30,7 @@ public struct EventStream: Sendable {
     /// Takes fixes in arrival order; returns the events of the fixes they released.
     public mutating func push(contentsOf fixes: some Sequence<Position>) -> [FenceEvent] {
         for fix in fixes {
-            if fix.problem != nil || fix.device.isEmpty {
+            if !fix.isUsable || fix.device.isEmpty {
                 rejected += 1
                 continue
             }

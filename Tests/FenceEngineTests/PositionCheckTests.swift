@@ -1,0 +1,33 @@
+import FenceEngine
+import XCTest
+
+/// `Position.isUsable`, the hot loops' quick check, agrees with `problem`, the reference that
+/// names the reason, on every edge value and their combinations.
+final class PositionCheckTests: XCTestCase {
+    func testQuickCheckAgreesWithProblem() {
+        let times: [Double] = [
+            0, 1.7e9, -62_135_596_800, -62_135_596_800.000_01, 253_402_300_800, 253_402_300_799.999, 1.7e12,
+            .nan, .infinity, -.infinity,
+        ]
+        let lons: [Double] = [0, -180, 180, 180.000_000_1, -180.000_000_1, 13.4, .nan, .infinity, -.infinity]
+        let lats: [Double] = [0, -90, 90, 90.000_000_1, -90.000_000_1, 52.5, .nan, .infinity, -.infinity]
+        let accuracies: [Double?] = [nil, 0, 5, -0.0, -1, .nan, .infinity]
+        var checked = 0
+        var usable = 0
+        for t in times {
+            for lon in lons {
+                for lat in lats {
+                    for a in accuracies {
+                        let p = Position(device: "d", time: t, lon: lon, lat: lat, accuracy: a)
+                        XCTAssertEqual(p.isUsable, p.problem == nil, "time \(t) lon \(lon) lat \(lat) accuracy \(String(describing: a))")
+                        checked += 1
+                        if p.isUsable { usable += 1 }
+                    }
+                }
+            }
+        }
+        // Both outcomes occur: the check is not vacuous.
+        XCTAssertEqual(checked, times.count * lons.count * lats.count * accuracies.count)
+        XCTAssertEqual(usable, 4 * 4 * 4 * 4)
+    }
+}
