@@ -151,7 +151,10 @@ enum FenceValidation {
     static func polygonFence(_ coords: [Double], _ rings: [(count: Int, isExterior: Bool)], repaired: Bool) -> NormalizedFence {
         var record = FlatGeometry.polygonRecord(coords: coords, rings: rings)
         let indexed = coords.count / 2 > FlatGeometry.indexThreshold
-        if indexed { FlatGeometry.appendEdgeIndex(to: &record) }
+        if indexed {
+            FlatGeometry.appendEdgeIndex(to: &record)
+            FlatGeometry.appendCellGrid(to: &record)
+        }
         return NormalizedFence(kind: .polygon, indexed: indexed, geometry: record, boxes: polygonBoxes(coords, rings), repaired: repaired)
     }
 

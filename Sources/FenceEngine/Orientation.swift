@@ -99,13 +99,46 @@ enum RingLocator {
         return crossings & 1 == 1 ? .interior : .exterior
     }
 
+    /// The same answer as `locate`, usually without counting: a point outside the record's
+    /// bounding box is exterior, and one in a pure cell of its grid
+    /// (`FlatGeometry.appendCellGrid`) takes the cell's location; only points in mixed cells
+    /// are counted, over the edges of their slab (`locateIndexedBySlab`).
+    /// - Complexity: O(1) for a pure cell, else O(e) for the e edges in one slab; no allocation.
+    @inline(__always)
+    static func locateIndexed(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
+        let grid = cellGrid(of: record)
+        if x < grid[1] || y < grid[2] || x > grid[3] || y > grid[4] { return .exterior }
+        let side = Int(grid[0])
+        let cx = FlatGeometry.slab(x, minY: grid[1], scale: grid[5], slabs: side)
+        let cy = FlatGeometry.slab(y, minY: grid[2], scale: grid[6], slabs: side)
+        let cell = UnsafeRawPointer(grid + 7).load(fromByteOffset: cy &* side &+ cx, as: UInt8.self)
+        if cell == 0 { return .exterior }
+        if cell == 1 { return .interior }
+        return locateIndexedBySlab(x: x, y: y, record: record)
+    }
+
+    /// Where the cell grid of an indexed record starts: after the coordinates, the edge index
+    /// header `[slabs, minY, scale]` and its Int32s (`slabs + 1` offsets and the edge list,
+    /// padded to whole doubles).
+    @inline(__always)
+    static func cellGrid(of record: UnsafePointer<Double>) -> UnsafePointer<Double> {
+        let ringCount = Int(record[0])
+        var n = 0
+        for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
+        let header = record + 1 + ringCount + 2 * n
+        let slabs = Int(header[0])
+        let ints = UnsafeRawPointer(header + 3).assumingMemoryBound(to: Int32.self)
+        let intCount = slabs + 1 + Int(ints[slabs])
+        return header + 3 + (intCount + 1) / 2
+    }
+
     /// The same answer as `locate`, from only the edges whose latitude range can hold `y`:
     /// the record's edge index (`FlatGeometry.appendEdgeIndex`) lists, per horizontal slab,
     /// every edge that reaches into it. Edges outside the point's slab cannot touch the ray, so
     /// the count is unchanged.
     /// - Complexity: O(e) for the e edges in one slab (about 2 for an even polygon), no allocation.
     @inline(__always)
-    static func locateIndexed(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
+    static func locateIndexedBySlab(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
         let ringCount = Int(record[0])
         var n = 0
         for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
@@ -135,7 +168,8 @@ enum RingSimplicity {
     /// with this exterior and no holes. False means "not proven": the caller asks GEOS, which
     /// decides and gives its reason. Every orientation goes through the same filter as
     /// `Orientation.indexFilter`; an uncertain or zero one is never taken as proof.
-    /// - Complexity: O(n²); use it for small rings only.
+    /// Pairs of edges whose boxes are strictly apart are skipped: they cannot meet.
+    /// - Complexity: O(n²) box compares; use it for small rings only.
     static func isCertainlySimple(_ coords: UnsafePointer<Double>, count n: Int) -> Bool {
         let edges = n - 1
         guard edges >= 3 else { return false }
@@ -149,10 +183,24 @@ enum RingSimplicity {
             let next = (i + 2) <= edges ? i + 2 : 1
             let turn = orient(a, b, next)
             if turn == 0 || turn == 2 { return false }
+            let abMinX = min(coords[2 * a], coords[2 * b])
+            let abMaxX = max(coords[2 * a], coords[2 * b])
+            let abMinY = min(coords[2 * a + 1], coords[2 * b + 1])
+            let abMaxY = max(coords[2 * a + 1], coords[2 * b + 1])
             for j in stride(from: i + 2, to: edges, by: 1) {
                 if i == 0 && j == edges - 1 { continue }  // first and last edges share vertex 0
                 let c = j
                 let d = j + 1
+                // Boxes strictly apart: the edges cannot meet (exact compares, so sound).
+                let cx = coords[2 * c]
+                let dx = coords[2 * d]
+                let cy = coords[2 * c + 1]
+                let dy = coords[2 * d + 1]
+                if (cx < abMinX && dx < abMinX) || (cx > abMaxX && dx > abMaxX) || (cy < abMinY && dy < abMinY)
+                    || (cy > abMaxY && dy > abMaxY)
+                {
+                    continue
+                }
                 let o1 = orient(a, b, c)
                 let o2 = orient(a, b, d)
                 let o3 = orient(c, d, a)

@@ -117,3 +117,87 @@ final class IndexedPolygonTests: XCTestCase {
         }
     }
 }
+
+/// The cell grid of large polygons (`FlatGeometry.appendCellGrid`): it decides most points
+/// without counting, and where edges run along cell borders, points a few ulps either side
+/// still agree with GEOS.
+final class CellGridTests: XCTestCase {
+    /// Where the grid sends a point: 0 exterior, 1 interior, 2 counted, 3 outside the box.
+    func gridCode(_ store: FenceStore, _ handle: FenceHandle, _ p: LonLat) -> Int {
+        store.geometry.withUnsafeBufferPointer { g -> Int in
+            let grid = RingLocator.cellGrid(of: g.baseAddress! + store.geometryStart(Int(handle.rawValue)))
+            if p.lon < grid[1] || p.lat < grid[2] || p.lon > grid[3] || p.lat > grid[4] { return 3 }
+            let side = Int(grid[0])
+            let cx = FlatGeometry.slab(p.lon, minY: grid[1], scale: grid[5], slabs: side)
+            let cy = FlatGeometry.slab(p.lat, minY: grid[2], scale: grid[6], slabs: side)
+            return Int(UnsafeRawPointer(grid + 7).load(fromByteOffset: cy * side + cx, as: UInt8.self))
+        }
+    }
+
+    func testGridDecidesMostPointsOfStarsAndAgreesWithOracle() throws {
+        var codes = [0, 0, 0, 0]
+        for seed in UInt64(1)...8 {
+            var rng = TestRandom(seed: 100 + seed)
+            var fences: [Fence] = []
+            for i in 0..<6 {
+                let exterior = Shapes.star(&rng, lon: 2, lat: 2, radius: 1, vertices: 200 + Int(rng.next() % 800))
+                let hole = Shapes.star(&rng, lon: 2, lat: 2, radius: 0.3, vertices: 80, inner: 0.9...1.0)
+                fences.append(Fence(id: "s\(i)", shape: .polygons([Polygon(exterior: exterior, holes: i % 2 == 0 ? [hole] : [])])))
+            }
+            var store = FenceStore()
+            XCTAssertTrue(store.add(fences).allSatisfy { $0.error == nil })
+            let oracle = Oracle(fences)
+            for _ in 0..<400 {
+                let p = LonLat(lon: rng.uniform(0.5, 3.5), lat: rng.uniform(0.5, 3.5))
+                for h in store.allHandles() { codes[gridCode(store, h, p)] += 1 }
+                XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p), "seed \(seed) \(p)")
+            }
+        }
+        let inBox = codes[0] + codes[1] + codes[2]
+        // Both pure kinds occur, and together they decide a good share of the points in the box.
+        XCTAssertGreaterThan(codes[0], 0)
+        XCTAssertGreaterThan(codes[1], 0)
+        XCTAssertGreaterThan(Double(codes[0] + codes[1]) / Double(inBox), 0.3, "grid codes \(codes)")
+    }
+
+    /// A crenellated polygon whose vertical edges sit on (rounded) cell borders: points on,
+    /// and 1, 2 and 4 ulps either side of, every edge and border agree with GEOS.
+    func testEdgesOnCellBordersAgreeWithOracleToTheUlp() throws {
+        // 2 + 2·teeth·2 positions; side = ceil(sqrt(n)) cells over [0, 64] x [0, 64].
+        let teeth = 20
+        let n = 4 * teeth + 3
+        let side = FlatGeometry.gridSide(positions: n)
+        let width = 64.0 / Double(side)
+        var ring = [LonLat(lon: 0, lat: 0), LonLat(lon: 64, lat: 0)]
+        // Teeth along the top, right to left, each wall on a cell border where one exists.
+        var x = 64.0
+        for t in 0..<(2 * teeth) {
+            let next = 64 - Double(t + 1) * 64 / Double(2 * teeth)
+            let high = t % 2 == 0 ? 64.0 : Double(side - 2) * width
+            ring.append(LonLat(lon: x, lat: high))
+            ring.append(LonLat(lon: next, lat: high))
+            x = next
+        }
+        ring.append(LonLat(lon: 0, lat: 0))
+        let fence = Fence(id: "crenel", shape: .polygons([Polygon(exterior: ring)]))
+        var store = FenceStore()
+        XCTAssertNil(store.add([fence]).first?.error)
+        XCTAssertEqual(store.slotHot[0] & 3, FlatGeometry.Kind.indexedPolygon.rawValue)
+        let oracle = Oracle([fence])
+        var xs: [Double] = ring.map(\.lon) + (0...side).map { Double($0) * width }
+        var ys: [Double] = ring.map(\.lat) + (0...side).map { Double($0) * width }
+        for v in xs { for k in 1...4 where k != 3 { var a = v, b = v; for _ in 0..<k { a = a.nextUp; b = b.nextDown }; xs += [a, b] } }
+        for v in ys { for k in 1...4 where k != 3 { var a = v, b = v; for _ in 0..<k { a = a.nextUp; b = b.nextDown }; ys += [a, b] } }
+        var rng = TestRandom(seed: 5)
+        var checked = 0
+        for px in Set(xs) where px >= -0.5 && px <= 64.5 {
+            for _ in 0..<6 {
+                let py = ys[Int(rng.next() % UInt64(ys.count))]
+                let p = LonLat(lon: px, lat: max(-1, min(65, py)))
+                XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p), "\(p)")
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 500)
+    }
+}
