@@ -109,9 +109,10 @@ enum FenceValidation {
                     rings.append((ring.count, r == 0))
                 }
             }
-            // A single small ring proven simple is valid without asking GEOS (the common case:
-            // it halves bulk-load time); anything else, GEOS decides and explains.
-            if polygons.count == 1 && polygons[0].holes.isEmpty && total <= 64,
+            // A single ring proven simple is valid without asking GEOS (the common case: it
+            // halves bulk-load time for small rings, and large rings are proven through a grid
+            // of their edges); anything else, GEOS decides and explains.
+            if polygons.count == 1 && polygons[0].holes.isEmpty,
                 coords.withUnsafeBufferPointer({ RingSimplicity.isCertainlySimple($0.baseAddress!, count: total) })
             {
                 return .success(polygonFence(coords, rings, repaired: false))

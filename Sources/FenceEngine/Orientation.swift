@@ -168,46 +168,121 @@ enum RingSimplicity {
     /// with this exterior and no holes. False means "not proven": the caller asks GEOS, which
     /// decides and gives its reason. Every orientation goes through the same filter as
     /// `Orientation.indexFilter`; an uncertain or zero one is never taken as proof.
-    /// Pairs of edges whose boxes are strictly apart are skipped: they cannot meet.
-    /// - Complexity: O(n²) box compares; use it for small rings only.
+    /// Pairs of edges whose boxes are strictly apart are skipped: they cannot meet. Rings of
+    /// over 64 edges test only the pairs that share a cell of a grid (`gridPairsApart`).
+    /// - Complexity: O(n²) box compares up to 64 edges; about O(n) above for spread-out edges.
     static func isCertainlySimple(_ coords: UnsafePointer<Double>, count n: Int) -> Bool {
         let edges = n - 1
         guard edges >= 3 else { return false }
-        @inline(__always) func orient(_ a: Int, _ b: Int, _ c: Int) -> Int {
-            Orientation.indexFilter(coords[2 * a], coords[2 * a + 1], coords[2 * b], coords[2 * b + 1], coords[2 * c], coords[2 * c + 1])
-        }
+        // The next edge must turn, not fold back along this one.
         for i in 0..<edges {
-            let a = i
-            let b = i + 1
-            // The next edge must turn, not fold back along this one.
             let next = (i + 2) <= edges ? i + 2 : 1
-            let turn = orient(a, b, next)
+            let turn = Orientation.indexFilter(
+                coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3], coords[2 * next], coords[2 * next + 1])
             if turn == 0 || turn == 2 { return false }
-            let abMinX = min(coords[2 * a], coords[2 * b])
-            let abMaxX = max(coords[2 * a], coords[2 * b])
-            let abMinY = min(coords[2 * a + 1], coords[2 * b + 1])
-            let abMaxY = max(coords[2 * a + 1], coords[2 * b + 1])
-            for j in stride(from: i + 2, to: edges, by: 1) {
-                if i == 0 && j == edges - 1 { continue }  // first and last edges share vertex 0
-                let c = j
-                let d = j + 1
-                // Boxes strictly apart: the edges cannot meet (exact compares, so sound).
-                let cx = coords[2 * c]
-                let dx = coords[2 * d]
-                let cy = coords[2 * c + 1]
-                let dy = coords[2 * d + 1]
-                if (cx < abMinX && dx < abMinX) || (cx > abMaxX && dx > abMaxX) || (cy < abMinY && dy < abMinY)
-                    || (cy > abMaxY && dy > abMaxY)
-                {
-                    continue
+        }
+        if edges > 64 { return gridPairsApart(coords, edges: edges) }
+        for i in 0..<edges {
+            for j in stride(from: i + 2, to: edges, by: 1) where pairMayMeet(coords, i, j, edges: edges) {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Whether non-neighbouring edges i < j might meet: false only when it is certain they do
+    /// not (their boxes are strictly apart, or all four orientations are certain, nonzero and
+    /// show no crossing). Neighbours (j = i + 1, and the first and last edge) share a vertex
+    /// and are never reported.
+    @inline(__always)
+    static func pairMayMeet(_ coords: UnsafePointer<Double>, _ i: Int, _ j: Int, edges: Int) -> Bool {
+        if j == i + 1 || (i == 0 && j == edges - 1) { return false }
+        let ax = coords[2 * i]
+        let ay = coords[2 * i + 1]
+        let bx = coords[2 * i + 2]
+        let by = coords[2 * i + 3]
+        let cx = coords[2 * j]
+        let cy = coords[2 * j + 1]
+        let dx = coords[2 * j + 2]
+        let dy = coords[2 * j + 3]
+        // Boxes strictly apart: the edges cannot meet (exact compares, so sound).
+        if (cx < ax && cx < bx && dx < ax && dx < bx) || (cx > ax && cx > bx && dx > ax && dx > bx)
+            || (cy < ay && cy < by && dy < ay && dy < by) || (cy > ay && cy > by && dy > ay && dy > by)
+        {
+            return false
+        }
+        let o1 = Orientation.indexFilter(ax, ay, bx, by, cx, cy)
+        let o2 = Orientation.indexFilter(ax, ay, bx, by, dx, dy)
+        let o3 = Orientation.indexFilter(cx, cy, dx, dy, ax, ay)
+        let o4 = Orientation.indexFilter(cx, cy, dx, dy, bx, by)
+        if o1 == 2 || o2 == 2 || o3 == 2 || o4 == 2 { return true }
+        if o1 == 0 || o2 == 0 || o3 == 0 || o4 == 0 { return true }
+        return o1 != o2 && o3 != o4  // they cross
+    }
+
+    /// The pair test over only the edges that share a cell of a grid of about one cell per
+    /// edge laid over the ring's box. Two edges that meet share a point, and that point's cell
+    /// is in both edges' cell ranges (each range is widened by 1e-9 cells against rounding), so
+    /// every pair that might meet is tested at least once.
+    /// - Complexity: O(n + sum over cells of edges²), about O(n) for rings whose edges are
+    ///   spread out, O(n²) at worst.
+    static func gridPairsApart(_ coords: UnsafePointer<Double>, edges: Int) -> Bool {
+        var minX = Double.infinity
+        var minY = Double.infinity
+        var maxX = -Double.infinity
+        var maxY = -Double.infinity
+        for i in 0...edges {
+            minX = min(minX, coords[2 * i])
+            maxX = max(maxX, coords[2 * i])
+            minY = min(minY, coords[2 * i + 1])
+            maxY = max(maxY, coords[2 * i + 1])
+        }
+        guard minX.isFinite, minY.isFinite, maxX.isFinite, maxY.isFinite, maxX > minX, maxY > minY else { return false }
+        let side = max(1, min(1024, Int(Double(edges).squareRoot().rounded(.up))))
+        let scaleX = Double(side) / (maxX - minX)
+        let scaleY = Double(side) / (maxY - minY)
+        @inline(__always) func range(_ a: Double, _ b: Double, min: Double, scale: Double) -> (Int, Int) {
+            let lo = (Swift.min(a, b) - min) * scale - 1e-9
+            let hi = (Swift.max(a, b) - min) * scale + 1e-9
+            return (lo <= 0 ? 0 : Swift.min(side - 1, Int(lo)), hi <= 0 ? 0 : Swift.min(side - 1, Int(hi)))
+        }
+        // Cells each edge's box reaches, counted and then filed (compressed rows).
+        var start = [Int32](repeating: 0, count: side * side + 1)
+        for pass in 0..<2 {
+            var fill = pass == 0 ? [] : Array(start[0..<(side * side)])
+            var filed = pass == 0 ? [] : [Int32](repeating: 0, count: Int(start[side * side]))
+            for e in 0..<edges {
+                let (x0, x1) = range(coords[2 * e], coords[2 * e + 2], min: minX, scale: scaleX)
+                let (y0, y1) = range(coords[2 * e + 1], coords[2 * e + 3], min: minY, scale: scaleY)
+                // A ring whose edges each span much of the box is left to GEOS.
+                if (x1 - x0 + 1) * (y1 - y0 + 1) > 4 * side { return false }
+                for cy in y0...y1 {
+                    for cx in x0...x1 {
+                        let cell = cy * side + cx
+                        if pass == 0 {
+                            start[cell + 1] += 1
+                        } else {
+                            filed[Int(fill[cell])] = Int32(e)
+                            fill[cell] += 1
+                        }
+                    }
                 }
-                let o1 = orient(a, b, c)
-                let o2 = orient(a, b, d)
-                let o3 = orient(c, d, a)
-                let o4 = orient(c, d, b)
-                if o1 == 2 || o2 == 2 || o3 == 2 || o4 == 2 { return false }
-                if o1 == 0 || o2 == 0 || o3 == 0 || o4 == 0 { return false }
-                if o1 != o2 && o3 != o4 { return false }  // they cross
+            }
+            if pass == 0 {
+                for c in 0..<(side * side) { start[c + 1] += start[c] }
+                continue
+            }
+            for c in 0..<(side * side) {
+                let lo = Int(start[c])
+                let hi = Int(start[c + 1])
+                if hi - lo < 2 { continue }
+                for p in lo..<(hi - 1) {
+                    for q in (p + 1)..<hi {
+                        let i = Int(filed[p])
+                        let j = Int(filed[q])
+                        if pairMayMeet(coords, min(i, j), max(i, j), edges: edges) { return false }
+                    }
+                }
             }
         }
         return true
