@@ -221,9 +221,10 @@ enum RingSimplicity {
     }
 
     /// The pair test over only the edges that share a cell of a grid of about one cell per
-    /// edge laid over the ring's box. Two edges that meet share a point, and that point's cell
-    /// is in both edges' cell ranges (each range is widened by 1e-9 cells against rounding), so
-    /// every pair that might meet is tested at least once.
+    /// edge laid over the ring's box, each edge filed under the cells it passes through. Two
+    /// edges that meet share a point, and that point's cell is among both edges' cells (the
+    /// ranges are widened against rounding), so every pair that might meet is tested at least
+    /// once. Rings whose edges cross much of the box are left to GEOS.
     /// - Complexity: O(n + sum over cells of edges²), about O(n) for rings whose edges are
     ///   spread out, O(n²) at worst.
     static func gridPairsApart(_ coords: UnsafePointer<Double>, edges: Int) -> Bool {
@@ -241,41 +242,66 @@ enum RingSimplicity {
         let side = max(1, min(1024, Int(Double(edges).squareRoot().rounded(.up))))
         let scaleX = Double(side) / (maxX - minX)
         let scaleY = Double(side) / (maxY - minY)
-        @inline(__always) func range(_ a: Double, _ b: Double, min: Double, scale: Double) -> (Int, Int) {
-            let lo = (Swift.min(a, b) - min) * scale - 1e-9
-            let hi = (Swift.max(a, b) - min) * scale + 1e-9
-            return (lo <= 0 ? 0 : Swift.min(side - 1, Int(lo)), hi <= 0 ? 0 : Swift.min(side - 1, Int(hi)))
-        }
-        // Cells each edge's box reaches, counted and then filed (compressed rows).
+        @inline(__always) func cell(_ v: Double) -> Int { v <= 0 ? 0 : Swift.min(side - 1, Int(v)) }
+        // Cells each edge passes through, counted and then filed (compressed rows). Per row of
+        // cells, the edge's x extent within that row's band, all in cell units and widened by
+        // 1e-6 cells: rounding here is below 1e-12 cells, so a point of the edge is always in
+        // a cell the edge is filed under.
+        let margin = 1e-6
         var start = [Int32](repeating: 0, count: side * side + 1)
         for pass in 0..<2 {
             var fill = pass == 0 ? [] : Array(start[0..<(side * side)])
             var filed = pass == 0 ? [] : [Int32](repeating: 0, count: Int(start[side * side]))
+            var cells = 0
             for e in 0..<edges {
-                let (x0, x1) = range(coords[2 * e], coords[2 * e + 2], min: minX, scale: scaleX)
-                let (y0, y1) = range(coords[2 * e + 1], coords[2 * e + 3], min: minY, scale: scaleY)
-                // A ring whose edges each span much of the box is left to GEOS.
-                if (x1 - x0 + 1) * (y1 - y0 + 1) > 4 * side { return false }
-                for cy in y0...y1 {
-                    for cx in x0...x1 {
-                        let cell = cy * side + cx
+                let ux1 = (coords[2 * e] - minX) * scaleX
+                let uy1 = (coords[2 * e + 1] - minY) * scaleY
+                let ux2 = (coords[2 * e + 2] - minX) * scaleX
+                let uy2 = (coords[2 * e + 3] - minY) * scaleY
+                let lowY = Swift.min(uy1, uy2)
+                let highY = Swift.max(uy1, uy2)
+                let slope = (ux2 - ux1) / (uy2 - uy1)
+                // An error in y moves x by the slope times as much.
+                let widen = slope.isFinite ? margin + abs(slope) * 1e-9 : 0
+                for row in cell(lowY - margin)...cell(highY + margin) {
+                    var x0 = Swift.min(ux1, ux2)
+                    var x1 = Swift.max(ux1, ux2)
+                    if highY > lowY && slope.isFinite {
+                        // Where the edge enters and leaves the band, clamped to the edge.
+                        let b0 = Swift.max(lowY, Double(row) - margin)
+                        let b1 = Swift.min(highY, Double(row + 1) + margin)
+                        let xa = ux1 + (b0 - uy1) * slope
+                        let xb = ux1 + (b1 - uy1) * slope
+                        x0 = Swift.max(x0, Swift.min(xa, xb) - widen)
+                        x1 = Swift.min(x1, Swift.max(xa, xb) + widen)
+                    }
+                    guard x0 <= x1 + 2 * margin else { continue }
+                    for cx in cell(x0 - margin)...cell(x1 + margin) {
+                        let c = row * side + cx
                         if pass == 0 {
-                            start[cell + 1] += 1
+                            start[c + 1] += 1
                         } else {
-                            filed[Int(fill[cell])] = Int32(e)
-                            fill[cell] += 1
+                            filed[Int(fill[c])] = Int32(e)
+                            fill[c] += 1
                         }
+                        cells += 1
                     }
                 }
+                // Edges that cross much of the box make the grid useless: left to GEOS.
+                if cells > 64 * (edges + side) { return false }
             }
             if pass == 0 {
                 for c in 0..<(side * side) { start[c + 1] += start[c] }
                 continue
             }
+            // Pairs are bounded too: a ring crowded into a few cells is left to GEOS.
+            var pairs = 0
             for c in 0..<(side * side) {
                 let lo = Int(start[c])
                 let hi = Int(start[c + 1])
                 if hi - lo < 2 { continue }
+                pairs += (hi - lo) * (hi - lo - 1) / 2
+                if pairs > 256 * edges { return false }
                 for p in lo..<(hi - 1) {
                     for q in (p + 1)..<hi {
                         let i = Int(filed[p])
