@@ -5,7 +5,7 @@
 #   bash Tests/Fuzz/fuzz.sh --replay [TARGET...]    run the seeds, every kept crasher and the
 #                                                    local grown corpus (if any) once
 #
-# Targets: positions-csv positions-ndjson fences checkpoint (default: all four).
+# Targets: positions-csv positions-ndjson fences checkpoint wkb (default: all five).
 # The growing corpus lives in .build/fuzz-corpus/TARGET (kept between runs, not in git); the
 # seeds in Tests/Fuzz/corpus/TARGET are small and hand-written. A crashing input is written to
 # Tests/Fuzz/crashers/TARGET/, which is in git: once fixed, it stays as a regression input,
@@ -29,7 +29,7 @@ if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
     shift
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(positions-csv positions-ndjson fences checkpoint)
+[ ${#targets[@]} -gt 0 ] || targets=(positions-csv positions-ndjson fences checkpoint wkb)
 
 product() {
     case "$1" in
@@ -37,6 +37,7 @@ product() {
         positions-ndjson) echo FuzzPositionsNDJSON ;;
         fences) echo FuzzFences ;;
         checkpoint) echo FuzzCheckpoint ;;
+        wkb) echo FuzzWKB ;;
         *) echo "fuzz: unknown target $1" >&2; exit 2 ;;
     esac
 }
