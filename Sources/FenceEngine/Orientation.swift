@@ -11,13 +11,20 @@ enum Orientation {
     /// right, 0 collinear, 2 when the filter cannot decide.
     ///
     /// Same arithmetic and error bound (`DP_SAFE_EPSILON` = 1e-15) as GEOS's
-    /// `CGAlgorithmsDD::orientationIndexFilter`.
+    /// `CGAlgorithmsDD::orientationIndexFilter`, with one more case left undecided: a product
+    /// below the normal range (about 2.2e-308) of two non-zero differences. Such a product has
+    /// lost its relative precision, or rounded to zero and lost its sign, which the error bound
+    /// does not allow for: GEOS's filter takes it as it is, and called a point outside a
+    /// polygon with coordinates near 1e-308 collinear with an edge, so on the boundary (found by
+    /// the `wkb` fuzz target). The differences themselves are exact there (gradual underflow).
     @inline(__always)
     static func indexFilter(_ pax: Double, _ pay: Double, _ pbx: Double, _ pby: Double, _ pcx: Double, _ pcy: Double)
         -> Int
     {
         let detleft = (pax - pcx) * (pby - pcy)
         let detright = (pay - pcy) * (pbx - pcx)
+        if abs(detleft) < .leastNormalMagnitude && pax != pcx && pby != pcy { return 2 }
+        if abs(detright) < .leastNormalMagnitude && pay != pcy && pbx != pcx { return 2 }
         let det = detleft - detright
         let detsum: Double
         if detleft > 0 {

@@ -116,4 +116,35 @@ final class IndexedPolygonTests: XCTestCase {
             for p in points { XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p), "seed \(seed) \(p)") }
         }
     }
+
+    /// Found by the `wkb` fuzz target: a polygon with coordinates near 1e-308 and the point
+    /// (0, 0) just outside it. The orientation filter's product for the edge from
+    /// (2.2e-308, 0) to (1.00000000003, 1.9e-306) underflowed to zero, so the point was taken as
+    /// collinear with that edge and "on the boundary": every test that skips the index (the
+    /// direct per-fence test, nearest-boundary's inside flag, a fence edit's re-check) called it
+    /// covered while the index, whose box starts at 3.1e-322, did not. An underflowed product is
+    /// now left to GEOS.
+    func testUnderflowingOrientationIsLeftToGEOS() throws {
+        XCTAssertEqual(Orientation.indexFilter(2.2250738585072014e-308, 0, 1.0000000000291038, 1.8690620411460492e-306, 0, 0), 2)
+        // Exact zeros (a zero difference) and normal products are still decided.
+        XCTAssertEqual(Orientation.indexFilter(0, 0, 1, 0, 0.5, 0), 0)
+        XCTAssertEqual(Orientation.indexFilter(0, 0, 1, 0, 0.5, 1e-300), 1)
+        let ring = [
+            LonLat(lon: 2.2250738585072014e-308, lat: 0), LonLat(lon: 1.0000000000291038, lat: 1.8690620411460492e-306),
+            LonLat(lon: 1.0000000005384209, lat: 3.03554e-319), LonLat(lon: 3.1e-322, lat: 1),
+            LonLat(lon: 2.2250738585072014e-308, lat: 0),
+        ]
+        var store = FenceStore()
+        XCTAssertNil(store.add([Fence(id: "tiny", shape: .polygons([Polygon(exterior: ring)]))], threads: 1)[0].error)
+        let handle = try XCTUnwrap(store.handle(id: "tiny"))
+        let origin = LonLat(lon: 0, lat: 0)
+        XCTAssertEqual(store.ids(covering: origin), [])
+        XCTAssertFalse(store.fence(handle, covers: origin))
+        XCTAssertEqual(store.nearestBoundary(to: origin).distance.sign, .plus)  // negative inside
+        // Its own vertices and a point well inside are still covered, by every path.
+        for p in [ring[0], ring[3], LonLat(lon: 0.5, lat: 0.25)] {
+            XCTAssertEqual(store.ids(covering: p), ["tiny"], "\(p)")
+            XCTAssertTrue(store.fence(handle, covers: p), "\(p)")
+        }
+    }
 }

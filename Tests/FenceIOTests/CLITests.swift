@@ -115,6 +115,7 @@ final class CLICheckAndNearestTests: XCTestCase {
     func testCheckListsEveryProblem() throws {
         let t = CLI.self
         let path = try t.temp(
+            self,
             "bad.geojson",
             """
             {"type":"FeatureCollection","features":[
@@ -137,7 +138,7 @@ final class CLICheckAndNearestTests: XCTestCase {
 
     func testNearestDistanceAndDelay() throws {
         let t = CLI.self
-        let path = try t.temp("f.geojson", CLI.fences)
+        let path = try t.temp(self, "f.geojson", CLI.fences)
         // 0.02 degrees of latitude north of the port's centre: 2211.5 m from it, 1211.5 m from
         // its 1000 m boundary; 40 s at 30 m/s.
         let r = try t.run(["nearest", "--fences", path, "--positions", "-"], stdin: "device,time,lon,lat\nv,0,0,0.02\nw,0,0,0\n")
