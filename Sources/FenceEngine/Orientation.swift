@@ -79,6 +79,29 @@ enum RingLocator {
         return false
     }
 
+    /// Whether the point is in the bounding box (edges included) of some exterior ring of a
+    /// polygon record: exact comparisons, so a point outside every box is certainly outside.
+    /// - Complexity: O(n) in the number of positions of the exterior rings.
+    static func inExteriorBox(x: Double, y: Double, record: UnsafePointer<Double>) -> Bool {
+        let ringCount = Int(record[0])
+        var p = record + 1 + ringCount
+        for r in 0..<ringCount {
+            let signed = record[1 + r]
+            let n = Int(abs(signed))
+            defer { p += 2 * n }
+            guard signed > 0, n > 0 else { continue }
+            var minX = p[0], maxX = p[0], minY = p[1], maxY = p[1]
+            for i in 1..<n {
+                minX = min(minX, p[2 * i])
+                maxX = max(maxX, p[2 * i])
+                minY = min(minY, p[2 * i + 1])
+                maxY = max(maxY, p[2 * i + 1])
+            }
+            if minX <= x && x <= maxX && minY <= y && y <= maxY { return true }
+        }
+        return false
+    }
+
     /// - Parameters:
     ///   - x, y: the point.
     ///   - record: a polygon record: ring count, signed ring lengths, then x, y interleaved.

@@ -147,4 +147,34 @@ final class IndexedPolygonTests: XCTestCase {
             XCTAssertTrue(store.fence(handle, covers: p), "\(p)")
         }
     }
+
+    /// Found by the `wkb` fuzz target after the fix above: MakeValid's repair of a fuzzed
+    /// MultiPolygon has a part whose box starts at x = 2.3e-318 and another part far away, so
+    /// (0, 0) is inside the MultiPolygon's envelope but outside both parts' boxes. Our filter now
+    /// leaves the point to GEOS, and GEOS's own filter underflows the same way and says
+    /// "covered"; the index (per-part boxes) said not. A point outside every exterior ring's
+    /// box is now outside without asking GEOS.
+    func testPointOutsideEveryPartBoxIsOutsideWhateverGEOSSays() throws {
+        let square = [
+            LonLat(lon: -1, lat: -0.5), LonLat(lon: -0.5, lat: -0.5), LonLat(lon: -0.5, lat: -1), LonLat(lon: -1, lat: -1),
+            LonLat(lon: -1, lat: -0.5),
+        ]
+        let shell = [
+            LonLat(lon: 0.25, lat: 0.75), LonLat(lon: 0.25, lat: 0.7501545270708538), LonLat(lon: 1.0000000000000013, lat: 8.184537765754e-311),
+            LonLat(lon: 2.266536e-318, lat: 0), LonLat(lon: 0.0002059512276981518, lat: 0.9997940487723018), LonLat(lon: 0.25, lat: 0.75),
+        ]
+        let hole = [LonLat(lon: 0.25, lat: 0.25), LonLat(lon: 0.75, lat: 0.25), LonLat(lon: 0.25, lat: 0.75), LonLat(lon: 0.25, lat: 0.25)]
+        var store = FenceStore()
+        let fence = Fence(id: "repaired", shape: .polygons([Polygon(exterior: square), Polygon(exterior: shell, holes: [hole])]))
+        XCTAssertNil(store.add([fence], threads: 1)[0].error)
+        let handle = try XCTUnwrap(store.handle(id: "repaired"))
+        let origin = LonLat(lon: 0, lat: 0)
+        XCTAssertEqual(store.ids(covering: origin), [])
+        XCTAssertFalse(store.fence(handle, covers: origin))
+        XCTAssertEqual(store.nearestBoundary(to: origin).distance.sign, .plus)  // negative inside
+        for p in [shell[3], square[0], LonLat(lon: 0.1, lat: 0.5)] {
+            XCTAssertEqual(store.ids(covering: p), ["repaired"], "\(p)")
+            XCTAssertTrue(store.fence(handle, covers: p), "\(p)")
+        }
+    }
 }
