@@ -11,7 +11,7 @@
 # Tests/Fuzz/crashers/TARGET/, which is in git: once fixed, it stays as a regression input,
 # replayed by --replay and by FenceIOTests' FuzzRegressionTests in every `swift test`.
 # One line per target goes to standard output and to .build/fuzz-results.tsv: target,
-# seconds, executions, corpus files, corpus bytes, new crashers.
+# seconds run (of those asked), executions, corpus files, corpus bytes, new crashers.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -91,6 +91,7 @@ for t in "${targets[@]}"; do
     work="$root/.build/fuzz-corpus/$t"
     mkdir -p "$work"
     before=$(find "$crashers" -type f | wc -l)
+    started=$SECONDS
     set +e
     "$bin/$p" -max_total_time="$seconds" -max_len="$(max_len "$t")" -rss_limit_mb=2048 -timeout=20 \
         -print_final_stats=1 -artifact_prefix="$crashers/" "$work" "$seeds" >"$log" 2>&1
@@ -100,7 +101,8 @@ for t in "${targets[@]}"; do
     execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' | tail -n 1)
     files=$(find "$work" -type f | wc -l)
     bytes=$(du -sb "$work" | cut -f1)
-    line="$t	${seconds}s	${execs:-?} execs	$files corpus files	$bytes bytes	$((after - before)) new crashers"
+    # The time it ran: shorter than asked when an input crashed it.
+    line="$t	$((SECONDS - started))s of ${seconds}s	${execs:-?} execs	$files corpus files	$bytes bytes	$((after - before)) new crashers"
     echo "$line"
     echo "$(date -u +%FT%TZ)	$line" >> "$root/.build/fuzz-results.tsv"
     if [ "$rc" -ne 0 ] || [ "$after" -gt "$before" ]; then
