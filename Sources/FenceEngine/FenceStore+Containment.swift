@@ -239,6 +239,10 @@ extension FenceStore {
             case .interior, .boundary: return true
             case .exterior: return false
             case .uncertain:
+                // Outside every polygon's box is outside, whatever GEOS says: its orientation
+                // filter takes a product that underflowed (coordinates near 1e-308) for exact,
+                // and its envelope test looks at the whole MultiPolygon's box only.
+                guard RingLocator.inExteriorBox(x: p.lon, y: p.lat, record: record) else { return false }
                 scratch.geosCalls += 1
                 return geosCovers(slot: slot, p, context: scratch.context())
             }

@@ -11,13 +11,20 @@ enum Orientation {
     /// right, 0 collinear, 2 when the filter cannot decide.
     ///
     /// Same arithmetic and error bound (`DP_SAFE_EPSILON` = 1e-15) as GEOS's
-    /// `CGAlgorithmsDD::orientationIndexFilter`.
+    /// `CGAlgorithmsDD::orientationIndexFilter`, with one more case left undecided: a product
+    /// below the normal range (about 2.2e-308) of two non-zero differences. Such a product has
+    /// lost its relative precision, or rounded to zero and lost its sign, which the error bound
+    /// does not allow for: GEOS's filter takes it as it is, and called a point outside a
+    /// polygon with coordinates near 1e-308 collinear with an edge, so on the boundary (found by
+    /// the `wkb` fuzz target). The differences themselves are exact there (gradual underflow).
     @inline(__always)
     static func indexFilter(_ pax: Double, _ pay: Double, _ pbx: Double, _ pby: Double, _ pcx: Double, _ pcy: Double)
         -> Int
     {
         let detleft = (pax - pcx) * (pby - pcy)
         let detright = (pay - pcy) * (pbx - pcx)
+        if abs(detleft) < .leastNormalMagnitude && pax != pcx && pby != pcy { return 2 }
+        if abs(detright) < .leastNormalMagnitude && pay != pcy && pbx != pcx { return 2 }
         let det = detleft - detright
         let detsum: Double
         if detleft > 0 {
@@ -68,6 +75,29 @@ enum RingLocator {
             if orient == 0 { return true }
             if y2 < y1 { orient = -orient }
             if orient == 1 { crossings += 1 }
+        }
+        return false
+    }
+
+    /// Whether the point is in the bounding box (edges included) of some exterior ring of a
+    /// polygon record: exact comparisons, so a point outside every box is certainly outside.
+    /// - Complexity: O(n) in the number of positions of the exterior rings.
+    static func inExteriorBox(x: Double, y: Double, record: UnsafePointer<Double>) -> Bool {
+        let ringCount = Int(record[0])
+        var p = record + 1 + ringCount
+        for r in 0..<ringCount {
+            let signed = record[1 + r]
+            let n = Int(abs(signed))
+            defer { p += 2 * n }
+            guard signed > 0, n > 0 else { continue }
+            var minX = p[0], maxX = p[0], minY = p[1], maxY = p[1]
+            for i in 1..<n {
+                minX = min(minX, p[2 * i])
+                maxX = max(maxX, p[2 * i])
+                minY = min(minY, p[2 * i + 1])
+                maxY = max(maxY, p[2 * i + 1])
+            }
+            if minX <= x && x <= maxX && minY <= y && y <= maxY { return true }
         }
         return false
     }

@@ -143,13 +143,21 @@ struct WKBLayout {
             guard order <= 1 else {
                 throw FenceError(.malformedInput, reason: "not WKB: byte order marker \(order) at byte \(offset) is neither 0 nor 1")
             }
+            let at = offset
             offset += 1
             let bigEndian = order == 0
             let raw = try uint32(bigEndian)
-            // PostGIS extended WKB: flag bits; ISO WKB: thousands.
+            // PostGIS extended WKB: flag bits (Z, M, SRID, and 0x10000000 for a bounding box,
+            // ignored); ISO WKB: thousands. What is left must be an ISO code (below 4000), as
+            // PostGIS requires: GEOS's reader looks at the low 16 bits only, so a code with
+            // higher bits could otherwise have other dimensions here than in GEOS, and the
+            // checks below would walk other bytes than GEOS reads.
             var z = raw & 0x8000_0000 != 0
             var m = raw & 0x4000_0000 != 0
             let base = raw & 0x0FFF_FFFF
+            guard base < 4000 else {
+                throw FenceError(.malformedInput, reason: "not WKB: geometry type code \(base) at byte \(at) (WKB codes are below 4000)")
+            }
             if raw & 0x2000_0000 != 0 { try skip(4, what: "an SRID") }
             switch base / 1000 {
             case 1: z = true

@@ -116,6 +116,67 @@ final class IndexedPolygonTests: XCTestCase {
             for p in points { XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p), "seed \(seed) \(p)") }
         }
     }
+
+    /// Found by the `wkb` fuzz target: a polygon with coordinates near 1e-308 and the point
+    /// (0, 0) just outside it. The orientation filter's product for the edge from
+    /// (2.2e-308, 0) to (1.00000000003, 1.9e-306) underflowed to zero, so the point was taken as
+    /// collinear with that edge and "on the boundary": every test that skips the index (the
+    /// direct per-fence test, nearest-boundary's inside flag, a fence edit's re-check) called it
+    /// covered while the index, whose box starts at 3.1e-322, did not. An underflowed product is
+    /// now left to GEOS.
+    func testUnderflowingOrientationIsLeftToGEOS() throws {
+        XCTAssertEqual(Orientation.indexFilter(2.2250738585072014e-308, 0, 1.0000000000291038, 1.8690620411460492e-306, 0, 0), 2)
+        // Exact zeros (a zero difference) and normal products are still decided.
+        XCTAssertEqual(Orientation.indexFilter(0, 0, 1, 0, 0.5, 0), 0)
+        XCTAssertEqual(Orientation.indexFilter(0, 0, 1, 0, 0.5, 1e-300), 1)
+        let ring = [
+            LonLat(lon: 2.2250738585072014e-308, lat: 0), LonLat(lon: 1.0000000000291038, lat: 1.8690620411460492e-306),
+            LonLat(lon: 1.0000000005384209, lat: 3.03554e-319), LonLat(lon: 3.1e-322, lat: 1),
+            LonLat(lon: 2.2250738585072014e-308, lat: 0),
+        ]
+        var store = FenceStore()
+        XCTAssertNil(store.add([Fence(id: "tiny", shape: .polygons([Polygon(exterior: ring)]))], threads: 1)[0].error)
+        let handle = try XCTUnwrap(store.handle(id: "tiny"))
+        let origin = LonLat(lon: 0, lat: 0)
+        XCTAssertEqual(store.ids(covering: origin), [])
+        XCTAssertFalse(store.fence(handle, covers: origin))
+        XCTAssertEqual(store.nearestBoundary(to: origin).distance.sign, .plus)  // negative inside
+        // Its own vertices and a point well inside are still covered, by every path.
+        for p in [ring[0], ring[3], LonLat(lon: 0.5, lat: 0.25)] {
+            XCTAssertEqual(store.ids(covering: p), ["tiny"], "\(p)")
+            XCTAssertTrue(store.fence(handle, covers: p), "\(p)")
+        }
+    }
+
+    /// Found by the `wkb` fuzz target after the fix above: MakeValid's repair of a fuzzed
+    /// MultiPolygon has a part whose box starts at x = 2.3e-318 and another part far away, so
+    /// (0, 0) is inside the MultiPolygon's envelope but outside both parts' boxes. Our filter now
+    /// leaves the point to GEOS, and GEOS's own filter underflows the same way and says
+    /// "covered"; the index (per-part boxes) said not. A point outside every exterior ring's
+    /// box is now outside without asking GEOS.
+    func testPointOutsideEveryPartBoxIsOutsideWhateverGEOSSays() throws {
+        let square = [
+            LonLat(lon: -1, lat: -0.5), LonLat(lon: -0.5, lat: -0.5), LonLat(lon: -0.5, lat: -1), LonLat(lon: -1, lat: -1),
+            LonLat(lon: -1, lat: -0.5),
+        ]
+        let shell = [
+            LonLat(lon: 0.25, lat: 0.75), LonLat(lon: 0.25, lat: 0.7501545270708538), LonLat(lon: 1.0000000000000013, lat: 8.184537765754e-311),
+            LonLat(lon: 2.266536e-318, lat: 0), LonLat(lon: 0.0002059512276981518, lat: 0.9997940487723018), LonLat(lon: 0.25, lat: 0.75),
+        ]
+        let hole = [LonLat(lon: 0.25, lat: 0.25), LonLat(lon: 0.75, lat: 0.25), LonLat(lon: 0.25, lat: 0.75), LonLat(lon: 0.25, lat: 0.25)]
+        var store = FenceStore()
+        let fence = Fence(id: "repaired", shape: .polygons([Polygon(exterior: square), Polygon(exterior: shell, holes: [hole])]))
+        XCTAssertNil(store.add([fence], threads: 1)[0].error)
+        let handle = try XCTUnwrap(store.handle(id: "repaired"))
+        let origin = LonLat(lon: 0, lat: 0)
+        XCTAssertEqual(store.ids(covering: origin), [])
+        XCTAssertFalse(store.fence(handle, covers: origin))
+        XCTAssertEqual(store.nearestBoundary(to: origin).distance.sign, .plus)  // negative inside
+        for p in [shell[3], square[0], LonLat(lon: 0.1, lat: 0.5)] {
+            XCTAssertEqual(store.ids(covering: p), ["repaired"], "\(p)")
+            XCTAssertTrue(store.fence(handle, covers: p), "\(p)")
+        }
+    }
 }
 
 /// The cell grid of large polygons (`FlatGeometry.appendCellGrid`): it decides most points

@@ -48,6 +48,22 @@ struct WKBWriter {
         }
     }
 
+    /// A polygon's body (no header) with four ordinates per position (Z 42, M 43).
+    static func zmBody(_ polygon: Polygon) -> [UInt8] {
+        var w = WKBWriter()
+        w.u32(UInt32(polygon.rings.count))
+        for ring in polygon.rings {
+            w.u32(UInt32(ring.count))
+            for p in ring {
+                w.f64(p.lon)
+                w.f64(p.lat)
+                w.f64(42)
+                w.f64(43)
+            }
+        }
+        return w.bytes
+    }
+
     static func point(_ p: LonLat, style: WKBWriter = WKBWriter()) -> [UInt8] {
         var w = style
         w.header(1)
@@ -156,6 +172,50 @@ final class WKBShapeTests: XCTestCase {
         huge.u32(1)
         huge.u32(UInt32.max)
         XCTAssertEqual(error(huge.bytes)?.kind, .malformedInput)
+    }
+
+    /// Found by the `wkb` fuzz target: a type code with bits above the ISO range (a MultiPolygon
+    /// member coded 0xD6D60003) was read as a Polygon, since only the code modulo 1000 and the
+    /// thousands were looked at. GEOS looks at the low 16 bits, so a code such as 0x007D0000 +
+    /// 1003 was a 2D Polygon to the header walk and a 3D one to GEOS: the ring checks walked
+    /// other bytes than GEOS read. Codes of 4000 and above are refused, as PostGIS refuses them;
+    /// the flag bits, the bounding-box one included, still read.
+    func testTypeCodesOutsideTheISORangeAreRefused() throws {
+        // A 3D square written with z = 0: its bytes pass the 2D walk too (the ninth and tenth
+        // doubles, read as the last 2D position, are the third z and the fourth x: 0, 0).
+        var threeD = WKBWriter()
+        threeD.u32(1)
+        threeD.u32(5)
+        for p in square.exterior {
+            threeD.f64(p.lon)
+            threeD.f64(p.lat)
+            threeD.f64(0)
+        }
+        for code: UInt32 in [0x007D_0000 + 1003, 7003, 4003, 0x06D6_0003 | 0xD000_0000] {
+            var w = WKBWriter()
+            w.bytes.append(1)
+            w.u32(code)
+            let e = error(w.bytes + threeD.bytes)
+            XCTAssertEqual(e?.kind, .malformedInput, "code \(code)")
+            XCTAssertEqual(e?.reason, "not WKB: geometry type code \(code & 0x0FFF_FFFF) at byte 0 (WKB codes are below 4000)")
+        }
+        // Inside a MultiPolygon the member's offset is named.
+        var multi = WKBWriter()
+        multi.header(6)
+        multi.u32(1)
+        multi.bytes.append(1)
+        multi.u32(7003)
+        XCTAssertEqual(error(multi.bytes + threeD.bytes)?.reason, "not WKB: geometry type code 7003 at byte 9 (WKB codes are below 4000)")
+        // ISO 3003 (ZM), and PostGIS flags with the bounding-box bit, still read.
+        var zm = WKBWriter()
+        zm.bytes.append(1)
+        zm.u32(3003)
+        zm.bytes += WKBWriter.zmBody(square)
+        XCTAssertEqual(try FenceShape(wkb: zm.bytes), .polygons([square]))
+        var flagged = WKBWriter()
+        flagged.bytes.append(1)
+        flagged.u32(0x9000_0003)  // Z and the bounding-box flag
+        XCTAssertEqual(try FenceShape(wkb: flagged.bytes + threeD.bytes), .polygons([square]))
     }
 
     /// The limits hold before GEOS builds the geometry: ten million positions and a million

@@ -16,8 +16,8 @@ final class CLIParallelTests: XCTestCase {
         for t in 0..<60 {
             for d in 0..<100 { lines.append("v\(d),\(t * 20 + d % 20),\(0.05 * next() - 0.005),\(0.03 * next() - 0.005)") }
         }
-        let fences = try CLI.temp("fences.geojson", CLI.fences)
-        let positions = try CLI.temp("p.csv", lines.joined(separator: "\n") + "\n")
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let positions = try CLI.temp(self, "p.csv", lines.joined(separator: "\n") + "\n")
         let one = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--dwell", "60", "--threads", "1"])
         let eight = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--dwell", "60", "--threads", "8", "--batch", "300"])
         XCTAssertEqual(one.status, 0, one.err)

@@ -34,9 +34,12 @@ enum CLI {
         return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
     }
 
-    static func temp(_ name: String, _ text: String) throws -> String {
+    /// Writes `text` to a file called `name` in a fresh temporary folder, which is removed
+    /// (with anything the test put next to the file) when `test` ends.
+    static func temp(_ test: XCTestCase, _ name: String, _ text: String) throws -> String {
         let dir = NSTemporaryDirectory() + "fence-cli-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/" + name
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
@@ -62,13 +65,14 @@ final class CLITests: XCTestCase {
         for t in 0..<2000 {
             for d in 0..<5 { lines.append("v\(d),\(t * 30),\(0.05 * next() - 0.005),\(0.03 * next() - 0.005)") }
         }
-        let fencePath = try CLI.temp("fences.geojson", CLI.fences)
-        let whole = try CLI.temp("whole.csv", lines.joined(separator: "\n") + "\n")
-        let first = try CLI.temp("first.csv", lines[0..<5001].joined(separator: "\n") + "\n")
-        let second = try CLI.temp("second.csv", ([lines[0]] + lines[5001...]).joined(separator: "\n") + "\n")
+        let fencePath = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let whole = try CLI.temp(self, "whole.csv", lines.joined(separator: "\n") + "\n")
+        let first = try CLI.temp(self, "first.csv", lines[0..<5001].joined(separator: "\n") + "\n")
+        let second = try CLI.temp(self, "second.csv", ([lines[0]] + lines[5001...]).joined(separator: "\n") + "\n")
         let one = try CLI.run(["eval", "--fences", fencePath, "--positions", whole, "--dwell", "120"])
         XCTAssertEqual(one.status, 0, one.err)
-        let state = NSTemporaryDirectory() + "state-\(UUID().uuidString)"
+        // Next to the fences, so it goes when the test ends.
+        let state = (fencePath as NSString).deletingLastPathComponent + "/state"
         let a = try CLI.run(["eval", "--fences", fencePath, "--positions", first, "--dwell", "120", "--state", state])
         let b = try CLI.run(["eval", "--fences", fencePath, "--positions", second, "--dwell", "120", "--state", state])
         XCTAssertEqual(a.status, 0, a.err)
@@ -86,7 +90,7 @@ final class CLITests: XCTestCase {
     }
 
     func testEventRecordsAndExitStatuses() throws {
-        let fencePath = try CLI.temp("fences.geojson", CLI.fences)
+        let fencePath = try CLI.temp(self, "fences.geojson", CLI.fences)
         // The device id `a,"b` as RFC 4180 writes it: quoted, the quote doubled.
         let csv = "device,time,lon,lat\n\"a,\"\"b\",2020-12-01T00:00:00,0,0\n\"a,\"\"b\",2020-12-01T00:20:00,0.5,0.5\n"
         let r = try CLI.run(["eval", "--fences", fencePath, "--positions", "-", "--format", "csv"], stdin: csv)
@@ -111,6 +115,7 @@ final class CLICheckAndNearestTests: XCTestCase {
     func testCheckListsEveryProblem() throws {
         let t = CLI.self
         let path = try t.temp(
+            self,
             "bad.geojson",
             """
             {"type":"FeatureCollection","features":[
@@ -133,7 +138,7 @@ final class CLICheckAndNearestTests: XCTestCase {
 
     func testNearestDistanceAndDelay() throws {
         let t = CLI.self
-        let path = try t.temp("f.geojson", CLI.fences)
+        let path = try t.temp(self, "f.geojson", CLI.fences)
         // 0.02 degrees of latitude north of the port's centre: 2211.5 m from it, 1211.5 m from
         // its 1000 m boundary; 40 s at 30 m/s.
         let r = try t.run(["nearest", "--fences", path, "--positions", "-"], stdin: "device,time,lon,lat\nv,0,0,0.02\nw,0,0,0\n")
@@ -149,6 +154,7 @@ final class CLICheckAndNearestTests: XCTestCase {
 final class CLIPropertiesTests: XCTestCase {
     func testPropertiesAreCarriedIntoEvents() throws {
         let path = try CLI.temp(
+            self,
             "props.geojson",
             """
             {"type":"FeatureCollection","features":[
@@ -172,9 +178,9 @@ final class CLIProgressTests: XCTestCase {
     /// into a pipe it writes none.
     func testProgressLineOnATerminalOnly() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { throw XCTSkip("no script(1)") }
-        let fences = try CLI.temp("f.geojson", CLI.fences)
+        let fences = try CLI.temp(self, "f.geojson", CLI.fences)
         let lines = ["device,time,lon,lat"] + (0..<300).map { "v\($0 % 7),\($0),0,0" }
-        let positions = try CLI.temp("p.csv", lines.joined(separator: "\n") + "\n")
+        let positions = try CLI.temp(self, "p.csv", lines.joined(separator: "\n") + "\n")
         let command = "\(CLI.binary.path) eval --fences \(fences) --positions \(positions) --batch 100 > /dev/null"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/script")

@@ -74,14 +74,14 @@ final class EscapingTests: XCTestCase {
             "geometry": ["type": "Point", "coordinates": [0, 0]],
         ]
         let doc = try JSONSerialization.data(withJSONObject: ["type": "FeatureCollection", "features": [fence]])
-        let fences = try CLI.temp("fences.geojson", String(decoding: doc, as: UTF8.self))
+        let fences = try CLI.temp(self, "fences.geojson", String(decoding: doc, as: UTF8.self))
         var lines: [String] = []
         for d in Self.devices {
             let id = OutputEscaping.jsonString(d)
             lines.append(#"{"device":\#(id),"time":0,"lon":0,"lat":0}"#)
             lines.append(#"{"device":\#(id),"time":700,"lon":-73.9,"lat":40.7}"#)
         }
-        return (fences, try CLI.temp("positions.ndjson", lines.joined(separator: "\n") + "\n"))
+        return (fences, try CLI.temp(self, "positions.ndjson", lines.joined(separator: "\n") + "\n"))
     }
 
     func testEvalNDJSON() throws {
@@ -157,7 +157,7 @@ final class EscapingTests: XCTestCase {
              {"type":"Feature","properties":{"id":"coord\\r","coord":"mars\\u001b]0;x\\u0007"},"geometry":{"type":"Point","coordinates":[0,0]}}
             ]}
             """
-        let path = try CLI.temp("bad.geojson", doc)
+        let path = try CLI.temp(self, "bad.geojson", doc)
         let r = try CLI.run(["check", "--fences", path])
         XCTAssertEqual(r.status, 1)
         let lines = r.out.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.isEmpty }
@@ -166,6 +166,7 @@ final class EscapingTests: XCTestCase {
         XCTAssertFalse(r.out.contains("\u{1B}") || r.out.contains("\r") || r.out.contains("\u{7}"), r.out)
         // A bow-tie repaired by MakeValid is reported by id on one line too.
         let bowtie = try CLI.temp(
+            self,
             "bowtie.geojson",
             #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"bow\ntie"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[2,2],[2,0],[0,2],[0,0]]]}}]}"#)
         let repaired = try CLI.run(["check", "--fences", bowtie, "--repair"])

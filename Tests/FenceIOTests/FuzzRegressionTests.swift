@@ -56,6 +56,43 @@ final class FuzzRegressionTests: XCTestCase {
         }
     }
 
+    /// The WKB fence path (target `wkb`): the bytes through `WKBShapeReader` with the default
+    /// and tight limits, into a store with and without repair, and a few queries.
+    func testWKBInputs() throws {
+        let files = inputs("wkb")
+        XCTAssertGreaterThan(files.count, 5)
+        var tight = FenceLimits()
+        tight.maxPositions = 64
+        tight.maxPolygons = 3
+        let readers = [WKBShapeReader(), WKBShapeReader(limits: tight)]
+        for file in files {
+            let bytes = try [UInt8](Data(contentsOf: file))
+            let radius = Double(bytes.last ?? 0) * 40 + 1
+            let shapes = readers.map { try? $0.shape(bytes, radius: radius) }
+            if shapes[1] != nil { XCTAssertNotNil(shapes[0], "\(file.lastPathComponent): the tight limits accept more") }
+            guard let shape = shapes[0] else { continue }
+            for repair in [false, true] {
+                var store = FenceStore()
+                guard store.add([Fence(id: "wkb", shape: shape)], repair: repair, threads: 1)[0].error == nil else { continue }
+                // Each fence covers what defines it: a circle its centre, a polygon its first vertex.
+                let defining: [LonLat]
+                switch shape {
+                case .circle(let center, _): defining = [center]
+                case .polygons(let parts): defining = parts.map(\.exterior[0])
+                }
+                if !repair {
+                    for p in defining { XCTAssertEqual(store.ids(covering: p), ["wkb"], "\(file.lastPathComponent) at \(p)") }
+                }
+                let probes = defining + [LonLat(lon: 0.5, lat: 0.5), LonLat(lon: 180, lat: 0)]
+                let batch = store.covering(probes, threads: 1)
+                for (i, p) in probes.enumerated() {
+                    XCTAssertEqual(batch[i].count, store.ids(covering: p).count, file.lastPathComponent)
+                    _ = store.nearestBoundary(to: p)
+                }
+            }
+        }
+    }
+
     func testCheckpointInputs() throws {
         let files = inputs("checkpoint")
         XCTAssertGreaterThan(files.count, 2)

@@ -41,7 +41,7 @@ final class ResourceLimitTests: XCTestCase {
     /// Through `fence eval`: the line is reported, the run goes on, and the process's peak
     /// resident size stays far below the line's size.
     func testHundredMegabyteLineThroughEval() throws {
-        let fences = try CLI.temp("f.geojson", CLI.fences)
+        let fences = try CLI.temp(self, "f.geojson", CLI.fences)
         let r = try CLI.runMeasured(["eval", "--fences", fences, "--positions", Self.hugeLineFile, "--max-bad", "0.5"])
         XCTAssertEqual(r.status, 0, r.err)
         XCTAssertTrue(r.err.contains("line 3: line longer than 1048576 bytes"), r.err)
@@ -60,9 +60,9 @@ final class ResourceLimitTests: XCTestCase {
     /// The limit is configurable: a 1.5 MB line is refused by default and read with
     /// --max-line-bytes 2097152; a limit below 64 bytes is bad usage.
     func testLineLimitIsConfigurable() throws {
-        let fences = try CLI.temp("f.geojson", CLI.fences)
+        let fences = try CLI.temp(self, "f.geojson", CLI.fences)
         let long = String(repeating: "d", count: 3 << 19)
-        let csv = try CLI.temp("p.csv", "device,time,lon,lat\n\(long),0,0,0\nb,0,0,0\n")
+        let csv = try CLI.temp(self, "p.csv", "device,time,lon,lat\n\(long),0,0,0\nb,0,0,0\n")
         let refused = try CLI.run(["eval", "--fences", fences, "--positions", csv, "--max-bad", "0.6"])
         XCTAssertEqual(refused.status, 0, refused.err)
         XCTAssertTrue(refused.err.contains("line 2: line longer than 1048576 bytes"), refused.err)
@@ -79,7 +79,7 @@ final class ResourceLimitTests: XCTestCase {
     /// not a stack overflow.
     func testDeeplyNestedPositionLineIsRefused() throws {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
-        let path = try CLI.temp("p.ndjson", "{\"device\":\"a\",\"time\":0,\"lon\":0,\"lat\":0,\"x\":\(deep)}\n{\"device\":\"b\",\"time\":0,\"lon\":0,\"lat\":0}\n")
+        let path = try CLI.temp(self, "p.ndjson", "{\"device\":\"a\",\"time\":0,\"lon\":0,\"lat\":0,\"x\":\(deep)}\n{\"device\":\"b\",\"time\":0,\"lon\":0,\"lat\":0}\n")
         let (positions, errors) = try PositionReader(path: path).readAll()
         XCTAssertEqual(positions.map(\.device), ["b"])
         XCTAssertEqual(errors.count, 1)

@@ -27,6 +27,7 @@ let package = Package(
         fuzzTarget("FuzzPositionsNDJSON", ["FenceIO", "FenceEngine"]),
         fuzzTarget("FuzzFences", ["FenceIO", "FenceEngine"]),
         fuzzTarget("FuzzCheckpoint", ["FenceIO", "FenceEngine"]),
+        fuzzTarget("FuzzWKB", ["FenceEngine"]),
     ],
     swiftLanguageModes: [.v6]
 )
