@@ -2,6 +2,9 @@ import FenceEngine
 import FenceIO
 import Foundation
 
+// As the `fence` command does: freed batch memory is kept for the next batch.
+AllocatorTuning.keepFreedMemory()
+
 /// fence-bench: seeded synthetic workloads, one JSON line per case.
 let help = """
     Usage: fence-bench [options]

@@ -269,7 +269,7 @@ enum RingSimplicity {
             maxY = max(maxY, coords[2 * i + 1])
         }
         guard minX.isFinite, minY.isFinite, maxX.isFinite, maxY.isFinite, maxX > minX, maxY > minY else { return false }
-        let side = max(1, min(1024, Int(Double(edges).squareRoot().rounded(.up))))
+        let side = max(1, min(2048, Int((4 * Double(edges)).squareRoot().rounded(.up))))
         let scaleX = Double(side) / (maxX - minX)
         let scaleY = Double(side) / (maxY - minY)
         @inline(__always) func cell(_ v: Double) -> Int { v <= 0 ? 0 : Swift.min(side - 1, Int(v)) }
