@@ -1,3 +1,4 @@
+import CPrefetch
 import SpatialIndex
 
 /// Per-position fence lists for a batch, in compressed rows: the fences covering position `i`
@@ -103,9 +104,20 @@ extension FenceStore {
                     var local = ContiguousArray<FenceHandle>()
                     local.reserveCapacity(range.count)
                     tree.withPointQuerier { querier in
+                        // One position ahead: its candidates are found, and their records asked
+                        // for, before this position's are tested, so the fetches overlap.
+                        var ahead = ContiguousArray<Int32>()
+                        ahead.reserveCapacity(64)
+                        var next = findCandidates(sorted[range.lowerBound], coord: coord, querier: querier, into: &ahead)
                         for k in range {
+                            let here = next
+                            swap(&scratch.candidates, &ahead)
+                            if k + 1 < range.upperBound {
+                                next = findCandidates(sorted[k + 1], coord: coord, querier: querier, into: &ahead)
+                                prefetchRecords(ahead)
+                            }
                             let before = local.count
-                            appendCovering(sorted[k], coord: coord, querier: querier, scratch: &scratch, into: &local)
+                            if let here { appendTested(here, scratch: &scratch, into: &local) }
                             counts[k] = Int32(local.count - before)
                         }
                     }
@@ -182,20 +194,52 @@ extension FenceStore {
         _ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, scratch: inout ContainmentScratch,
         into out: inout ContiguousArray<FenceHandle>
     ) {
+        guard let p = findCandidates(position, coord: coord, querier: querier, into: &scratch.candidates) else { return }
+        appendTested(p, scratch: &scratch, into: &out)
+    }
+
+    /// Replaces `candidates` with the index entries whose box holds the position, and returns
+    /// the position in WGS84, or nil (and no candidates) when it is not a valid one.
+    @inline(__always)
+    func findCandidates(
+        _ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, into candidates: inout ContiguousArray<Int32>
+    ) -> LonLat? {
+        if !candidates.isEmpty { candidates.removeAll(keepingCapacity: true) }
         var p = position
         if coord != .wgs84 {
-            guard p.lon.isFinite && p.lat.isFinite else { return }
+            guard p.lon.isFinite && p.lat.isFinite else { return nil }
             let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: coord)
             p = LonLat(lon: c.lon, lat: c.lat)
         }
-        guard p.isValidWGS84Range else { return }
-        scratch.candidates.removeAll(keepingCapacity: true)
-        querier.candidates(x: p.lon, y: p.lat, into: &scratch.candidates)
+        guard p.isValidWGS84Range else { return nil }
+        querier.candidates(x: p.lon, y: p.lat, into: &candidates)
         if p.lon == 180 || p.lon == -180 {
             // The antimeridian is one line with two names: a fence cut there (RFC 7946) has
             // one piece ending at 180 and one starting at -180.
-            querier.candidates(x: -p.lon, y: p.lat, into: &scratch.candidates)
+            querier.candidates(x: -p.lon, y: p.lat, into: &candidates)
         }
+        return p
+    }
+
+    /// Asks the cache for the start of each candidate's geometry record (two lines: a
+    /// 16-vertex polygon's record is five). A hint only: nothing waits for it.
+    @inline(__always)
+    func prefetchRecords(_ candidates: ContiguousArray<Int32>) {
+        slotHot.withUnsafeBufferPointer { hot in
+            geometry.withUnsafeBufferPointer { g in
+                for item in candidates {
+                    let record = g.baseAddress! + (hot[Int(item >> 1)] >> 2)
+                    fence_prefetch(record)
+                    fence_prefetch(record + 8)
+                }
+            }
+        }
+    }
+
+    /// Tests the candidates in `scratch.candidates` against `p` (WGS84) and appends the
+    /// handles of those that cover it, ascending and once each.
+    @inline(__always)
+    func appendTested(_ p: LonLat, scratch: inout ContainmentScratch, into out: inout ContiguousArray<FenceHandle>) {
         let start = out.count
         var unit: (Double, Double, Double)?
         scratch.candidates.withUnsafeBufferPointer { candidates in
