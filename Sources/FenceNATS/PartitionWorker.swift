@@ -127,8 +127,7 @@ final class PartitionWorker: @unchecked Sendable {
         try connection.createPullConsumer(
             stream: topology.fixStream, name: consumer, filter: topology.partitionFilter(partition),
             startSequence: stream.replayFrom, ackWait: config.ackWait, maxAckPending: config.maxAckPending)
-        let subscription = try connection.pullSubscription(
-            stream: topology.fixStream, consumer: consumer, filter: topology.partitionFilter(partition))
+        let subscription = try connection.pullSubscription(stream: topology.fixStream, consumer: consumer)
 
         var outbox = EventOutbox()
         let eventSubject = topology.eventSubject(partition)

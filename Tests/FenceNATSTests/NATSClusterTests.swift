@@ -132,11 +132,13 @@ final class NATSClusterTests: XCTestCase {
         let last = try connection.streamState(topology.fixStream)!.lastSequence
         // Kill w1 when partition 0 has a checkpoint and has published events after it (their
         // message id names the message that caused them).
+        // The events first, then the checkpoint: a checkpoint written in between only makes the
+        // condition fail and the loop try again.
         try waitUntil(timeout: 300) {
-            let s = try Deployment.status(connection: connection, topology: topology)
-            guard let checkpointed = s[0].lastSequence, checkpointed > 0,
-                let id = try connection.lastMessage(stream: topology.eventStream, subject: topology.eventSubject(0))?.header("Nats-Msg-Id"),
-                let cause = id.split(separator: ":").dropFirst().first.flatMap({ UInt64($0) })
+            guard let id = try connection.lastMessage(stream: topology.eventStream, subject: topology.eventSubject(0))?.header("Nats-Msg-Id"),
+                let cause = id.split(separator: ":").dropFirst().first.flatMap({ UInt64($0) }),
+                let checkpointed = try Deployment.status(connection: connection, topology: topology)[0].lastSequence,
+                checkpointed > 0
             else { return false }
             return cause > checkpointed
         }
