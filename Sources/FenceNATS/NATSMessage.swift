@@ -63,20 +63,26 @@ public final class NATSMessage: @unchecked Sendable {
 }
 
 /// A pull consumer read through the JetStream pull protocol directly: a synchronous
-/// subscription on a private inbox, and one `CONSUMER.MSG.NEXT` request at a time, read until
-/// it is complete (all its messages, or the server's terminal status: 404, 408, 409).
+/// subscription on a private inbox, and one `CONSUMER.MSG.NEXT` request at a time, each with
+/// its own reply subject (`<inbox>.<n>`, as the NATS clients do), read until it is complete:
+/// all its messages, or the server's terminal status for it (404, 408, 409).
 ///
 /// Why not `natsSubscription_Fetch`: in nats.c 3.4.1 (Debian 12), a fetch that returns on its
 /// timeout leaves its request's late messages queued, and the next fetch can then collect more
 /// messages than its batch into an array sized for the batch, corrupting the heap (found with
-/// AddressSanitizer: a read one past that array; glibc then aborted on the damage). Reading
-/// every request to its end leaves nothing queued, so no request ever sees another's messages.
+/// AddressSanitizer: a read one past that array; glibc then aborted on the damage).
+///
+/// Deliveries are taken whichever request they answer, in the order they arrive (the worker
+/// checks the consumer sequence, so none can be lost unnoticed); a status ends a fetch only
+/// when it answers that fetch's own request, so a late status of an earlier request never
+/// cuts a later one short.
 public final class NATSPullSubscription: @unchecked Sendable {
     let sub: OpaquePointer
     let connection: NATSConnection
     let name: String
     let inbox: String
     let nextSubject: String
+    private var requests = 0
 
     init(connection: NATSConnection, stream: String, consumer: String) throws(NATSError) {
         self.connection = connection
@@ -84,10 +90,10 @@ public final class NATSPullSubscription: @unchecked Sendable {
         inbox = "_INBOX.fence." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         nextSubject = "$JS.API.CONSUMER.MSG.NEXT.\(stream).\(consumer)"
         var s: OpaquePointer?
-        try check(natsConnection_SubscribeSync(&s, connection.nc, inbox), "subscribe \(inbox)")
+        try check(natsConnection_SubscribeSync(&s, connection.nc, inbox + ".*"), "subscribe \(inbox)")
         sub = s!
         // A request's messages are read as they come; the limits only bound a burst.
-        _ = natsSubscription_SetPendingLimits(sub, 1 << 20, 1 << 30)
+        try check(natsSubscription_SetPendingLimits(sub, 1 << 20, 1 << 30), "pending limits of \(inbox)")
     }
 
     deinit {
@@ -103,10 +109,12 @@ public final class NATSPullSubscription: @unchecked Sendable {
     ///   never arrives (the connection is then not to be trusted: the caller starts over).
     /// - Complexity: one request; the messages come back on the inbox.
     public func fetch(batch: Int, timeoutMs: Int64) throws(NATSError) -> [NATSMessage] {
+        requests += 1
+        let reply = "\(inbox).\(requests)"
         let expires = max(timeoutMs, 20) * 1_000_000
         let request = Array("{\"batch\":\(batch),\"expires\":\(expires)}".utf8)
         let s = request.withUnsafeBytes { raw in
-            natsConnection_PublishRequest(connection.nc, nextSubject, inbox, raw.baseAddress, Int32(raw.count))
+            natsConnection_PublishRequest(connection.nc, nextSubject, reply, raw.baseAddress, Int32(raw.count))
         }
         try check(s, "pull request to \(name)")
         var out: [NATSMessage] = []
@@ -127,6 +135,7 @@ public final class NATSPullSubscription: @unchecked Sendable {
                 out.append(msg)
                 continue
             }
+            guard msg.subject == reply else { continue }  // the end of an earlier request
             switch status.code {
             case "100":
                 continue  // idle heartbeat or flow control: not the end
