@@ -119,13 +119,14 @@ final class NATSClusterTests: XCTestCase {
     /// One worker killed by SIGKILL mid-stream and restarted, the other stopped by SIGTERM
     /// mid-stream and restarted: the same events, none lost, none doubled. Smaller messages
     /// here (60 s of each device per message) so events flow between checkpoints, and the kill
-    /// comes between two checkpoints: the restarted worker republishes events the stream
-    /// already has, and the stream drops them.
+    /// comes between two checkpoints, once events past the last one are stored: the restarted
+    /// worker republishes them, and the stream drops them.
     func testCrashRecoveryGivesTheSameEvents() throws {
         let fx = try fleet()
         let urls = try startSingleServer(partitions: 4)
         try publish(fx, urls, window: "60")
-        let w1 = try worker(urls, partitions: "0,1", fences: fx.fences, log: "w1", checkpointEvery: "0.5", lateness: "60")
+        // w1 checkpoints rarely, so the kill below lands between two checkpoints, not in one.
+        let w1 = try worker(urls, partitions: "0,1", fences: fx.fences, log: "w1", checkpointEvery: "2", lateness: "60")
         var w2 = try worker(urls, partitions: "2,3", fences: fx.fences, log: "w2", checkpointEvery: "0.5", lateness: "60")
         let connection = try NATSConnection(servers: urls, name: "test")
         let topology = try Deployment.topology(connection: connection)
