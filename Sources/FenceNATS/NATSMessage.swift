@@ -104,9 +104,10 @@ public final class NATSPullSubscription: @unchecked Sendable {
     }
 
     /// Up to `batch` messages: one pull request that the server holds for `timeoutMs` at most,
-    /// read until it is complete. Empty when nothing came in that time.
-    /// - Throws: when the consumer is gone, JetStream does not answer, or the request's end
-    ///   never arrives (the connection is then not to be trusted: the caller starts over).
+    /// read until it is complete. Empty when nothing came in that time. Messages already read
+    /// are always returned, even when the request then fails.
+    /// - Throws: when nothing was read and the consumer is gone, JetStream does not answer or
+    ///   the connection failed.
     /// - Complexity: one request; the messages come back on the inbox.
     public func fetch(batch: Int, timeoutMs: Int64) throws(NATSError) -> [NATSMessage] {
         requests += 1
@@ -119,17 +120,22 @@ public final class NATSPullSubscription: @unchecked Sendable {
         try check(s, "pull request to \(name)")
         var out: [NATSMessage] = []
         out.reserveCapacity(batch)
-        // The server ends the request by `expires`; allow for a loaded machine, then give up.
-        let deadline = Date().addingTimeInterval(Double(max(timeoutMs, 20)) / 1000 + 5)
+        // The server ends the request by `expires`. nats-server 2.9 does not always say so (a
+        // request it stopped serving part-way got no 408 in the tests), so a second past that
+        // the request counts as over. What it brought is returned, never dropped: a delivery
+        // that comes later still arrives on the inbox, in order, and is taken by the next fetch.
+        let deadline = Date().addingTimeInterval(Double(max(timeoutMs, 20)) / 1000 + 1)
         while out.count < batch {
             let left = Int64(deadline.timeIntervalSinceNow * 1000)
-            guard left > 0 else {
-                throw NATSError("fetch from \(name)", text: "the pull request's end did not arrive")
-            }
+            guard left > 0 else { return out }
             var m: OpaquePointer?
             let r = natsSubscription_NextMsg(&m, sub, left)
             if r == NATS_TIMEOUT { continue }
-            try check(r, "fetch from \(name)")
+            if r != NATS_OK {
+                // Hand over what came; the error shows again on the next fetch if it lasts.
+                if !out.isEmpty { return out }
+                try check(r, "fetch from \(name)")
+            }
             let msg = NATSMessage(m!, knownSequence: nil)
             guard let status = msg.status else {
                 out.append(msg)
@@ -144,14 +150,15 @@ public final class NATSPullSubscription: @unchecked Sendable {
             case "409":
                 // Leadership change, exceeded limits: the request is over; a deleted consumer
                 // is the caller's business.
-                if status.description.lowercased().contains("deleted") {
+                if status.description.lowercased().contains("deleted") && out.isEmpty {
                     throw NATSError("fetch from \(name)", text: "409 \(status.description)")
                 }
                 return out
-            case "503":
-                throw NATSError("fetch from \(name)", text: "no responders: JetStream or the consumer is not there")
             default:
-                throw NATSError("fetch from \(name)", text: "\(status.code) \(status.description)")
+                if !out.isEmpty { return out }
+                throw NATSError(
+                    "fetch from \(name)",
+                    text: status.code == "503" ? "no responders: JetStream or the consumer is not there" : "\(status.code) \(status.description)")
             }
         }
         return out

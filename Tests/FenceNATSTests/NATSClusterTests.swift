@@ -75,7 +75,10 @@ final class NATSClusterTests: XCTestCase {
             p.waitUntilExit()
         }
         for s in servers { s.stop(signal: SIGKILL) }
-        if testRun?.totalFailureCount == 0 { try? FileManager.default.removeItem(atPath: folder) }
+        // Logs and server stores stay after a failure, or always with FENCE_KEEP_TEST_FILES set.
+        if testRun?.totalFailureCount == 0 && ProcessInfo.processInfo.environment["FENCE_KEEP_TEST_FILES"] == nil {
+            try? FileManager.default.removeItem(atPath: folder)
+        }
     }
 
     override class func tearDown() {
