@@ -7,21 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/// The C strings a JetStream metadata record owns are freed with it; Swift reads the two
-/// sequences and the delivery count through this helper so no metadata pointer escapes.
-/// Returns NATS_OK and fills the outputs, or the status of natsMsg_GetMetaData.
-static inline natsStatus CNATS_messageSequences(natsMsg *msg, uint64_t *streamSeq, uint64_t *consumerSeq,
-                                                uint64_t *delivered) {
-    jsMsgMetaData *meta = NULL;
-    natsStatus s = natsMsg_GetMetaData(&meta, msg);
-    if (s != NATS_OK) return s;
-    *streamSeq = meta->Sequence.Stream;
-    *consumerSeq = meta->Sequence.Consumer;
-    *delivered = meta->NumDelivered;
-    jsMsgMetaData_Destroy(meta);
-    return NATS_OK;
-}
-
 /// Outcome counts of asynchronous JetStream publishes on one context, written by the library's
 /// reply thread (through CNATS_ackHandler) and read by Swift with the atomic loads below, so
 /// Swift needs no C callback. nats.c calls the handler before it decrements its pending count,

@@ -25,7 +25,7 @@ public enum EventReader {
                 stream: topology.eventStream, name: name, filter: filter, startSequence: next, ackWait: 60, maxAckPending: 0,
                 acknowledged: false)
             defer { try? connection.deleteConsumer(stream: topology.eventStream, name: name) }
-            let subscription = try connection.pullSubscription(stream: topology.eventStream, consumer: name, filter: filter)
+            let subscription = try connection.pullSubscription(stream: topology.eventStream, consumer: name)
             var idle = 0
             while next <= state.lastSequence {
                 let messages = try subscription.fetch(batch: 1000, timeoutMs: 1000)

@@ -78,6 +78,7 @@ public final class NATSConnection: @unchecked Sendable {
         // flight (nats.c then ignores late replies), and wait for a handler already running.
         discardPendingPublishes()
         natsConnection_Close(nc)
+        for sub in retiredLock.withLock({ retired }) { natsSubscription_Destroy(sub) }
         jsCtx_Destroy(js)
         natsConnection_Destroy(nc)
         tally.deallocate()
@@ -324,23 +325,17 @@ public final class NATSConnection: @unchecked Sendable {
             delivered: i.Delivered.Stream)
     }
 
-    /// Binds a pull subscription to an existing durable consumer.
-    public func pullSubscription(stream: String, consumer: String, filter: String) throws(NATSError) -> NATSPullSubscription {
-        var so = jsSubOptions()
-        jsSubOptions_Init(&so)
-        var sub: OpaquePointer?
-        var code = jsErrCode(rawValue: 0)
-        let s = stream.withCString { st in
-            consumer.withCString { c in
-                so.Stream = st
-                so.Consumer = c
-                so.ManualAck = true
-                return js_PullSubscribe(&sub, js, filter, c, nil, &so, &code)
-            }
-        }
-        try check(s, "pull subscribe \(consumer)", code: code)
-        return NATSPullSubscription(sub!, connection: self, name: consumer)
+    /// A pull subscription on an existing durable consumer (see `NATSPullSubscription`).
+    public func pullSubscription(stream: String, consumer: String) throws(NATSError) -> NATSPullSubscription {
+        try NATSPullSubscription(connection: self, stream: stream, consumer: consumer)
     }
+
+    /// Subscriptions unsubscribed but not yet destroyed: they are destroyed once the connection
+    /// is closed, when no read loop can deliver to them any more.
+    private let retiredLock = NSLock()
+    private var retired: [OpaquePointer] = []
+
+    func retire(_ sub: OpaquePointer) { retiredLock.withLock { retired.append(sub) } }
 
     // MARK: - Key-value
 

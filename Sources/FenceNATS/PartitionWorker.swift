@@ -127,8 +127,7 @@ final class PartitionWorker: @unchecked Sendable {
         try connection.createPullConsumer(
             stream: topology.fixStream, name: consumer, filter: topology.partitionFilter(partition),
             startSequence: stream.replayFrom, ackWait: config.ackWait, maxAckPending: config.maxAckPending)
-        let subscription = try connection.pullSubscription(
-            stream: topology.fixStream, consumer: consumer, filter: topology.partitionFilter(partition))
+        let subscription = try connection.pullSubscription(stream: topology.fixStream, consumer: consumer)
 
         var outbox = EventOutbox()
         let eventSubject = topology.eventSubject(partition)
@@ -186,6 +185,7 @@ final class PartitionWorker: @unchecked Sendable {
                 failedFetches = 0
             } catch {
                 failedFetches += 1
+                log("\(error) (attempt \(failedFetches))")
                 if failedFetches >= 20 || !connection.isConnected && failedFetches >= 8 { throw error }
                 Thread.sleep(forTimeInterval: min(0.05 * Double(failedFetches), 0.5))
                 continue
@@ -213,7 +213,8 @@ final class PartitionWorker: @unchecked Sendable {
                 }
                 guard consumerSequence == lastConsumerSequence + 1 else {
                     throw NATSError(
-                        "delivery", text: "consumer sequence jumped from \(lastConsumerSequence) to \(consumerSequence): a delivery was lost")
+                        "delivery",
+                        text: "consumer sequence \(consumerSequence) after \(lastConsumerSequence): a delivery was lost or the consumer was reset")
                 }
                 lastConsumerSequence = consumerSequence
                 if let reply = m.reply { unacknowledged.append((sequence, reply)) }
