@@ -19,7 +19,9 @@ public final class Worker: @unchecked Sendable {
         self.stop = stop
         let owner = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         self.owner = owner
-        var base = EventEngine(settings: config.settings)
+        var store = FenceStore()
+        store.limits = config.fenceLimits
+        var base = EventEngine(store: store, settings: config.settings)
         baseResults = base.add(config.baseFences, repair: config.repair, threads: threads).results
         partitions = config.partitions.map {
             PartitionWorker(partition: $0, config: config, base: base, stop: stop, owner: owner)

@@ -27,8 +27,10 @@ public struct WorkerConfiguration: Sendable {
     public var maxAckPending = 1_000_000
     /// The fences every partition starts from (before the changes in the stream).
     public var baseFences: [Fence] = []
-    /// A digest of where the base fences came from (the file's bytes), for the fingerprint.
+    /// A digest of the base fences as read (`digest(of:limits:)`), for the fingerprint.
     public var baseFencesDigest: UInt64 = 0
+    /// Limits the store applies to each base fence (`--max-fence-positions`, ...).
+    public var fenceLimits = FenceLimits()
     /// Repair invalid base polygons with GEOS MakeValid instead of rejecting them.
     public var repair = false
     /// Where progress and problems are reported (one line each).
@@ -56,6 +58,59 @@ public struct WorkerConfiguration: Sendable {
         return FNV64.hash(w.bytes)
     }
 
-    /// The digest `baseFencesDigest` expects of a fence file's bytes.
-    public static func digest(of bytes: some Sequence<UInt8>) -> UInt64 { FNV64.hash(bytes) }
+    /// The digest `baseFencesDigest` expects: FNV-64 over every fence read, in order, in a fixed
+    /// byte layout (properties by name), and the store limits. It depends on what was loaded,
+    /// not on the source's format or bytes: the same fences from GeoJSON or a GeoPackage, or
+    /// with the properties in another order, give the same digest.
+    /// - Complexity: O(total vertices and property bytes).
+    public static func digest(of fences: [Fence], limits: FenceLimits = FenceLimits()) -> UInt64 {
+        var w = ByteWriter()
+        func optional(_ v: Double?) {
+            w.u8(v == nil ? 0 : 1)
+            w.f64(v ?? 0)
+        }
+        w.u64(UInt64(limits.maxPositions))
+        w.u64(UInt64(limits.maxPolygons))
+        w.u64(UInt64(fences.count))
+        var h = FNV64.offset
+        for f in fences {
+            w.string(f.id)
+            w.u8(f.group == nil ? 0 : 1)
+            w.string(f.group ?? "")
+            w.string(f.coord.rawValue)
+            w.u8(f.actions == nil ? 0 : 1)
+            w.u8(f.actions?.rawValue ?? 0)
+            optional(f.dwell)
+            optional(f.expires)
+            switch f.shape {
+            case .circle(let center, let radius):
+                w.u8(1)
+                w.f64(center.lon)
+                w.f64(center.lat)
+                w.f64(radius)
+            case .polygons(let polygons):
+                w.u8(2)
+                w.u32(UInt32(polygons.count))
+                for p in polygons {
+                    w.u32(UInt32(p.holes.count + 1))
+                    for ring in p.rings {
+                        w.u32(UInt32(ring.count))
+                        for v in ring {
+                            w.f64(v.lon)
+                            w.f64(v.lat)
+                        }
+                    }
+                }
+            }
+            w.u32(UInt32(f.properties.count))
+            for (k, v) in f.properties.sorted(by: { $0.key < $1.key }) {
+                w.string(k)
+                w.string(v)
+            }
+            // Hash per fence, so a million fences never sit in one byte buffer.
+            h = FNV64.hash(w.bytes, seed: h)
+            w.bytes.removeAll(keepingCapacity: true)
+        }
+        return FNV64.hash(w.bytes, seed: h)
+    }
 }

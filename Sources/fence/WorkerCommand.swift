@@ -6,7 +6,7 @@ import Foundation
 /// `fence worker`: runs partitions of the fix stream through the event engine.
 enum WorkerCommand {
     static let help = """
-        Usage: fence worker --nats URL[,URL...] --partitions 0,2,... --fences FENCES.geojson [options]
+        Usage: fence worker --nats URL[,URL...] --partitions 0,2,... --fences SOURCE [options]
 
         Consumes its partitions of the fix stream through durable pull consumers, runs the event
         engine in streaming mode (fixes held up to --lateness, then applied in time order per
@@ -23,7 +23,8 @@ enum WorkerCommand {
         Options:
           --nats URLS             server URLs, comma-separated (all of a cluster's)
           --partitions LIST       partitions to run, comma-separated (each by one worker at a time)
-          --fences FILE           base fences (GeoJSON); every worker must load the same file
+          --fences SOURCE         base fences, read as `fence eval` reads them (below); every
+                                  worker must load the same fences with the same options
           --lateness SECONDS      event time a fix may arrive late within its partition
                                   (default 60; at least the producers' --window)
           --step SECONDS          the horizon moves in steps of this much event time (default 1)
@@ -40,6 +41,11 @@ enum WorkerCommand {
         Engine settings, as for `fence eval` (they must not change across restarts):
           --dwell SECONDS  --actions LIST  --no-initial  --margin METRES  --exit-delay SECONDS  --cross
 
+        \(Arguments.fenceHelp)
+        For the worker a refused feature is reported and the worker runs with the others. The
+        fences as read (not the source's bytes) and the limits are part of every checkpoint's
+        fingerprint: a partition resumes only with the same base fences.
+
         Exit status: 0 after a requested stop, 1 when a partition cannot go on (another worker
         took it, its checkpoint was made with other settings, a damaged checkpoint), 2 bad usage.
         """
@@ -47,10 +53,10 @@ enum WorkerCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
             args,
-            valued: [
-                "nats", "partitions", "fences", "lateness", "step", "checkpoint-every", "fetch", "ack-wait", "progress", "name", "threads",
+            valued: Arguments.fenceOptions.union([
+                "nats", "partitions", "lateness", "step", "checkpoint-every", "fetch", "ack-wait", "progress", "name", "threads",
                 "dwell", "actions", "margin", "exit-delay",
-            ], flagNames: ["no-initial", "cross", "repair"])
+            ]), flagNames: ["no-initial", "cross", "repair"])
         if a.flags.contains("help") {
             print(help)
             return 0
@@ -65,7 +71,6 @@ enum WorkerCommand {
             if !partitions.contains(p) { partitions.append(p) }
         }
         guard !partitions.isEmpty else { throw UsageError("--partitions is empty") }
-        guard let fencesPath = a.values["fences"] else { throw UsageError("--fences is required") }
         let settings = try a.engineSettings()
         let lateness = try a.double("lateness", default: 60)!
         let step = try a.double("step", default: 1)!
@@ -79,12 +84,8 @@ enum WorkerCommand {
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let stderr = StandardError()
 
-        guard let bytes = FileManager.default.contents(atPath: fencesPath) else {
-            throw FenceError(.malformedInput, reason: "cannot read \(fencesPath)")
-        }
-        let report = try GeoJSONFences.read(bytes)
-        let fences = report.fences
-        for e in report.errors { stderr.write("fence: \(fencesPath): \(e)\n") }
+        let loading = try FenceLoading(a)
+        let fences = loading.read.fences
 
         let connection = try NATSConnection(servers: servers, name: "fence-worker")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
@@ -100,7 +101,8 @@ enum WorkerCommand {
         config.fetchBatch = fetch
         config.ackWait = ackWait
         config.baseFences = fences
-        config.baseFencesDigest = WorkerConfiguration.digest(of: bytes)
+        config.fenceLimits = loading.options.limits.geometry
+        config.baseFencesDigest = WorkerConfiguration.digest(of: fences, limits: config.fenceLimits)
         config.repair = a.flags.contains("repair")
         config.log = { line in StandardError().write("fence worker: \(line)\n") }
 
@@ -115,10 +117,10 @@ enum WorkerCommand {
         }
         let started = Date()
         let worker = Worker(config: config, stop: stop, threads: threads)
-        let rejected = report.errors.count + worker.baseResults.filter { $0.error != nil }.count
-        for r in worker.baseResults { if let e = r.error { stderr.write("fence: \(fencesPath): \(e)\n") } }
+        let rejected = loading.rejected(after: worker.baseResults)
+        loading.report(rejected)
         stderr.write(
-            "fence worker: \(fences.count - rejected + report.errors.count) fences (\(rejected) rejected), partitions \(partitions.map(String.init).joined(separator: ",")) of "
+            "fence worker: \(fences.count - (rejected.count - loading.read.rejected.count)) fences (\(rejected.count) rejected), partitions \(partitions.map(String.init).joined(separator: ",")) of "
                 + "\(topology.partitions), lateness \(lateness) s, owner \(worker.owner)\n")
         var lastApplied = 0
         var lastTime = Date()
