@@ -106,10 +106,13 @@ public final class NATSPullSubscription: @unchecked Sendable {
     /// Up to `batch` messages: one pull request that the server holds for `timeoutMs` at most,
     /// read until it is complete. Empty when nothing came in that time. Messages already read
     /// are always returned, even when the request then fails.
-    /// - Throws: when nothing was read and the consumer is gone, JetStream does not answer or
-    ///   the connection failed.
+    /// - Throws: when the client is not connected, or nothing was read and the consumer is
+    ///   gone, JetStream does not answer or the connection failed.
     /// - Complexity: one request; the messages come back on the inbox.
     public func fetch(batch: Int, timeoutMs: Int64) throws(NATSError) -> [NATSMessage] {
+        // While the client reconnects, nats.c buffers a request and a wait would only time out:
+        // say so, so a worker that has nothing to checkpoint still notices the lost server.
+        guard connection.isConnected else { throw NATSError("fetch from \(name)", text: "not connected (the client is reconnecting)") }
         requests += 1
         let reply = "\(inbox).\(requests)"
         let expires = max(timeoutMs, 20) * 1_000_000

@@ -24,11 +24,13 @@ enum SetupCommand {
           --max-age S           seconds fixes are kept (default 0: no limit; workers need every
                                 fence change in the fix stream)
           --memory              keep everything in memory (tests)
+          --timeout S           seconds each JetStream request may wait for its reply (default
+                                5; a new or loaded cluster creating replicated streams is slower)
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["nats", "partitions", "prefix", "name", "replicas", "dedup-window", "max-age"], flagNames: ["memory"])
+            args, valued: ["nats", "partitions", "prefix", "name", "replicas", "dedup-window", "max-age", "timeout"], flagNames: ["memory"])
         if a.flags.contains("help") {
             print(help)
             return 0
@@ -44,8 +46,10 @@ enum SetupCommand {
         let replicas = try a.int("replicas", default: 1, range: 1...5)
         let window = try a.double("dedup-window", default: 600)!
         let maxAge = try a.double("max-age", default: 0)!
+        let timeout = try a.double("timeout", default: 5)!
         guard window > 0, maxAge >= 0 else { throw UsageError("--dedup-window must be > 0 and --max-age >= 0") }
-        let connection = try NATSConnection(servers: servers, name: "fence-setup")
+        guard timeout > 0, timeout <= 3600 else { throw UsageError("--timeout takes seconds, more than 0 and at most 3600") }
+        let connection = try NATSConnection(servers: servers, name: "fence-setup", timeoutMs: Int64(timeout * 1000))
         try Deployment.setup(
             connection: connection, topology: topology, replicas: replicas, duplicateWindow: window, maxAge: maxAge,
             memory: a.flags.contains("memory"))

@@ -11,7 +11,8 @@ import XCTest
 ///
 /// Skipped (with the reason) only when nats-server is not installed; `.ci/setup` installs it.
 final class NATSClusterTests: XCTestCase {
-    /// The fleet, its fences and `fence eval`'s events, made once for every test here.
+    /// The fleet, its fences and `fence eval`'s events, made at most once per run of this class
+    /// (on first use) in the class's own folder.
     final class Fixture {
         let folder: String
         let fences: String
@@ -20,8 +21,8 @@ final class NATSClusterTests: XCTestCase {
         /// `fence eval`'s output, lines sorted byte-wise.
         let expected: [Data]
 
-        init(devices: Int, steps: Int, name: String) throws {
-            folder = NSTemporaryDirectory() + "fence-nats-\(name)-\(getpid())"
+        init(devices: Int, steps: Int, folder: String) throws {
+            self.folder = folder
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let fleet = Fleet(devices: devices, steps: steps, seed: 2026)
             fences = folder + "/fences.geojson"
@@ -31,26 +32,63 @@ final class NATSClusterTests: XCTestCase {
             try fleet.writeCSV(to: positions)
             let out = folder + "/eval.ndjson"
             let status = try FenceCLI.run(["eval", "--fences", fences, "--positions", positions], output: out, log: folder + "/eval.log")
-            guard status == 0 else { throw NSError(domain: "fixture", code: Int(status)) }
+            guard status == 0 else {
+                let log = (try? String(contentsOfFile: folder + "/eval.log", encoding: .utf8)) ?? ""
+                throw NSError(domain: "fixture", code: Int(status), userInfo: [NSLocalizedDescriptionKey: "fence eval failed: \(log)"])
+            }
             expected = NATSClusterTests.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out)))
+        }
+
+        /// Fails the test (instead of a confusing worker error) when the files went away.
+        func checkFiles() throws {
+            for f in [fences, positions] where !FileManager.default.fileExists(atPath: f) {
+                throw NSError(
+                    domain: "fixture", code: 2,
+                    userInfo: [NSLocalizedDescriptionKey: "fixture file \(f) is gone: something outside this test class removed it"])
+            }
         }
     }
 
+    /// This class's folder for its fixtures: a fresh name per run (a process id is not unique
+    /// across containers that share /tmp), made in the class's `setUp`, removed with everything
+    /// in it in the class's `tearDown`.
+    nonisolated(unsafe) static var classFolder = ""
     nonisolated(unsafe) static var fleetFixture: Fixture?
     nonisolated(unsafe) static var smallFixture: Fixture?
 
+    override class func setUp() {
+        super.setUp()
+        classFolder = NSTemporaryDirectory() + "fence-nats-fixtures-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: classFolder, withIntermediateDirectories: true)
+    }
+
+    override class func tearDown() {
+        if ProcessInfo.processInfo.environment["FENCE_KEEP_TEST_FILES"] == nil {
+            try? FileManager.default.removeItem(atPath: classFolder)
+        }
+        fleetFixture = nil
+        smallFixture = nil
+        super.tearDown()
+    }
+
     /// The 10,000-device, 1,000,000-fix fleet.
     func fleet() throws -> Fixture {
-        if let f = Self.fleetFixture { return f }
-        let f = try Fixture(devices: 10_000, steps: 100, name: "fleet")
+        if let f = Self.fleetFixture {
+            try f.checkFiles()
+            return f
+        }
+        let f = try Fixture(devices: 10_000, steps: 100, folder: Self.classFolder + "/fleet")
         Self.fleetFixture = f
         return f
     }
 
     /// 2,000 devices, 100,000 fixes: for the runs that are about recovery, not scale.
     func small() throws -> Fixture {
-        if let f = Self.smallFixture { return f }
-        let f = try Fixture(devices: 2_000, steps: 50, name: "small")
+        if let f = Self.smallFixture {
+            try f.checkFiles()
+            return f
+        }
+        let f = try Fixture(devices: 2_000, steps: 50, folder: Self.classFolder + "/small")
         Self.smallFixture = f
         return f
     }
@@ -65,7 +103,7 @@ final class NATSClusterTests: XCTestCase {
         guard NATSServer.binary != nil else {
             throw XCTSkip("nats-server is not installed (apt-get install nats-server); .ci/setup installs it")
         }
-        folder = NSTemporaryDirectory() + "fence-nats-\(name.filter { $0.isLetter })-\(UUID().uuidString.prefix(8))"
+        folder = NSTemporaryDirectory() + "fence-nats-\(name.filter { $0.isLetter })-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     }
 
@@ -79,12 +117,6 @@ final class NATSClusterTests: XCTestCase {
         if testRun?.totalFailureCount == 0 && ProcessInfo.processInfo.environment["FENCE_KEEP_TEST_FILES"] == nil {
             try? FileManager.default.removeItem(atPath: folder)
         }
-    }
-
-    override class func tearDown() {
-        for f in [fleetFixture, smallFixture] { if let f { try? FileManager.default.removeItem(atPath: f.folder) } }
-        fleetFixture = nil
-        smallFixture = nil
     }
 
     // MARK: - Tests
@@ -197,8 +229,15 @@ final class NATSClusterTests: XCTestCase {
             let s = try Deployment.status(connection: connection, topology: topology)
             return s.contains { ($0.lastSequence ?? 0) > 0 }
         }
-        let leader = try connection.streamState(topology.fixStream)?.leader
-        let victim = try XCTUnwrap(servers.first { $0.name == leader }, "no leader for \(topology.fixStream)")
+        // The leader as the stream reports it (none for a moment during an election).
+        var leader: String?
+        try waitUntil(timeout: 60) {
+            leader = try connection.streamState(topology.fixStream)?.leader
+            return leader != nil
+        }
+        let victim = try XCTUnwrap(servers.first { $0.name == leader }, "leader \(leader ?? "-") is none of the servers")
+        let atKill = try Deployment.status(connection: connection, topology: topology)
+        let publishing = publisher.isRunning
         victim.stop(signal: SIGKILL)
         publisher.waitUntilExit()
         XCTAssertEqual(publisher.terminationStatus, 0, log("publish"))
@@ -207,7 +246,13 @@ final class NATSClusterTests: XCTestCase {
         try stop(w1)
         try stop(w2)
         let after = try NATSConnection(servers: survivors, name: "test")
-        XCTAssertNotEqual(try after.streamState(topology.fixStream)?.leader, leader)
+        let final = try XCTUnwrap(try after.streamState(topology.fixStream))
+        XCTAssertNotEqual(final.leader, leader)
+        // Mid-stream: the producer was still publishing, or the workers had applied at most
+        // three quarters of the stream, when the leader died.
+        let applied = atKill.compactMap(\.lastSequence).max() ?? 0
+        XCTAssertTrue(publishing || applied < final.lastSequence * 3 / 4, "the kill came after the stream was done (\(applied) of \(final.lastSequence))")
+        print("failover: leader \(leader ?? "-") killed with the publisher \(publishing ? "running" : "done"), checkpoints at \(atKill.map { $0.lastSequence ?? 0 }) of \(final.lastSequence)")
         try assertEventsEqual(fx, survivors)
     }
 
@@ -225,7 +270,8 @@ final class NATSClusterTests: XCTestCase {
             try Deployment.status(connection: connection, topology: topology).contains { ($0.lastSequence ?? 0) > 0 }
         }
         servers[0].stop(signal: SIGKILL)
-        Thread.sleep(forTimeInterval: 1)
+        // Down until a worker has noticed (it logs the lost session), then back on its store.
+        try waitUntil(timeout: 60) { self.log("w1").contains("reconnecting") || self.log("w2").contains("reconnecting") }
         try servers[0].start()
         try waitDrained(urls, timeout: 600)
         try stop(w1)
@@ -337,11 +383,13 @@ final class NATSClusterTests: XCTestCase {
     }
 
     func setup(_ urls: [String], partitions: Int, replicas: Int) throws {
-        // A new cluster answers JetStream requests only once it has elected its meta leader.
-        let deadline = Date().addingTimeInterval(60)
+        // A new cluster answers JetStream requests only once it has elected its meta leader, and
+        // creating replicated streams and the bucket takes longer on a loaded machine: each
+        // attempt waits up to 20 s for JetStream (`--timeout`), all of them up to 180 s.
+        let deadline = Date().addingTimeInterval(180)
         while true {
             let status = try FenceCLI.run(
-                ["setup", "--nats", urls.joined(separator: ","), "--partitions", "\(partitions)", "--replicas", "\(replicas)"],
+                ["setup", "--nats", urls.joined(separator: ","), "--partitions", "\(partitions)", "--replicas", "\(replicas)", "--timeout", "20"],
                 log: folder + "/setup.log")
             if status == 0 { return }
             guard Date() < deadline else { throw NSError(domain: "setup", code: Int(status), userInfo: [NSLocalizedDescriptionKey: log("setup")]) }
@@ -389,8 +437,7 @@ final class NATSClusterTests: XCTestCase {
             if (try? condition()) == true { return }
             usleep(20_000)
         }
-        XCTFail("condition not met in \(timeout) s")
-        throw XCTSkip("timed out")
+        throw NSError(domain: "NATSClusterTests", code: 1, userInfo: [NSLocalizedDescriptionKey: "condition not met in \(timeout) s"])
     }
 
     /// Until every partition has applied, checkpointed and acknowledged everything, through

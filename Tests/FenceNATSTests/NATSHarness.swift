@@ -56,7 +56,7 @@ final class NATSServer {
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = ["-c", config]
         let log = FileHandle(forWritingAtPath: folder + "/server.log") ?? {
-            FileManager.default.createFile(atPath: folder + "/server.log", contents: nil)
+            _ = FileManager.default.createFile(atPath: folder + "/server.log", contents: nil)
             return FileHandle(forWritingAtPath: folder + "/server.log")!
         }()
         log.seekToEndOfFile()
@@ -64,7 +64,7 @@ final class NATSServer {
         p.standardError = log
         try p.run()
         process = p
-        try waitForPort(port, timeout: 10)
+        try waitForPort(port, timeout: 60)
     }
 
     /// Sends `signal` and waits for the process to end.
@@ -129,7 +129,7 @@ enum FenceCLI {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
-        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         let h = FileHandle(forWritingAtPath: log)!
         h.seekToEndOfFile()
         p.standardOutput = h
@@ -144,11 +144,11 @@ enum FenceCLI {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
-        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         let h = FileHandle(forWritingAtPath: log)!
         h.seekToEndOfFile()
         if let output {
-            FileManager.default.createFile(atPath: output, contents: nil)
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
             p.standardOutput = FileHandle(forWritingAtPath: output)!
         } else {
             p.standardOutput = h
