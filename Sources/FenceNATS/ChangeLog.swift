@@ -31,6 +31,10 @@ final class ChangeLog {
         while let (s, m) = cursor, s > latest {
             let change = try m.withBytes { raw throws(FixBatchError) in try FenceChange(decoding: raw) }
             found.append((s, change))
+            // The chain runs backwards; a link that does not is damage (and would loop).
+            guard change.previous < s else {
+                throw NATSError("fence changes", text: "change \(s) names \(change.previous) as its previous change: the chain is broken")
+            }
             if change.previous == 0 || change.previous <= latest {
                 cursor = nil
             } else {

@@ -34,6 +34,8 @@ struct CheckpointStore {
         var written: Double
 
         static let magic = Array("FENCEHEAD".utf8)
+        /// Most chunks a head may name: 32 GiB of checkpoint.
+        static let maxChunks: UInt32 = 65_536
 
         func encoded() -> [UInt8] {
             var w = ByteWriter()
@@ -72,6 +74,12 @@ struct CheckpointStore {
                     lastChangeSequence: change, owner: owner, written: written)
             }
             guard let head else { throw FenceError(.malformedInput, reason: "checkpoint head: not a head record or damaged") }
+            // The chunks must be able to hold the length (a reader reserves it), and be few.
+            guard head.chunks >= 1, head.chunks <= Self.maxChunks, head.length <= UInt64(head.chunks) * UInt64(CheckpointStore.chunkSize)
+            else {
+                throw FenceError(
+                    .malformedInput, reason: "checkpoint head: \(head.chunks) chunks cannot hold \(head.length) bytes (at most \(Self.maxChunks) chunks)")
+            }
             self = head
         }
     }

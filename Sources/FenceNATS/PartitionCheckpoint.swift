@@ -88,10 +88,18 @@ public struct PartitionCheckpoint: Sendable, Hashable {
             guard let part = r.u32(), let s = r.u64(), let from = r.u64(), let change = r.u64(), let hz = r.f64(),
                 let latest = r.f64()
             else { return .failure(fail("truncated payload")) }
+            // A damaged record that still passes its CRC (or a forged one) must be refused here,
+            // not trap later: a replay start of 0 or past the next message, a NaN time, a
+            // counter beyond Int.
+            guard from >= 1, from - 1 <= s else {
+                return .failure(fail("replay start \(from) is not within 1...\(s)+1 (last applied message)"))
+            }
+            guard !hz.isNaN, !latest.isNaN else { return .failure(fail("horizon or latest fix time is NaN")) }
             var c = PartitionStream.Counters()
             var values: [Int] = []
             for _ in 0..<7 {
                 guard let x = r.u64() else { return .failure(fail("truncated counters")) }
+                guard x <= UInt64(Int.max) else { return .failure(fail("counter \(x) out of range")) }
                 values.append(Int(x))
             }
             (c.received, c.applied, c.late, c.rejected, c.duplicates, c.events, c.badMessages) =

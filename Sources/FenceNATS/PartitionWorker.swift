@@ -145,6 +145,12 @@ final class PartitionWorker: @unchecked Sendable {
 
         func checkpoint() throws {
             let outcome = try connection.waitForPublishes()
+            // The crash test's failpoint: die at the worst moment, once events past the last
+            // checkpoint are stored and before the checkpoint that covers them is written.
+            if let k = config.killBeforeCheckpoint, progress.checkpoints + 1 >= k, messagesOut > 0 {
+                log("failpoint: SIGKILL before checkpoint \(progress.checkpoints + 1), \(messagesOut) event messages past the last")
+                kill(getpid(), SIGKILL)
+            }
             let cp = stream.checkpoint(partition: partition, fingerprint: config.fingerprint, owner: owner)
             let written = try store.write(cp, key: key, previous: head?.0, revision: head?.1 ?? 0)
             head = written

@@ -33,6 +33,10 @@ public struct WorkerConfiguration: Sendable {
     public var fenceLimits = FenceLimits()
     /// Repair invalid base polygons with GEOS MakeValid instead of rejecting them.
     public var repair = false
+    /// For crash tests only: the process kills itself (SIGKILL) in the first checkpoint from
+    /// this partition's K-th on that follows published events, after the events stream has
+    /// stored them and before the checkpoint is written (`FENCE_TEST_KILL_BEFORE_CHECKPOINT=K`).
+    public var killBeforeCheckpoint: Int?
     /// Where progress and problems are reported (one line each).
     public var log: @Sendable (String) -> Void = { _ in }
 

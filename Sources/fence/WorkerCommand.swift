@@ -104,6 +104,10 @@ enum WorkerCommand {
         config.fenceLimits = loading.options.limits.geometry
         config.baseFencesDigest = WorkerConfiguration.digest(of: fences, limits: config.fenceLimits)
         config.repair = a.flags.contains("repair")
+        if let k = ProcessInfo.processInfo.environment["FENCE_TEST_KILL_BEFORE_CHECKPOINT"] {
+            guard let k = Int(k), k >= 1 else { throw UsageError("FENCE_TEST_KILL_BEFORE_CHECKPOINT takes a checkpoint number >= 1") }
+            config.killBeforeCheckpoint = k
+        }
         config.log = { line in StandardError().write("fence worker: \(line)\n") }
 
         let stop = StopSignal()

@@ -125,10 +125,11 @@ enum FenceCLI {
     }
 
     /// Starts `fence` with its output in `log` (appended).
-    static func start(_ args: [String], log: String) throws -> Process {
+    static func start(_ args: [String], log: String, environment: [String: String] = [:]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
+        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         let h = FileHandle(forWritingAtPath: log)!
         h.seekToEndOfFile()
