@@ -208,8 +208,11 @@ final class PartitionWorker: @unchecked Sendable {
                     try changes.refresh()
                     break
                 } catch {
+                    // A lost connection ends the session at once (each request would only wait
+                    // out its timeout); a live one waits out an election, within bounds.
                     refreshAttempts += 1
-                    if refreshAttempts >= 20 || stop.isRequested { throw error }
+                    if refreshAttempts >= 20 || stop.isRequested || !connection.isConnected { throw error }
+                    log("\(error) (learning fence changes, attempt \(refreshAttempts))")
                     Thread.sleep(forTimeInterval: min(0.1 * Double(refreshAttempts), 1))
                 }
             }
