@@ -343,6 +343,49 @@ final class NATSClusterTests: XCTestCase {
         compare(got, Self.sortedLines(Data(bytes)))
     }
 
+    /// The worker reads `--fences` as `fence eval` does: a GeoPackage through GDAL/OGR, with the
+    /// id, group and radius in fields named on the command line. Same events as `fence eval`
+    /// with the same flags.
+    func testWorkerReadsFencesAsEvalDoes() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ogr2ogr") else {
+            throw XCTSkip("ogr2ogr is not installed (gdal-bin); .ci/setup installs it")
+        }
+        let fleet = Fleet(devices: 400, steps: 60, seed: 41, fenceCount: 300, size: 0.2)
+        let renamed = fleet.fencesGeoJSON().replacingOccurrences(of: "\"id\":", with: "\"name\":")
+            .replacingOccurrences(of: "\"group\":", with: "\"fleet\":").replacingOccurrences(of: "\"radius\":", with: "\"r_m\":")
+        let geojson = folder + "/renamed.geojson"
+        try Data(renamed.utf8).write(to: URL(fileURLWithPath: geojson))
+        let gpkg = folder + "/fences.gpkg"
+        let convert = Process()
+        convert.executableURL = URL(fileURLWithPath: "/usr/bin/ogr2ogr")
+        convert.arguments = ["-f", "GPKG", "-nlt", "GEOMETRY", "-nln", "fences", gpkg, geojson]
+        try convert.run()
+        convert.waitUntilExit()
+        XCTAssertEqual(convert.terminationStatus, 0)
+        try fleet.writeCSV(to: folder + "/fixes.csv")
+        let mapping = ["--id-field", "name", "--group-field", "fleet", "--radius-field", "r_m"]
+        let reference = folder + "/eval.ndjson"
+        XCTAssertEqual(
+            try FenceCLI.run(["eval", "--fences", gpkg, "--positions", folder + "/fixes.csv"] + mapping, output: reference, log: folder + "/eval.log"),
+            0, log("eval"))
+        let expected = Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: reference)))
+        XCTAssertGreaterThan(expected.count, 100, "too few events to compare")
+        let urls = try startSingleServer(partitions: 4)
+        XCTAssertEqual(
+            try FenceCLI.run(
+                ["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        let w = try FenceCLI.start(
+            ["worker", "--nats", urls[0], "--partitions", "0,1,2,3", "--fences", gpkg, "--lateness", "30", "--progress", "0"] + mapping,
+            log: folder + "/w.log")
+        processes.append(w)
+        try waitDrained(urls, timeout: 300)
+        try stop(w)
+        XCTAssertTrue(log("w").contains("300 fences (0 rejected)"), log("w"))
+        let out = folder + "/events.ndjson"
+        XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
+        compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
+    }
+
     /// A partition resumes only under the settings its checkpoint was made with: a worker
     /// started with another dwell refuses, exit status 1, and leaves the checkpoint alone.
     func testWorkerRefusesACheckpointMadeWithOtherSettings() throws {
