@@ -3,7 +3,9 @@ import Foundation
 import PackageDescription
 
 // Dependencies point one way: fence -> FenceIO -> FenceEngine -> (SpatialIndex, CGEOS); FenceIO
-// also reads fences through GDAL/OGR (CGDAL), which the engine core never sees.
+// also reads fences through GDAL/OGR (CGDAL), which the engine core never sees. The NATS worker
+// is its own module beside them: fence -> FenceNATS -> (FenceIO, CNATS); the core never links
+// libnats.
 // Invariant checks (R-tree `checkInvariants()`) are compiled into debug builds only.
 let checks: [SwiftSetting] = [.define("FENCE_INTERNAL_CHECKS", .when(configuration: .debug))]
 
@@ -37,6 +39,7 @@ let package = Package(
         .library(name: "SpatialIndex", targets: ["SpatialIndex"]),
         .library(name: "FenceEngine", targets: ["FenceEngine"]),
         .library(name: "FenceIO", targets: ["FenceIO"]),
+        .library(name: "FenceNATS", targets: ["FenceNATS"]),
         .executable(name: "fence", targets: ["fence"]),
         .executable(name: "fence-bench", targets: ["FenceBench"]),
     ],
@@ -51,12 +54,18 @@ let package = Package(
             pkgConfig: "gdal",
             providers: [.apt(["libgdal-dev"])]
         ),
+        .systemLibrary(
+            name: "CNATS",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
         .target(name: "SpatialIndex", swiftSettings: checks + hostCPU),
         // A cache prefetch hint, which Swift does not expose: one inline C function.
         .target(name: "CPrefetch"),
         .target(name: "FenceEngine", dependencies: ["CGEOS", "CPrefetch", "SpatialIndex"], swiftSettings: checks + hostCPU),
         .target(name: "FenceIO", dependencies: ["FenceEngine", "CGDAL"], swiftSettings: hostCPU + readerSettings),
-        .executableTarget(name: "fence", dependencies: ["FenceIO", "FenceEngine"]),
+        .target(name: "FenceNATS", dependencies: ["FenceIO", "FenceEngine", "CNATS"], swiftSettings: hostCPU),
+        .executableTarget(name: "fence", dependencies: ["FenceIO", "FenceEngine", "FenceNATS"]),
         .executableTarget(
             name: "FenceBench",
             dependencies: ["FenceEngine", "FenceIO", "SpatialIndex"],
@@ -65,6 +74,7 @@ let package = Package(
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: checks),
         .testTarget(name: "FenceEngineTests", dependencies: ["FenceEngine"], swiftSettings: checks),
         .testTarget(name: "FenceIOTests", dependencies: ["FenceIO"]),
+        .testTarget(name: "FenceNATSTests", dependencies: ["FenceNATS", "FenceIO", "FenceEngine"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -11,6 +11,14 @@ let topHelp = """
       check      validate fences and list every problem
       nearest    per position, the nearest fence boundary and a suggested report delay
 
+    Distributed, on NATS JetStream:
+      setup      create the streams and the checkpoint bucket; print the server mapping
+      publish    load positions into the fix stream, as producers would
+      worker     run partitions of the fix stream through the event engine
+      change     publish a fence change every worker applies at one stream position
+      status     where each partition stands (or wait until all are drained)
+      events     read the events stream back as NDJSON
+
     Run `fence COMMAND --help` for a command's options.
     Exit status: 0 success, 1 bad input, 2 bad usage.
     """
@@ -32,6 +40,18 @@ do {
         status = try CheckCommand.run(rest)
     case "nearest":
         status = try NearestCommand.run(rest)
+    case "setup":
+        status = try SetupCommand.run(rest)
+    case "publish":
+        status = try PublishCommand.run(rest)
+    case "worker":
+        status = try WorkerCommand.run(rest)
+    case "change":
+        status = try ChangeCommand.run(rest)
+    case "status":
+        status = try StatusCommand.run(rest)
+    case "events":
+        status = try EventsCommand.run(rest)
     case "--help", "-h", "help":
         print(topHelp)
         status = 0

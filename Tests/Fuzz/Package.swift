@@ -23,6 +23,8 @@ let package = Package(
     targets: [
         .target(name: "FuzzDriver"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "FenceIO", package: rootIdentity)]),
+        // What the NATS worker decodes off the network (FenceNATS links libnats).
+        fuzzTarget("FuzzNATSMessages", ["FenceNATS", "FenceIO", "FenceEngine"]),
         fuzzTarget("FuzzPositionsCSV", ["FenceIO", "FenceEngine"]),
         fuzzTarget("FuzzPositionsNDJSON", ["FenceIO", "FenceEngine"]),
         fuzzTarget("FuzzFences", ["FenceIO", "FenceEngine"]),

@@ -33,6 +33,7 @@ targets=("$@")
 
 product() {
     case "$1" in
+        nats) echo FuzzNATSMessages ;;
         positions-csv) echo FuzzPositionsCSV ;;
         positions-ndjson) echo FuzzPositionsNDJSON ;;
         fences) echo FuzzFences ;;
@@ -47,6 +48,10 @@ max_len() {
         *) echo 16384 ;;
     esac
 }
+
+# nats: what a fence worker decodes off the network (fix batches, fence changes, partition
+# checkpoints and their heads); part of the default list.
+[ "$#" -gt 0 ] || targets+=(nats)
 
 scratch="$root/.build/fuzz"
 build_log=$(mktemp)

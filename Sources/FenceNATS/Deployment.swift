@@ -1,0 +1,158 @@
+import Foundation
+
+/// Setting up and inspecting the NATS side of a fleet of workers.
+public enum Deployment {
+    /// Creates (or updates) the fix stream, the events stream and the checkpoint bucket, and
+    /// records the topology in the bucket so every tool agrees on the partition count.
+    /// - Parameters:
+    ///   - replicas: copies of each stream and of the bucket (3 in a 3-node cluster).
+    ///   - duplicateWindow: seconds the events stream remembers message ids. It must cover
+    ///     the longest replay: from an event's first publish to its republish after a restart
+    ///     (a checkpoint interval plus the time a partition is down).
+    ///   - maxAge: seconds fixes are kept (0: no limit). Workers read fence changes back to
+    ///     the first one, so the fix stream must keep them: limit by age only with care.
+    public static func setup(
+        connection: NATSConnection, topology: Topology, replicas: Int = 1, duplicateWindow: Double = 600, maxAge: Double = 0,
+        memory: Bool = false
+    ) throws {
+        var fixes = StreamConfig(name: topology.fixStream, subjects: topology.fixStreamSubjects)
+        fixes.replicas = replicas
+        fixes.duplicateWindow = 120
+        fixes.maxAge = maxAge
+        fixes.memory = memory
+        try connection.createStream(fixes)
+        var events = StreamConfig(name: topology.eventStream, subjects: topology.eventSubjects)
+        events.replicas = replicas
+        events.duplicateWindow = duplicateWindow
+        events.memory = memory
+        try connection.createStream(events)
+        let kv = try connection.createKeyValue(
+            bucket: topology.stateBucket, replicas: replicas, maxValueSize: CheckpointStore.chunkSize + 4096, memory: memory)
+        let record = "prefix=\(topology.prefix)\npartitions=\(topology.partitions)\n"
+        if let (existing, _) = try kv.get(Topology.topologyKey) {
+            let old = String(decoding: existing, as: UTF8.self)
+            guard old == record else {
+                throw NATSError(
+                    "setup", text: "\(topology.stateBucket) already records \(old.replacingOccurrences(of: "\n", with: " ")); "
+                        + "a new partition count needs new streams (another --name)")
+            }
+        } else {
+            try kv.put(Topology.topologyKey, Array(record.utf8))
+        }
+    }
+
+    /// The topology `setup` recorded under a deployment name.
+    public static func topology(connection: NATSConnection, name: String = "FENCE") throws -> Topology {
+        let bucket = name + "_STATE"
+        let kv: NATSKeyValue
+        do {
+            kv = try connection.keyValue(bucket: bucket)
+        } catch {
+            throw NATSError("topology", text: "no bucket \(bucket): run `fence setup` first (\(error.text))")
+        }
+        guard let (bytes, _) = try kv.get(Topology.topologyKey) else {
+            throw NATSError("topology", text: "\(bucket) has no topology record: run `fence setup` first")
+        }
+        var prefix = "fix"
+        var partitions = 0
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            let kv = line.split(separator: "=", maxSplits: 1).map(String.init)
+            guard kv.count == 2 else { continue }
+            if kv[0] == "prefix" { prefix = kv[1] }
+            if kv[0] == "partitions" { partitions = Int(kv[1]) ?? 0 }
+        }
+        guard partitions > 0 else { throw NATSError("topology", text: "\(bucket): the topology record is damaged") }
+        return Topology(prefix: prefix, partitions: partitions, name: name)
+    }
+
+    /// Where one partition stands.
+    public struct PartitionStatus: Sendable {
+        public var partition: Int
+        /// The checkpoint's last applied fix message, replay start and last fence change.
+        public var lastSequence: UInt64?
+        public var replayFrom: UInt64?
+        public var lastChangeSequence: UInt64?
+        public var owner: String?
+        /// Wall time of the checkpoint, epoch seconds.
+        public var written: Double?
+        /// The consumer's backlog (nil when no worker has created it).
+        public var pending: UInt64?
+        public var ackPending: UInt64?
+
+        /// Everything stored for the partition is applied, checkpointed and acknowledged, and
+        /// the fence change at `change` (e.g. the flush at the end of an input) is applied.
+        public func isDrained(throughChange change: UInt64) -> Bool {
+            (lastChangeSequence ?? 0) >= change && pending == 0 && ackPending == 0
+        }
+    }
+
+    /// Every partition's checkpoint head and consumer backlog.
+    public static func status(connection: NATSConnection, topology: Topology) throws -> [PartitionStatus] {
+        let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
+        var out: [PartitionStatus] = []
+        for p in 0..<topology.partitions {
+            var s = PartitionStatus(partition: p)
+            if let (h, _) = try store.head(key: topology.checkpointKey(p)) {
+                s.lastSequence = h.lastSequence
+                s.replayFrom = h.replayFrom
+                s.lastChangeSequence = h.lastChangeSequence
+                s.owner = h.owner
+                s.written = h.written
+            }
+            if let c = try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(p)) {
+                s.pending = c.pending
+                s.ackPending = c.ackPending
+            }
+            out.append(s)
+        }
+        return out
+    }
+
+    /// Publishes a fence change on the change subject, chained to the last one, then a tick to
+    /// every partition so each meets the change without waiting for its next fix.
+    /// - Returns: the change's stream sequence.
+    /// - Throws: when the stream refuses it; a concurrent change by another publisher is
+    ///   retried on top of it.
+    @discardableResult
+    public static func publishChange(_ operation: FenceChange.Operation, connection: NATSConnection, topology: Topology) throws
+        -> UInt64
+    {
+        var sequence: UInt64 = 0
+        var attempt = 0
+        while true {
+            let previous = try connection.lastMessage(stream: topology.fixStream, subject: topology.controlSubject)?.sequences?.stream ?? 0
+            do {
+                sequence = try connection.publish(
+                    topology.controlSubject, FenceChange(operation, previous: previous).encoded(), expectLastSubjectSeq: previous
+                ).sequence
+                break
+            } catch {
+                attempt += 1
+                guard error.isWrongLastSequence, attempt < 20 else { throw error }
+            }
+        }
+        try retrying {
+            for p in 0..<topology.partitions {
+                try connection.publishAsync(topology.tickSubject(p), [], msgId: "tick:\(sequence):\(p)")
+            }
+            _ = try connection.waitForPublishes()
+        }
+        return sequence
+    }
+
+    /// Runs `body` until it succeeds, up to `attempts` times, waiting longer after each failure
+    /// (a cluster electing a new stream leader answers nothing for a few seconds).
+    static func retrying(attempts: Int = 12, _ body: () throws -> Void) throws {
+        var wait = 0.25
+        for attempt in 1...attempts {
+            do {
+                try body()
+                return
+            } catch {
+                if attempt == attempts { throw error }
+                Thread.sleep(forTimeInterval: wait)
+                wait = min(wait * 2, 4)
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import FenceEngine
+import Foundation
+
+/// Loads fixes into the fix stream as a producer would: each device's fixes to
+/// `<prefix>.<device>`, batched per device.
+///
+/// Fixes are grouped by event-time window: a message carries one device's fixes of one
+/// window (at most `maxFixesPerMessage`), so within a partition no fix arrives more than one
+/// window after a later one. Workers' lateness must be at least the window.
+///
+/// Messages go out in waves, at most one message per device in a wave, all asynchronous;
+/// a wave must be fully acknowledged before the next starts. A wave that fails is sent again
+/// whole, under the same message ids (the stream drops the copies it already has), so a
+/// device's messages are stored in the order they were read even across a leader failover.
+public final class FixPublisher {
+    let connection: NATSConnection
+    let topology: Topology
+    /// Seconds of event time per message (0: one fix per message).
+    public let window: Double
+    public let maxFixesPerMessage: Int
+    /// Prefix of this run's message ids.
+    let run = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+
+    private var buffers: [String: [Position]] = [:]
+    private var order: [String] = []
+    private var currentWindow: Double?
+    private var nextMessage = 0
+    public private(set) var messages = 0
+    public private(set) var fixes = 0
+    /// Waves sent again after a failure.
+    public private(set) var retries = 0
+
+    public init(connection: NATSConnection, topology: Topology, window: Double = 60, maxFixesPerMessage: Int = 1000) {
+        self.connection = connection
+        self.topology = topology
+        self.window = max(0, window)
+        self.maxFixesPerMessage = max(1, maxFixesPerMessage)
+    }
+
+    /// Takes fixes in input order.
+    public func add(_ batch: [Position]) throws {
+        for fix in batch {
+            let w = window > 0 && fix.time.isFinite ? (fix.time / window).rounded(.down) : fix.time
+            if let c = currentWindow, w > c || window == 0 { try sendWave() }
+            if currentWindow == nil || w > currentWindow! { currentWindow = w }
+            if buffers[fix.device] == nil {
+                order.append(fix.device)
+                buffers[fix.device] = [fix]
+            } else {
+                buffers[fix.device]!.append(fix)
+            }
+            if buffers[fix.device]!.count >= maxFixesPerMessage { try sendWave() }
+        }
+    }
+
+    /// Sends what is buffered.
+    public func finish() throws { try sendWave() }
+
+    private func sendWave() throws {
+        guard !order.isEmpty else { return }
+        var wave: [(subject: String, payload: [UInt8], id: String)] = []
+        wave.reserveCapacity(order.count)
+        for device in order {
+            let f = buffers[device]!
+            wave.append((topology.subject(device: device), FixBatch.encode(device: device, fixes: f), "\(run):\(nextMessage)"))
+            nextMessage += 1
+            fixes += f.count
+        }
+        buffers.removeAll(keepingCapacity: true)
+        order.removeAll(keepingCapacity: true)
+        var first = true
+        try Deployment.retrying {
+            if !first { retries += 1 }
+            first = false
+            for m in wave { try connection.publishAsync(m.subject, m.payload, msgId: m.id) }
+            _ = try connection.waitForPublishes()
+        }
+        messages += wave.count
+    }
+}

@@ -1,0 +1,210 @@
+import FenceEngine
+
+/// One partition's event engine in streaming mode, driven by stream sequences, and able to
+/// resume from a checkpoint exactly: a restart from any checkpoint plus the messages after it
+/// gives the state and the events an uninterrupted run gives.
+///
+/// Fixes are held until the partition's horizon passes them, then applied in time order per
+/// device, so fixes that arrive out of order by up to `lateness` seconds give the events of
+/// sorted input. The horizon is `latestSeen - lateness`, rounded down to a multiple of
+/// `step` seconds: fixes are released in steps of event time, never per message, so the cost
+/// of an evaluation is spread over many fixes. A fix at or before the horizon when it arrives
+/// is late: dropped and counted, never applied.
+///
+/// Every decision depends only on the partition's messages in stream order (never on wall
+/// time, fetch sizes or thread timing), which is what makes replays exact.
+///
+/// The checkpoint holds no fixes. Held fixes are recovered by replaying: `replayFrom` is the
+/// sequence of the oldest message with a held fix; after a restore, messages from
+/// `replayFrom` to `lastSequence` are read again only to refill the held fixes (exactly those
+/// with a time after the horizon), and produce no events.
+public struct PartitionStream: Sendable {
+    public private(set) var engine: EventEngine
+    public let lateness: Double
+    public let step: Double
+
+    var pending: [Position] = []
+    /// Stream sequence of each held fix's message.
+    var pendingSequence: [UInt64] = []
+    public private(set) var horizon = -Double.infinity
+    public private(set) var latestSeen = -Double.infinity
+    /// The last fix message applied (S).
+    public private(set) var lastSequence: UInt64 = 0
+    /// The last fence change applied.
+    public private(set) var lastChangeSequence: UInt64 = 0
+    /// The last message received, applied or replayed: anything at or below is a redelivery.
+    public private(set) var lastReceived: UInt64 = 0
+    public private(set) var counters = Counters()
+
+    public struct Counters: Sendable, Hashable {
+        /// Fixes in applied messages.
+        public var received = 0
+        /// Fixes the engine applied.
+        public var applied = 0
+        /// Fixes that arrived at or before the horizon, or older than their device's last fix.
+        public var late = 0
+        /// Fixes refused as malformed (NaN, out of range, empty device).
+        public var rejected = 0
+        /// Fixes with the time of another fix of the same device.
+        public var duplicates = 0
+        /// Events produced.
+        public var events = 0
+        /// Messages whose payload was not a fix batch.
+        public var badMessages = 0
+        public init() {}
+    }
+
+    /// - Parameters:
+    ///   - lateness: seconds of event time a fix may arrive after later fixes of its partition.
+    ///   - step: the horizon moves in multiples of this many seconds (0: with every message).
+    public init(engine: EventEngine, lateness: Double, step: Double = 1) {
+        self.engine = engine
+        self.lateness = max(0, lateness)
+        self.step = max(0, step)
+    }
+
+    /// Where a restored partition's replay began; it stands until the replay is done.
+    var restoredReplayFrom: UInt64 = 1
+
+    /// The oldest message the partition must read again after a restart from this state:
+    /// that of the oldest held fix, or the next message when none is held. While a restored
+    /// partition is still replaying, the replay's own start.
+    public var replayFrom: UInt64 {
+        guard isCaughtUp else { return restoredReplayFrom }
+        return pendingSequence.min() ?? lastSequence + 1
+    }
+
+    /// Fixes held, waiting for the horizon.
+    public var pendingCount: Int { pending.count }
+
+    /// False while a restored partition is still re-reading held fixes: no checkpoint then.
+    public var isCaughtUp: Bool { lastReceived >= lastSequence }
+
+    /// How a message at a given sequence is treated.
+    public enum Disposition: Sendable { case apply, replay, skip }
+
+    public func disposition(of sequence: UInt64) -> Disposition {
+        if sequence <= lastReceived { return .skip }
+        return sequence <= lastSequence ? .replay : .apply
+    }
+
+    /// Takes one fix message (a batch of one device's fixes, or none for a tick).
+    /// - Returns: the events of the fixes this released, in output order.
+    /// - Complexity: O(k) for k fixes; when the horizon moves, one `EventEngine.evaluate` over
+    ///   the released fixes plus O(held) to split them off.
+    public mutating func receive(_ fixes: [Position], sequence: UInt64) -> [FenceEvent] {
+        switch disposition(of: sequence) {
+        case .skip:
+            return []
+        case .replay:
+            lastReceived = sequence
+            for fix in fixes where Self.isValid(fix) && fix.time > horizon {
+                pending.append(fix)
+                pendingSequence.append(sequence)
+            }
+            return []
+        case .apply:
+            lastReceived = sequence
+            lastSequence = sequence
+        }
+        counters.received += fixes.count
+        for fix in fixes {
+            guard Self.isValid(fix) else {
+                counters.rejected += 1
+                continue
+            }
+            if fix.time <= horizon {
+                counters.late += 1
+                continue
+            }
+            pending.append(fix)
+            pendingSequence.append(sequence)
+            if fix.time > latestSeen { latestSeen = fix.time }
+        }
+        var next = latestSeen - lateness
+        if step > 0 { next = (next / step).rounded(.down) * step }
+        guard next > horizon else { return [] }
+        horizon = next
+        return release { $0 <= next }
+    }
+
+    /// Counts a message that could not be decoded, so the position still advances.
+    public mutating func receiveUndecodable(sequence: UInt64) {
+        if disposition(of: sequence) == .apply {
+            counters.badMessages += 1
+            lastSequence = sequence
+        }
+        if sequence > lastReceived { lastReceived = sequence }
+    }
+
+    /// Applies a fence change at its stream position: first every held fix, then the change.
+    /// The horizon does not move, so what counts as late does not depend on the change.
+    /// - Returns: the events of the released fixes, then those of the change; nil when the
+    ///   change is at or before the last one applied (already in the state).
+    public mutating func apply(_ change: FenceChange, sequence: UInt64, errors: inout [String]) -> [FenceEvent]? {
+        guard sequence > lastChangeSequence else { return nil }
+        lastChangeSequence = sequence
+        var events = release { _ in true }
+        let edits = change.apply(to: &engine, errors: &errors)
+        counters.events += edits.count
+        events += edits
+        return events
+    }
+
+    static func isValid(_ fix: Position) -> Bool { fix.problem == nil && !fix.device.isEmpty }
+
+    mutating func release(_ due: (Double) -> Bool) -> [FenceEvent] {
+        var now: [Position] = []
+        var keep = 0
+        for i in pending.indices {
+            if due(pending[i].time) {
+                now.append(pending[i])
+            } else {
+                pending[keep] = pending[i]
+                pendingSequence[keep] = pendingSequence[i]
+                keep += 1
+            }
+        }
+        pending.removeSubrange(keep...)
+        pendingSequence.removeSubrange(keep...)
+        guard !now.isEmpty else { return [] }
+        let result = engine.evaluate(now, threads: 1)
+        counters.applied += result.applied
+        counters.late += result.late
+        counters.duplicates += result.duplicates
+        counters.rejected += result.rejected.count
+        counters.events += result.events.count
+        return result.events
+    }
+}
+
+extension PartitionStream {
+    /// The partition's position and tracker state, for a checkpoint.
+    public func checkpoint(partition: Int, fingerprint: UInt64, owner: String) -> PartitionCheckpoint {
+        PartitionCheckpoint(
+            partition: partition, lastSequence: lastSequence, replayFrom: replayFrom, lastChangeSequence: lastChangeSequence,
+            horizon: horizon, latestSeen: latestSeen, counters: counters, fingerprint: fingerprint, owner: owner,
+            snapshot: engine.snapshot())
+    }
+
+    /// A partition resumed from a checkpoint.
+    /// - Parameter engine: the settings and the fences as of the checkpoint's last change
+    ///   (base fences plus every change up to `lastChangeSequence`); its tracker state is
+    ///   replaced by the checkpoint's.
+    /// - Returns: the stream and the number of inside pairs whose fence is not loaded (dropped).
+    public static func restored(
+        from c: PartitionCheckpoint, engine: EventEngine, lateness: Double, step: Double
+    ) -> (PartitionStream, droppedPairs: Int) {
+        var e = engine
+        let dropped = e.restore(c.snapshot)
+        var s = PartitionStream(engine: e, lateness: lateness, step: step)
+        s.lastSequence = c.lastSequence
+        s.lastReceived = c.replayFrom - 1
+        s.restoredReplayFrom = c.replayFrom
+        s.lastChangeSequence = c.lastChangeSequence
+        s.horizon = c.horizon
+        s.latestSeen = c.latestSeen
+        s.counters = c.counters
+        return (s, dropped)
+    }
+}

@@ -1,0 +1,267 @@
+import FenceEngine
+import Foundation
+import Synchronization
+
+/// A request to stop, set from a signal handler or a test, read by every partition loop.
+public final class StopSignal: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    public func request() { flag.store(true, ordering: .releasing) }
+    public var isRequested: Bool { flag.load(ordering: .acquiring) }
+}
+
+/// What a partition did, for progress lines and the final summary.
+public struct PartitionProgress: Sendable {
+    public var partition: Int
+    public var counters = PartitionStream.Counters()
+    public var lastSequence: UInt64 = 0
+    public var checkpoints = 0
+    /// Sessions started after the first: reconnections and rewinds to the checkpoint.
+    public var rewinds = 0
+    /// Event messages the server acknowledged as duplicates (already stored: a replay).
+    public var duplicateEventMessages = 0
+    public var eventMessages = 0
+    /// Wall time of the first and the latest applied fix message.
+    public var firstApplied: Double?
+    public var lastApplied: Double?
+}
+
+/// Runs one partition: consumes its fix messages through a durable pull consumer, applies
+/// fence changes at their stream position, publishes events, checkpoints, acknowledges.
+///
+/// The order of durable steps is what makes a restart exact:
+/// 1. events of the fixes applied so far are published and acknowledged by the events stream;
+/// 2. the checkpoint (state + positions) is written to the key-value bucket;
+/// 3. only then is the fix stream acknowledged, and only below the checkpoint's `replayFrom`.
+/// A crash between any two steps leaves the previous checkpoint in force and the messages
+/// after it unacknowledged; the replay republishes the same events under the same ids, which
+/// the events stream drops as duplicates.
+///
+/// Any failure of the connection, a fetch, a publish or a checkpoint write ends the session:
+/// the partition reconnects, reads its checkpoint again, recreates its consumer at the
+/// checkpoint's `replayFrom`, and goes on. Nothing beyond the checkpoint is ever acknowledged.
+final class PartitionWorker: @unchecked Sendable {
+    let partition: Int
+    let config: WorkerConfiguration
+    let base: EventEngine
+    let stop: StopSignal
+    let owner: String
+    private let progressLock = Mutex(PartitionProgress(partition: 0))
+    private var knownOwners: Set<String>
+
+    init(partition: Int, config: WorkerConfiguration, base: EventEngine, stop: StopSignal, owner: String) {
+        self.partition = partition
+        self.config = config
+        self.base = base
+        self.stop = stop
+        self.owner = owner
+        knownOwners = [owner]
+        progressLock.withLock { $0.partition = partition }
+    }
+
+    var progress: PartitionProgress { progressLock.withLock { $0 } }
+
+    private func log(_ s: String) { config.log("partition \(partition): \(s)") }
+
+    /// Runs sessions until stopped. - Throws: only what no retry can fix (another owner, other
+    /// settings, a damaged checkpoint).
+    func run() throws {
+        var backoff = 0.25
+        var first = true
+        while !stop.isRequested {
+            if !first { progressLock.withLock { $0.rewinds += 1 } }
+            first = false
+            let started = Date()
+            do {
+                try session()
+                return
+            } catch let e as CheckpointError {
+                throw e
+            } catch let e as FenceError {
+                throw e
+            } catch {
+                if Date().timeIntervalSince(started) > 30 { backoff = 0.25 }  // a long session: a new incident
+                log("\(error); reconnecting and resuming from the checkpoint in \(backoff) s")
+                Thread.sleep(forTimeInterval: backoff)
+                backoff = min(backoff * 2, 4)
+            }
+        }
+    }
+
+    /// One connection's worth of work, from reading the checkpoint to a stop or a failure.
+    private func session() throws {
+        let topology = config.topology
+        let key = topology.checkpointKey(partition)
+        let connection = try NATSConnection(servers: config.servers, name: "fence-worker-p\(partition)", connectWait: 5)
+        let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
+        let changes = ChangeLog(connection: connection, topology: topology)
+        try changes.refresh()
+
+        var head = try store.head(key: key)
+        var stream: PartitionStream
+        if let (h, _) = head, !knownOwners.contains(h.owner) {
+            if progress.checkpoints > 0 || progress.rewinds > 0 {
+                throw CheckpointError.ownershipLost(key: key, detail: "now written by \(h.owner)")
+            }
+            knownOwners.insert(h.owner)
+        }
+        if let (cp, rev) = try store.read(key: key) {
+            guard cp.fingerprint == config.fingerprint else { throw CheckpointError.fingerprintMismatch(partition: partition) }
+            head = (try store.head(key: key)).map { ($0.0, rev) }
+            var engine = base
+            var errors: [String] = []
+            for (_, change) in changes.changes(after: 0, before: cp.lastChangeSequence + 1) {
+                _ = change.apply(to: &engine, errors: &errors)
+            }
+            let (restored, dropped) = PartitionStream.restored(
+                from: cp, engine: engine, lateness: config.lateness, step: config.step)
+            stream = restored
+            if dropped > 0 { log("\(dropped) inside pairs name fences that are not loaded; dropped") }
+            log("resuming at \(cp.lastSequence) (re-reading from \(cp.replayFrom)), last fence change \(cp.lastChangeSequence)")
+        } else {
+            stream = PartitionStream(engine: base, lateness: config.lateness, step: config.step)
+        }
+
+        let consumer = topology.consumerName(partition)
+        try connection.deleteConsumer(stream: topology.fixStream, name: consumer)
+        try connection.createPullConsumer(
+            stream: topology.fixStream, name: consumer, filter: topology.partitionFilter(partition),
+            startSequence: stream.replayFrom, ackWait: config.ackWait, maxAckPending: config.maxAckPending)
+        let subscription = try connection.pullSubscription(stream: topology.fixStream, consumer: consumer)
+
+        var outbox = EventOutbox()
+        let eventSubject = topology.eventSubject(partition)
+        var lastConsumerSequence: UInt64 = 0
+        var unacknowledged: [(sequence: UInt64, reply: String)] = []
+        var lastCheckpoint = Date()
+        var dirty = false
+        var fixes: [Position] = []
+        var messagesOut = 0
+        var failedFetches = 0
+
+        func publish(_ events: [FenceEvent], cause: UInt64) throws {
+            messagesOut += try outbox.publish(events, partition: partition, cause: cause, subject: eventSubject, via: connection)
+        }
+
+        func checkpoint() throws {
+            let outcome = try connection.waitForPublishes()
+            // The crash test's failpoint: die at the worst moment, once events past the last
+            // checkpoint are stored and before the checkpoint that covers them is written.
+            if let k = config.killBeforeCheckpoint, progress.checkpoints + 1 >= k, messagesOut > 0 {
+                log("failpoint: SIGKILL before checkpoint \(progress.checkpoints + 1), \(messagesOut) event messages past the last")
+                kill(getpid(), SIGKILL)
+            }
+            let cp = stream.checkpoint(partition: partition, fingerprint: config.fingerprint, owner: owner)
+            let written = try store.write(cp, key: key, previous: head?.0, revision: head?.1 ?? 0)
+            head = written
+            var ackUpTo: (sequence: UInt64, reply: String)?
+            for u in unacknowledged where u.sequence < cp.replayFrom {
+                if ackUpTo == nil || u.sequence > ackUpTo!.sequence { ackUpTo = u }
+            }
+            if let a = ackUpTo {
+                try subscription.acknowledge(reply: a.reply)
+                unacknowledged.removeAll { $0.sequence < cp.replayFrom }
+            }
+            lastCheckpoint = Date()
+            dirty = false
+            let counters = stream.counters
+            let sent = messagesOut
+            messagesOut = 0
+            progressLock.withLock {
+                $0.counters = counters
+                $0.lastSequence = cp.lastSequence
+                $0.checkpoints += 1
+                $0.eventMessages += sent
+                $0.duplicateEventMessages += outcome.duplicates
+            }
+        }
+
+        while true {
+            if stop.isRequested {
+                // Drain: what was fetched is applied; checkpoint and acknowledge, then leave.
+                if stream.isCaughtUp && dirty { try checkpoint() }
+                return
+            }
+            // A failed fetch loses nothing by itself (a delivery that went astray shows as a gap
+            // in the consumer sequence below), so it is retried on the same consumer; only a
+            // connection that stays down ends the session.
+            let messages: [NATSMessage]
+            do {
+                messages = try subscription.fetch(batch: config.fetchBatch, timeoutMs: 100)
+                failedFetches = 0
+            } catch {
+                failedFetches += 1
+                log("\(error) (attempt \(failedFetches))")
+                if failedFetches >= 20 || !connection.isConnected && failedFetches >= 8 { throw error }
+                Thread.sleep(forTimeInterval: min(0.05 * Double(failedFetches), 0.5))
+                continue
+            }
+            if messages.isEmpty {
+                if dirty && stream.isCaughtUp { try checkpoint() }
+                continue
+            }
+            // Learning the changes needs the stream's leader; during an election, wait for it
+            // here rather than start the session over.
+            var refreshAttempts = 0
+            while true {
+                do {
+                    try changes.refresh()
+                    break
+                } catch {
+                    // A lost connection ends the session at once (each request would only wait
+                    // out its timeout); a live one waits out an election, within bounds.
+                    refreshAttempts += 1
+                    if refreshAttempts >= 20 || stop.isRequested || !connection.isConnected { throw error }
+                    log("\(error) (learning fence changes, attempt \(refreshAttempts))")
+                    Thread.sleep(forTimeInterval: min(0.1 * Double(refreshAttempts), 1))
+                }
+            }
+            for m in messages {
+                guard let (sequence, consumerSequence, _) = m.sequences else {
+                    throw NATSError("delivery", text: "a message without JetStream metadata")
+                }
+                guard consumerSequence == lastConsumerSequence + 1 else {
+                    throw NATSError(
+                        "delivery",
+                        text: "consumer sequence \(consumerSequence) after \(lastConsumerSequence): a delivery was lost or the consumer was reset")
+                }
+                lastConsumerSequence = consumerSequence
+                if let reply = m.reply { unacknowledged.append((sequence, reply)) }
+                let disposition = stream.disposition(of: sequence)
+                if disposition == .skip { continue }
+                if disposition == .apply {
+                    for (g, change) in changes.changes(after: stream.lastChangeSequence, before: sequence) {
+                        var errors: [String] = []
+                        if let events = stream.apply(change, sequence: g, errors: &errors) {
+                            try publish(events, cause: g)
+                            dirty = true
+                        }
+                        for e in errors.prefix(20) { log("fence change \(g): \(e)") }
+                    }
+                    let now = Date().timeIntervalSince1970
+                    progressLock.withLock {
+                        if $0.firstApplied == nil { $0.firstApplied = now }
+                        $0.lastApplied = now
+                    }
+                }
+                fixes.removeAll(keepingCapacity: true)
+                do {
+                    try m.withBytes { raw throws(FixBatchError) in _ = try FixBatch.decode(raw, into: &fixes) }
+                } catch {
+                    if disposition == .apply { log("message \(sequence) on \(m.subject): \(error); skipped") }
+                    stream.receiveUndecodable(sequence: sequence)
+                    dirty = true
+                    continue
+                }
+                let events = stream.receive(fixes, sequence: sequence)
+                if disposition == .apply { dirty = true }
+                if !events.isEmpty { try publish(events, cause: sequence) }
+            }
+            // Busy: a checkpoint per interval. An empty fetch (above) checkpoints at once, so a
+            // partition that has caught up is acknowledged within a fetch timeout.
+            if dirty && stream.isCaughtUp && Date().timeIntervalSince(lastCheckpoint) >= config.checkpointInterval {
+                try checkpoint()
+            }
+        }
+    }
+}

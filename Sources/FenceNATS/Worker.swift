@@ -1,0 +1,71 @@
+import FenceEngine
+import Foundation
+
+/// A fence worker: runs its partitions, each on its own connection and thread, until stopped.
+///
+/// The base fences are loaded into one engine once; every partition starts from a copy of it
+/// (copy-on-write: the fence store is shared until a fence change edits a partition's copy).
+public final class Worker: @unchecked Sendable {
+    public let config: WorkerConfiguration
+    public let stop: StopSignal
+    /// This process's name in checkpoints: host, process id and a random suffix.
+    public let owner: String
+    let partitions: [PartitionWorker]
+    /// What became of each base fence (rejected ones carry their error).
+    public let baseResults: [FenceAddResult]
+
+    public init(config: WorkerConfiguration, stop: StopSignal = StopSignal(), threads: Int = FenceStore.defaultThreads) {
+        self.config = config
+        self.stop = stop
+        let owner = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        self.owner = owner
+        var store = FenceStore()
+        store.limits = config.fenceLimits
+        var base = EventEngine(store: store, settings: config.settings)
+        baseResults = base.add(config.baseFences, repair: config.repair, threads: threads).results
+        partitions = config.partitions.map {
+            PartitionWorker(partition: $0, config: config, base: base, stop: stop, owner: owner)
+        }
+    }
+
+    /// Progress of every partition, in the order they were given.
+    public var progress: [PartitionProgress] { partitions.map(\.progress) }
+
+    /// Runs every partition until `stop` is requested and each has drained and checkpointed.
+    /// A partition that cannot go on (another owner, other settings, a damaged checkpoint)
+    /// requests the stop for all.
+    /// - Returns: the errors of partitions that could not go on (empty when all stopped well).
+    public func run(progressEvery: Double = 0, report: (([PartitionProgress]) -> Void)? = nil) -> [Int: Error] {
+        let group = DispatchGroup()
+        let failures = FailureList()
+        for pw in partitions {
+            let thread = Thread {
+                do {
+                    try pw.run()
+                } catch {
+                    // A partition that cannot go on stops the whole worker, so a supervisor
+                    // sees the exit status instead of a worker quietly running fewer partitions.
+                    failures.add(pw.partition, error)
+                    pw.config.log("partition \(pw.partition): stopped: \(error)")
+                    pw.stop.request()
+                }
+                group.leave()
+            }
+            thread.name = "fence-p\(pw.partition)"
+            thread.stackSize = 8 << 20
+            group.enter()
+            thread.start()
+        }
+        while group.wait(timeout: .now() + (progressEvery > 0 ? progressEvery : 3600)) == .timedOut {
+            report?(progress)
+        }
+        return failures.all
+    }
+}
+
+private final class FailureList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [Int: Error] = [:]
+    func add(_ p: Int, _ e: Error) { lock.withLock { errors[p] = e } }
+    var all: [Int: Error] { lock.withLock { errors } }
+}

@@ -1,0 +1,54 @@
+import FenceEngine
+import FenceNATS
+import Foundation
+
+/// `fence change`: publishes a fence change that every worker applies at one stream position.
+enum ChangeCommand {
+    static let help = """
+        Usage: fence change --nats URL[,URL...] (--add F.geojson | --remove IDS | --remove-group GROUPS
+                                                | --remove-all | --flush)
+
+        Publishes one fence change to the fix stream. Every partition applies it at its stream
+        position: first every fix stored before it (held fixes are released), then the change,
+        then the fixes after it, so its events are those of one process reading the stream in
+        order. Removals and replacements give exits (fence-removed, fence-replaced) at each
+        device's last fix.
+
+        Options:
+          --add FILE            add fences from GeoJSON (same id replaces)
+          --remove IDS          remove fences by id, comma-separated
+          --remove-group LIST   remove every fence of these groups, comma-separated
+          --remove-all          remove every fence
+          --flush               change no fence; release every held fix (end of input)
+          --name NAME           deployment name given to `fence setup` (default FENCE)
+        """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(
+            args, valued: ["nats", "add", "remove", "remove-group", "name"], flagNames: ["remove-all", "flush"])
+        if a.flags.contains("help") {
+            print(help)
+            return 0
+        }
+        let servers = try a.natsServers()
+        func list(_ s: String) -> [String] { s.split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) } }
+        var operations: [FenceChange.Operation] = []
+        if let path = a.values["add"] {
+            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
+            operations.append(.add(geoJSON: [UInt8](data)))
+        }
+        if let ids = a.values["remove"] { operations.append(.remove(ids: list(ids))) }
+        if let groups = a.values["remove-group"] { operations.append(.removeGroups(list(groups))) }
+        if a.flags.contains("remove-all") { operations.append(.removeAll) }
+        if a.flags.contains("flush") { operations.append(.flush) }
+        guard operations.count == 1 else {
+            throw UsageError("give exactly one of --add, --remove, --remove-group, --remove-all, --flush")
+        }
+        let connection = try NATSConnection(servers: servers, name: "fence-change")
+        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        let seq = try Deployment.publishChange(operations[0], connection: connection, topology: topology)
+        print(seq)
+        StandardError().write("fence change: published at stream sequence \(seq) of \(topology.fixStream)\n")
+        return 0
+    }
+}

@@ -1,0 +1,61 @@
+import FenceNATS
+import Foundation
+
+/// `fence status`: where every partition stands.
+enum StatusCommand {
+    static let help = """
+        Usage: fence status --nats URL[,URL...] [--wait-drained] [--timeout S] [--name NAME]
+
+        Prints one line per partition: the checkpoint's last applied fix message, where a
+        restart reads again from, the last fence change applied, the consumer's backlog
+        (undelivered, unacknowledged) and the checkpoint's writer and age.
+
+        --wait-drained   wait until every partition has applied, checkpointed and acknowledged
+                         everything stored, through the last fence change (e.g. the flush at
+                         the end of a `fence publish`); exit 1 after --timeout (default 600 s)
+        """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(args, valued: ["nats", "timeout", "name"], flagNames: ["wait-drained"])
+        if a.flags.contains("help") {
+            print(help)
+            return 0
+        }
+        let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-status")
+        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        let timeout = try a.double("timeout", default: 600)!
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let lastChange: UInt64
+            let statuses: [Deployment.PartitionStatus]
+            do {
+                lastChange = try connection.lastMessage(stream: topology.fixStream, subject: topology.controlSubject)?.sequences?.stream ?? 0
+                statuses = try Deployment.status(connection: connection, topology: topology)
+            } catch {
+                // A cluster electing a leader answers nothing for a moment: wait, unless asked once.
+                guard a.flags.contains("wait-drained"), Date() < deadline else { throw error }
+                Thread.sleep(forTimeInterval: 0.5)
+                continue
+            }
+            let drained = statuses.allSatisfy { $0.isDrained(throughChange: lastChange) }
+            if !a.flags.contains("wait-drained") || drained {
+                for s in statuses { print(line(s)) }
+                return drained || !a.flags.contains("wait-drained") ? 0 : 1
+            }
+            if Date() > deadline {
+                for s in statuses { print(line(s)) }
+                StandardError().write("fence status: not drained after \(timeout) s\n")
+                return 1
+            }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+    }
+
+    static func line(_ s: Deployment.PartitionStatus) -> String {
+        func v(_ x: UInt64?) -> String { x.map { String($0) } ?? "-" }
+        let age = s.written.map { String(format: "%.1f s ago", Date().timeIntervalSince1970 - $0) } ?? "never"
+        return "partition \(s.partition): applied \(v(s.lastSequence)), replay from \(v(s.replayFrom)), "
+            + "change \(v(s.lastChangeSequence)), pending \(v(s.pending)), unacknowledged \(v(s.ackPending)), "
+            + "checkpoint \(age) by \(s.owner ?? "-")"
+    }
+}

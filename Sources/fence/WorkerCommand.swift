@@ -1,0 +1,159 @@
+import FenceEngine
+import FenceIO
+import FenceNATS
+import Foundation
+
+/// `fence worker`: runs partitions of the fix stream through the event engine.
+enum WorkerCommand {
+    static let help = """
+        Usage: fence worker --nats URL[,URL...] --partitions 0,2,... --fences SOURCE [options]
+
+        Consumes its partitions of the fix stream through durable pull consumers, runs the event
+        engine in streaming mode (fixes held up to --lateness, then applied in time order per
+        device), publishes events to the events stream with a Nats-Msg-Id derived from them,
+        and checkpoints each partition's state with its stream position to the key-value
+        bucket. A restart resumes from the checkpoint: it gives exactly the events an
+        uninterrupted run gives (the events stream drops republished copies). Fence changes
+        published with `fence change` apply at their stream position in every partition.
+
+        SIGTERM or SIGINT: stop fetching, apply what was fetched, checkpoint, exit 0.
+        A lost connection: reconnect, resume from the checkpoint; nothing is acknowledged that
+        is not applied, published and checkpointed.
+
+        Options:
+          --nats URLS             server URLs, comma-separated (all of a cluster's)
+          --partitions LIST       partitions to run, comma-separated (each by one worker at a time)
+          --fences SOURCE         base fences, read as `fence eval` reads them (below); every
+                                  worker must load the same fences with the same options
+          --lateness SECONDS      event time a fix may arrive late within its partition
+                                  (default 60; at least the producers' --window)
+          --step SECONDS          the horizon moves in steps of this much event time (default 1)
+          --checkpoint-every S    wall seconds between checkpoints while busy (default 1)
+          --fetch N               messages per fetch (default 256)
+          --ack-wait SECONDS      redelivery timeout of unacknowledged messages (default: twice
+                                  the lateness plus 60 s, at least 120 s; messages stay
+                                  unacknowledged while they hold fixes)
+          --progress SECONDS      a progress line on standard error this often (default 10; 0 off)
+          --name NAME             deployment name given to `fence setup` (default FENCE)
+          --threads N             threads for loading the base fences (default: all cores)
+          --repair                repair invalid base polygons with GEOS MakeValid
+
+        Engine settings, as for `fence eval` (they must not change across restarts):
+          --dwell SECONDS  --actions LIST  --no-initial  --margin METRES  --exit-delay SECONDS  --cross
+
+        \(Arguments.fenceHelp)
+        For the worker a refused feature is reported and the worker runs with the others. The
+        fences as read (not the source's bytes) and the limits are part of every checkpoint's
+        fingerprint: a partition resumes only with the same base fences.
+
+        Exit status: 0 after a requested stop, 1 when a partition cannot go on (another worker
+        took it, its checkpoint was made with other settings, a damaged checkpoint), 2 bad usage.
+        """
+
+    static func run(_ args: ArraySlice<String>) throws -> Int32 {
+        let a = try Arguments(
+            args,
+            valued: Arguments.fenceOptions.union([
+                "nats", "partitions", "lateness", "step", "checkpoint-every", "fetch", "ack-wait", "progress", "name", "threads",
+                "dwell", "actions", "margin", "exit-delay",
+            ]), flagNames: ["no-initial", "cross", "repair"])
+        if a.flags.contains("help") {
+            print(help)
+            return 0
+        }
+        let servers = try a.natsServers()
+        guard let list = a.values["partitions"] else { throw UsageError("--partitions is required (e.g. 0,1)") }
+        var partitions: [Int] = []
+        for item in list.split(separator: ",") {
+            guard let p = Int(item.trimmingCharacters(in: .whitespaces)), p >= 0 else {
+                throw UsageError("--partitions takes partition numbers, comma-separated")
+            }
+            if !partitions.contains(p) { partitions.append(p) }
+        }
+        guard !partitions.isEmpty else { throw UsageError("--partitions is empty") }
+        let settings = try a.engineSettings()
+        let lateness = try a.double("lateness", default: 60)!
+        let step = try a.double("step", default: 1)!
+        let interval = try a.double("checkpoint-every", default: 1)!
+        let ackWait = try a.double("ack-wait", default: max(120, 2 * lateness + 60))!
+        let progressEvery = try a.double("progress", default: 10)!
+        guard lateness >= 0, step >= 0, interval >= 0, ackWait > 0, progressEvery >= 0 else {
+            throw UsageError("--lateness, --step, --checkpoint-every and --progress must be >= 0, --ack-wait > 0")
+        }
+        let fetch = try a.int("fetch", default: 256, range: 1...10_000)
+        let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
+        let stderr = StandardError()
+
+        let loading = try FenceLoading(a)
+        let fences = loading.read.fences
+
+        let connection = try NATSConnection(servers: servers, name: "fence-worker")
+        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        if let p = partitions.first(where: { $0 >= topology.partitions }) {
+            throw UsageError("partition \(p) does not exist: \(topology.fixStream) has \(topology.partitions) (0...\(topology.partitions - 1))")
+        }
+
+        var config = WorkerConfiguration(servers: servers, topology: topology, partitions: partitions)
+        config.settings = settings
+        config.lateness = lateness
+        config.step = step
+        config.checkpointInterval = interval
+        config.fetchBatch = fetch
+        config.ackWait = ackWait
+        config.baseFences = fences
+        config.fenceLimits = loading.options.limits.geometry
+        config.baseFencesDigest = WorkerConfiguration.digest(of: fences, limits: config.fenceLimits)
+        config.repair = a.flags.contains("repair")
+        if let k = ProcessInfo.processInfo.environment["FENCE_TEST_KILL_BEFORE_CHECKPOINT"] {
+            guard let k = Int(k), k >= 1 else { throw UsageError("FENCE_TEST_KILL_BEFORE_CHECKPOINT takes a checkpoint number >= 1") }
+            config.killBeforeCheckpoint = k
+        }
+        config.log = { line in StandardError().write("fence worker: \(line)\n") }
+
+        let stop = StopSignal()
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { stop.request() }
+            source.resume()
+            sources.append(source)
+        }
+        let started = Date()
+        let worker = Worker(config: config, stop: stop, threads: threads)
+        let rejected = loading.rejected(after: worker.baseResults)
+        loading.report(rejected)
+        stderr.write(
+            "fence worker: \(fences.count - (rejected.count - loading.read.rejected.count)) fences (\(rejected.count) rejected), partitions \(partitions.map(String.init).joined(separator: ",")) of "
+                + "\(topology.partitions), lateness \(lateness) s, owner \(worker.owner)\n")
+        var lastApplied = 0
+        var lastTime = Date()
+        let failures = worker.run(progressEvery: progressEvery) { progress in
+            let applied = progress.reduce(0) { $0 + $1.counters.received }
+            let events = progress.reduce(0) { $0 + $1.counters.events }
+            let now = Date()
+            let rate = Double(applied - lastApplied) / max(now.timeIntervalSince(lastTime), 1e-9)
+            (lastApplied, lastTime) = (applied, now)
+            StandardError().write(
+                "fence worker: \(applied) fixes, \(events) events, " + String(format: "%.0f fixes/s", rate) + " (checkpointed)\n")
+        }
+        withExtendedLifetime(sources) {}
+        for p in worker.progress { stderr.write("fence worker: " + summary(p) + "\n") }
+        let total = worker.progress.reduce(0) { $0 + $1.counters.received }
+        let first = worker.progress.compactMap(\.firstApplied).min()
+        let last = worker.progress.compactMap(\.lastApplied).max()
+        var rate = ""
+        if let first, let last, last > first { rate = String(format: ", %.0f fixes/s while busy", Double(total) / (last - first)) }
+        stderr.write(String(format: "fence worker: %d fixes in %.2f s%@\n", total, Date().timeIntervalSince(started), rate))
+        for (p, e) in failures.sorted(by: { $0.key < $1.key }) { stderr.write("fence worker: partition \(p): \(e)\n") }
+        return failures.isEmpty ? 0 : 1
+    }
+
+    static func summary(_ p: PartitionProgress) -> String {
+        let c = p.counters
+        return "partition \(p.partition): applied through \(p.lastSequence); \(c.received) fixes (\(c.applied) applied, \(c.late) late, "
+            + "\(c.duplicates) duplicate, \(c.rejected) rejected, \(c.badMessages) bad messages); \(c.events) events in "
+            + "\(p.eventMessages) messages (\(p.duplicateEventMessages) dropped as duplicates); \(p.checkpoints) checkpoints, "
+            + "\(p.rewinds) resumes"
+    }
+}

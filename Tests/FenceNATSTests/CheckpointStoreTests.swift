@@ -1,0 +1,79 @@
+import FenceEngine
+import Foundation
+import XCTest
+
+@testable import FenceNATS
+
+/// The checkpoint bucket on a real server: chunked values read back whole, the previous
+/// checkpoint intact until the head moves, damage refused, a second writer refused.
+final class CheckpointStoreTests: XCTestCase {
+    var server: NATSServer?
+
+    override func setUpWithError() throws {
+        guard NATSServer.binary != nil else {
+            throw XCTSkip("nats-server is not installed (apt-get install nats-server); .ci/setup installs it")
+        }
+        let folder = NSTemporaryDirectory() + "fence-kv-\(UUID().uuidString.prefix(8))"
+        let s = try NATSServer(name: "kv", folder: folder, port: NATSServer.freePort(), mapping: Topology(partitions: 2).mapping)
+        try s.start()
+        server = s
+    }
+
+    override func tearDown() {
+        server?.stop(signal: SIGKILL)
+        if let f = server?.folder { try? FileManager.default.removeItem(atPath: f) }
+    }
+
+    func checkpoint(devices: Int, sequence: UInt64, owner: String = "a") -> PartitionCheckpoint {
+        var engine = EventEngine()
+        _ = engine.add([.circle(id: "depot", lon: 0, lat: 0, radius: 50_000)])
+        _ = engine.evaluate(
+            (0..<devices).map { Position(device: "device-with-a-long-name-\($0)", time: 10, lon: Double($0 % 100) * 1e-4, lat: 0) },
+            threads: 1)
+        return PartitionCheckpoint(
+            partition: 1, lastSequence: sequence, replayFrom: sequence - 5, lastChangeSequence: 0, horizon: 5, latestSeen: 10,
+            counters: .init(), fingerprint: 7, owner: owner, snapshot: engine.snapshot())
+    }
+
+    func testChunkedWritesReadBackAndOwnershipIsChecked() throws {
+        let connection = try NATSConnection(servers: [server!.url], name: "test")
+        let topology = Topology(partitions: 2)
+        try Deployment.setup(connection: connection, topology: topology)
+        let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
+        XCTAssertNil(try store.read(key: "p1"))
+
+        let big = checkpoint(devices: 15_000, sequence: 100)
+        XCTAssertGreaterThan(big.encoded().count, 2 * CheckpointStore.chunkSize)
+        let (head1, rev1) = try store.write(big, key: "p1", previous: nil, revision: 0)
+        XCTAssertGreaterThan(head1.chunks, 2)
+        let (read1, r1) = try XCTUnwrap(try store.read(key: "p1"))
+        XCTAssertEqual(read1, big)
+        XCTAssertEqual(r1, rev1)
+
+        // The next write goes to the other slot; the first stays readable until the head moves.
+        let small = checkpoint(devices: 10, sequence: 200)
+        let (head2, rev2) = try store.write(small, key: "p1", previous: head1, revision: rev1)
+        XCTAssertNotEqual(head2.slot, head1.slot)
+        XCTAssertEqual(try store.read(key: "p1")?.0, small)
+
+        // Another worker holding an old revision is refused, and leaves the checkpoint in force
+        // readable; so is one that creates a head where one exists.
+        let other = checkpoint(devices: 15_000, sequence: 300, owner: "b")
+        XCTAssertThrowsError(try store.write(other, key: "p1", previous: head1, revision: rev1)) { error in
+            guard case CheckpointError.ownershipLost = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try store.write(other, key: "p1", previous: nil, revision: 0))
+        XCTAssertEqual(try store.read(key: "p1")?.0, small)
+
+        // A new worker takes over from the current head: its checkpoint is read back, and the
+        // chunks of the one before are deleted.
+        let (head3, _) = try store.write(other, key: "p1", previous: head2, revision: rev2)
+        XCTAssertEqual(try store.read(key: "p1")?.0, other)
+        XCTAssertNil(try connection.keyValue(bucket: topology.stateBucket).get(store.chunkKey("p1", owner: "a", slot: head2.slot, 0)))
+
+        // A damaged chunk is refused, never read as an empty state.
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        try kv.put(store.chunkKey("p1", owner: "b", slot: head3.slot, 0), [1, 2, 3])
+        XCTAssertThrowsError(try store.read(key: "p1"))
+    }
+}

@@ -1,0 +1,94 @@
+import FenceEngine
+import Foundation
+import XCTest
+
+@testable import FenceNATS
+
+final class FormatTests: XCTestCase {
+    func testFixBatchRoundTripAndRefusals() throws {
+        let fixes = [
+            Position(device: "truck 7/α", time: 1_700_000_000.25, lon: -74.0, lat: 40.7, accuracy: 12.5, coord: .gcj02),
+            Position(device: "truck 7/α", time: 1_700_000_010, lon: 180, lat: -90),
+            Position(device: "truck 7/α", time: .nan, lon: 1, lat: 2, coord: .bd09ll),
+        ]
+        let bytes = FixBatch.encode(device: "truck 7/α", fixes: fixes)
+        XCTAssertEqual(bytes.count, 9 + "truck 7/α".utf8.count + 3 * FixBatch.bytesPerFix)
+        var out: [Position] = []
+        XCTAssertEqual(try bytes.withUnsafeBytes { try FixBatch.decode($0, into: &out) }, 3)
+        XCTAssertEqual(out.count, 3)
+        XCTAssertEqual(out[0], fixes[0])
+        XCTAssertEqual(out[1], fixes[1])
+        XCTAssertTrue(out[2].time.isNaN)
+        XCTAssertEqual(out[2].coord, .bd09ll)
+        // Empty payload: a tick.
+        XCTAssertEqual(try [UInt8]().withUnsafeBytes { try FixBatch.decode($0, into: &out) }, 0)
+        // Truncated, padded, bad magic, bad coordinate code: refused whole, nothing appended.
+        for bad in [Array(bytes.dropLast()), bytes + [0], [0x46, 0x59] + bytes.dropFirst(2), Array(bytes.dropLast()) + [9]] {
+            var into: [Position] = []
+            XCTAssertThrowsError(try bad.withUnsafeBytes { try FixBatch.decode($0, into: &into) })
+            XCTAssertTrue(into.isEmpty)
+        }
+    }
+
+    func testFenceChangeRoundTrip() throws {
+        let changes: [FenceChange] = [
+            FenceChange(.add(geoJSON: Array("{\"type\":\"FeatureCollection\",\"features\":[]}".utf8)), previous: 7),
+            FenceChange(.remove(ids: ["a", "b,c", ""]), previous: 0), FenceChange(.removeGroups(["g"]), previous: 99),
+            FenceChange(.removeAll, previous: 1), FenceChange(.flush, previous: 2),
+        ]
+        for c in changes {
+            let bytes = c.encoded()
+            XCTAssertEqual(try bytes.withUnsafeBytes { try FenceChange(decoding: $0) }, c)
+            XCTAssertThrowsError(try Array(bytes.dropLast()).withUnsafeBytes { try FenceChange(decoding: $0) })
+            XCTAssertThrowsError(try (bytes + [1]).withUnsafeBytes { try FenceChange(decoding: $0) })
+        }
+    }
+
+    func testCheckpointRoundTripAndDamageIsRefused() throws {
+        var engine = EventEngine()
+        _ = engine.add([.circle(id: "depot", lon: 0, lat: 0, radius: 500)])
+        _ = engine.evaluate([Position(device: "d1", time: 10, lon: 0, lat: 0), Position(device: "d2", time: 11, lon: 1, lat: 1)])
+        var counters = PartitionStream.Counters()
+        counters.received = 5
+        counters.events = 1
+        counters.badMessages = 2
+        let cp = PartitionCheckpoint(
+            partition: 3, lastSequence: 1234, replayFrom: 1200, lastChangeSequence: 17, horizon: 99.5, latestSeen: 160,
+            counters: counters, fingerprint: 0xDEAD_BEEF, owner: "host:1:x", snapshot: engine.snapshot())
+        let bytes = cp.encoded()
+        XCTAssertEqual(try PartitionCheckpoint(decoding: bytes), cp)
+        XCTAssertThrowsError(try PartitionCheckpoint(decoding: Array(bytes.dropLast())))
+        var flipped = bytes
+        flipped[bytes.count / 2] ^= 0x10
+        XCTAssertThrowsError(try PartitionCheckpoint(decoding: flipped)) { error in
+            XCTAssertTrue("\(error)".contains("checksum"), "\(error)")
+        }
+        XCTAssertThrowsError(try PartitionCheckpoint(decoding: Array("FENCESTATE".utf8) + bytes.dropFirst(9)))
+    }
+
+    func testDeviceTokensAreSingleSubjectTokens() {
+        XCTAssertEqual(DeviceToken.encode("truck-7"), "truck-7")
+        XCTAssertEqual(DeviceToken.encode("366952790"), "366952790")
+        XCTAssertEqual(DeviceToken.encode("a.b"), "_612e62")
+        XCTAssertEqual(DeviceToken.encode("_tick"), "_5f7469636b")
+        XCTAssertEqual(DeviceToken.encode(""), "_")
+        for id in ["a b", "*", ">", "x.y.z", "émile", "_", "tab\there"] {
+            let t = DeviceToken.encode(id)
+            XCTAssertFalse(t.contains { $0 == "." || $0 == "*" || $0 == ">" || $0.isWhitespace }, t)
+            XCTAssertTrue(t.hasPrefix("_"))
+            XCTAssertNotEqual(t, "_tick")
+        }
+        let topology = Topology(partitions: 4)
+        XCTAssertEqual(topology.mapping, "\"fix.*\": \"fix.{{partition(4,1)}}.{{wildcard(1)}}\"")
+        XCTAssertEqual(topology.subject(device: "a.b"), "fix._612e62")
+        XCTAssertEqual(topology.partitionFilter(2), "fix.2.*")
+    }
+
+    func testEventMessageIDsFollowTheirContent() {
+        let a = EventOutbox.messageID(partition: 1, cause: 10, chunk: 0, bytes: Array("x\n".utf8))
+        XCTAssertEqual(a, EventOutbox.messageID(partition: 1, cause: 10, chunk: 0, bytes: Array("x\n".utf8)))
+        XCTAssertNotEqual(a, EventOutbox.messageID(partition: 1, cause: 10, chunk: 0, bytes: Array("y\n".utf8)))
+        XCTAssertNotEqual(a, EventOutbox.messageID(partition: 1, cause: 11, chunk: 0, bytes: Array("x\n".utf8)))
+        XCTAssertTrue(a.hasPrefix("1:10:0:"))
+    }
+}
