@@ -29,7 +29,8 @@ enum FlatGeometry {
 
     /// Appends an edge index to a polygon record (see `RingLocator.locateIndexed`):
     /// `[slabs, minY, scale]`, then, as packed Int32, `slabs + 1` offsets and the edge list
-    /// (each edge named by the position index of its first end), padded to whole doubles.
+    /// (each edge named by the position index of its first end; within a slab, easternmost
+    /// east end first), padded to whole doubles.
     ///
     /// An edge is filed under every slab its latitude range reaches, so a zig-zag boundary
     /// (edges spanning much of the height) would be filed many times over. The slab count is
@@ -69,6 +70,15 @@ enum FlatGeometry {
                 for s in lo...hi { lists[s].append(Int32(i)) }
             }
             start += len
+        }
+        // Each slab's edges by their east end, easternmost first: the count of a ray to the
+        // east stops at the first edge wholly west of the point (`locateIndexedBySlab`).
+        for s in lists.indices where lists[s].count > 1 {
+            lists[s].sort { a, b in
+                let ea = max(record[c + 2 * Int(a)], record[c + 2 * Int(a) + 2])
+                let eb = max(record[c + 2 * Int(b)], record[c + 2 * Int(b) + 2])
+                return ea > eb || (ea == eb && a < b)
+            }
         }
         var ints: [Int32] = [0]
         for l in lists { ints.append(ints[ints.count - 1] + Int32(l.count)) }

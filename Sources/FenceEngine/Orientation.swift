@@ -165,8 +165,10 @@ enum RingLocator {
     /// The same answer as `locate`, from only the edges whose latitude range can hold `y`:
     /// the record's edge index (`FlatGeometry.appendEdgeIndex`) lists, per horizontal slab,
     /// every edge that reaches into it. Edges outside the point's slab cannot touch the ray, so
-    /// the count is unchanged.
-    /// - Complexity: O(e) for the e edges in one slab (about 2 for an even polygon), no allocation.
+    /// the count is unchanged; nor can edges wholly west of the point, and as a slab lists its
+    /// edges easternmost first, the count stops at the first of those.
+    /// - Complexity: O(e) for the e edges of the slab east of the point's west end, no
+    ///   allocation.
     @inline(__always)
     static func locateIndexedBySlab(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
         let ringCount = Int(record[0])
@@ -181,7 +183,12 @@ enum RingLocator {
         var uncertain = false
         for e in Int(ints[s])..<Int(ints[s + 1]) {
             let i = Int(ints[slabs + 1 + e])
-            if count(coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3], x: x, y: y, crossings: &crossings, uncertain: &uncertain) {
+            let x1 = coords[2 * i]
+            let x2 = coords[2 * i + 2]
+            // Easternmost first: once an edge lies wholly west of the point, so do the rest,
+            // and `count` would return at its first test for each.
+            if x1 < x && x2 < x { break }
+            if count(x1, coords[2 * i + 1], x2, coords[2 * i + 3], x: x, y: y, crossings: &crossings, uncertain: &uncertain) {
                 return .boundary
             }
         }
