@@ -22,9 +22,15 @@ enum FlatGeometry {
     /// from every latitude between them.
     @inline(__always)
     static func slab(_ y: Double, minY: Double, scale: Double, slabs: Int) -> Int {
-        let v = (y - minY) * scale
+        clampedIndex((y - minY) * scale, count: slabs)
+    }
+
+    /// `Int(v)` clamped to `0 ..< count`; NaN gives 0. Monotonic in `v`. The slab and cell
+    /// grids all map a scaled coordinate to its cell with this.
+    @inline(__always)
+    static func clampedIndex(_ v: Double, count: Int) -> Int {
         guard v > 0 else { return 0 }  // also NaN
-        return v >= Double(slabs - 1) ? slabs - 1 : Int(v)
+        return v >= Double(count - 1) ? count - 1 : Int(v)
     }
 
     /// Appends an edge index to a polygon record (see `RingLocator.locateIndexed`):
@@ -132,11 +138,7 @@ enum FlatGeometry {
         } else {
             // Mark every cell an edge's box reaches, with the margin.
             @inline(__always) func cellRange(_ lo: Double, _ hi: Double, min: Double, scale: Double) -> ClosedRange<Int> {
-                let a = (lo - min) * scale - 1e-9
-                let b = (hi - min) * scale + 1e-9
-                let first = a <= 0 ? 0 : Swift.min(side - 1, Int(a))
-                let last = b <= 0 ? 0 : Swift.min(side - 1, Int(b))
-                return first...last
+                clampedIndex((lo - min) * scale - 1e-9, count: side)...clampedIndex((hi - min) * scale + 1e-9, count: side)
             }
             var start = 0
             for r in 0..<k {

@@ -136,15 +136,23 @@ enum RingLocator {
     /// - Complexity: O(1) for a pure cell, else O(e) for the e edges in one slab; no allocation.
     @inline(__always)
     static func locateIndexed(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
+        switch gridCode(x: x, y: y, record: record) {
+        case 0, 3: return .exterior
+        case 1: return .interior
+        default: return locateIndexedBySlab(x: x, y: y, record: record)
+        }
+    }
+
+    /// What the cell grid of an indexed record says of a point: 0 exterior, 1 interior, 2 a
+    /// mixed cell (count the slab), 3 outside the polygon's box (so exterior).
+    @inline(__always)
+    static func gridCode(x: Double, y: Double, record: UnsafePointer<Double>) -> UInt8 {
         let grid = cellGrid(of: record)
-        if x < grid[1] || y < grid[2] || x > grid[3] || y > grid[4] { return .exterior }
+        if x < grid[1] || y < grid[2] || x > grid[3] || y > grid[4] { return 3 }
         let side = Int(grid[0])
         let cx = FlatGeometry.slab(x, minY: grid[1], scale: grid[5], slabs: side)
         let cy = FlatGeometry.slab(y, minY: grid[2], scale: grid[6], slabs: side)
-        let cell = UnsafeRawPointer(grid + 7).load(fromByteOffset: cy &* side &+ cx, as: UInt8.self)
-        if cell == 0 { return .exterior }
-        if cell == 1 { return .interior }
-        return locateIndexedBySlab(x: x, y: y, record: record)
+        return UnsafeRawPointer(grid + 7).load(fromByteOffset: cy &* side &+ cx, as: UInt8.self)
     }
 
     /// Where the cell grid of an indexed record starts: after the coordinates, the edge index
@@ -279,7 +287,7 @@ enum RingSimplicity {
         let side = max(1, min(2048, Int((4 * Double(edges)).squareRoot().rounded(.up))))
         let scaleX = Double(side) / (maxX - minX)
         let scaleY = Double(side) / (maxY - minY)
-        @inline(__always) func cell(_ v: Double) -> Int { v <= 0 ? 0 : Swift.min(side - 1, Int(v)) }
+        @inline(__always) func cell(_ v: Double) -> Int { FlatGeometry.clampedIndex(v, count: side) }
         // Cells each edge passes through, counted and then filed (compressed rows). Per row of
         // cells, the edge's x extent within that row's band, all in cell units and widened by
         // 1e-6 cells: rounding here is below 1e-12 cells, so a point of the edge is always in

@@ -185,13 +185,8 @@ final class IndexedPolygonTests: XCTestCase {
 final class CellGridTests: XCTestCase {
     /// Where the grid sends a point: 0 exterior, 1 interior, 2 counted, 3 outside the box.
     func gridCode(_ store: FenceStore, _ handle: FenceHandle, _ p: LonLat) -> Int {
-        store.geometry.withUnsafeBufferPointer { g -> Int in
-            let grid = RingLocator.cellGrid(of: g.baseAddress! + store.geometryStart(Int(handle.rawValue)))
-            if p.lon < grid[1] || p.lat < grid[2] || p.lon > grid[3] || p.lat > grid[4] { return 3 }
-            let side = Int(grid[0])
-            let cx = FlatGeometry.slab(p.lon, minY: grid[1], scale: grid[5], slabs: side)
-            let cy = FlatGeometry.slab(p.lat, minY: grid[2], scale: grid[6], slabs: side)
-            return Int(UnsafeRawPointer(grid + 7).load(fromByteOffset: cy * side + cx, as: UInt8.self))
+        store.geometry.withUnsafeBufferPointer { g in
+            Int(RingLocator.gridCode(x: p.lon, y: p.lat, record: g.baseAddress! + store.geometryStart(Int(handle.rawValue))))
         }
     }
 
