@@ -5,30 +5,98 @@ enum SpatialOrder {
     /// The permutation that sorts `positions` by Morton key (16 bits of longitude and latitude
     /// each, about 600 m by 300 m cells), stable for equal keys. NaN and out-of-range values
     /// get key 0.
-    /// - Complexity: O(m): keys on `threads` workers, then two 16-bit radix passes.
+    ///
+    /// Each position becomes one word, key above index, sorted a byte of key at a time (least
+    /// significant first, so stable) with the passes on `threads` workers: each worker counts
+    /// and then moves its own contiguous part, to places the counts of all parts give it. Key
+    /// bytes that are the same for the whole batch (a fleet's area shares the high ones) cost
+    /// no pass. A stable sort has one result, so the thread count cannot change it.
+    /// - Complexity: O(m) per key byte that varies, at most 4 passes, spread over the workers.
     static func permutation(_ positions: UnsafeBufferPointer<LonLat>, threads: Int = 1) -> ContiguousArray<UInt32> {
         let m = positions.count
-        var keys = ContiguousArray<UInt32>(repeating: 0, count: m)
-        keys.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let keys = buffer
-            Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
-                for i in range { keys[i] = key(positions[i]) }
+        if m < 2 { return ContiguousArray(0..<UInt32(m)) }
+        let parts = m >= 65_536 ? max(1, threads) : 1
+        let partSize = (m + parts - 1) / max(1, parts)
+        // Every element is written before it is read: the fill pass writes all of `words`, and
+        // each pass writes all of its target.
+        var words = ContiguousArray<UInt64>(unsafeUninitializedCapacity: m) { _, n in n = m }
+        var spare = ContiguousArray<UInt64>(unsafeUninitializedCapacity: m) { _, n in n = m }
+        // counts[(part * 4 + byte) * 256 + value]: the fill pass counts all four bytes per part.
+        var counts = [Int](repeating: 0, count: parts * 4 * 256)
+        words.withUnsafeMutableBufferPointer { wordBuffer in
+            counts.withUnsafeMutableBufferPointer { countBuffer in
+                nonisolated(unsafe) let words = wordBuffer
+                nonisolated(unsafe) let counts = countBuffer
+                Parallel.forEachChunk(count: m, chunkSize: partSize, threads: parts, makeState: { () }) { _, part, range in
+                    let c = counts.baseAddress! + part * 1024
+                    for i in range {
+                        let k = key(positions[i])
+                        words[i] = UInt64(k) << 32 | UInt64(i)
+                        c[Int(k & 0xFF)] &+= 1
+                        c[256 + Int((k >> 8) & 0xFF)] &+= 1
+                        c[512 + Int((k >> 16) & 0xFF)] &+= 1
+                        c[768 + Int(k >> 24)] &+= 1
+                    }
+                }
             }
         }
-        var order = ContiguousArray<UInt32>((0..<UInt32(m)))
-        var scratch = ContiguousArray<UInt32>(repeating: 0, count: m)
-        for shift: UInt32 in [0, 16] {
-            var counts = [Int](repeating: 0, count: 65537)
-            for i in order { counts[Int((keys[Int(i)] >> shift) & 0xFFFF) + 1] += 1 }
-            for b in 1..<counts.count { counts[b] += counts[b - 1] }
-            for i in order {
-                let bucket = Int((keys[Int(i)] >> shift) & 0xFFFF)
-                scratch[counts[bucket]] = i
-                counts[bucket] += 1
+        for byte in 0..<4 {
+            // Every key has the same value in this byte: nothing would move.
+            let shift = UInt64(32 + 8 * byte)
+            let first = Int((words[0] >> shift) & 0xFF)
+            if (0..<parts).reduce(0, { $0 + counts[($1 * 4 + byte) * 256 + first] }) == m { continue }
+            words.withUnsafeBufferPointer { sourceBuffer in
+                spare.withUnsafeMutableBufferPointer { targetBuffer in
+                    nonisolated(unsafe) let source = sourceBuffer
+                    nonisolated(unsafe) let target = targetBuffer
+                    // Part p's count of value v in this byte, over the current order.
+                    var local = [Int](repeating: 0, count: parts * 256)
+                    if parts == 1 {
+                        for v in 0..<256 { local[v] = counts[byte * 256 + v] }
+                    } else {
+                        local.withUnsafeMutableBufferPointer { localBuffer in
+                            nonisolated(unsafe) let local = localBuffer
+                            Parallel.forEachChunk(count: m, chunkSize: partSize, threads: parts, makeState: { () }) { _, part, range in
+                                let c = local.baseAddress! + part * 256
+                                for i in range { c[Int((source[i] >> shift) & 0xFF)] &+= 1 }
+                            }
+                        }
+                    }
+                    // Where each part's run of each value starts: values in order, parts in
+                    // order within a value (which keeps the sort stable).
+                    var offset = 0
+                    for v in 0..<256 {
+                        for part in 0..<parts {
+                            let n = local[part * 256 + v]
+                            local[part * 256 + v] = offset
+                            offset += n
+                        }
+                    }
+                    local.withUnsafeMutableBufferPointer { localBuffer in
+                        nonisolated(unsafe) let local = localBuffer
+                        Parallel.forEachChunk(count: m, chunkSize: partSize, threads: parts, makeState: { () }) { _, part, range in
+                            let next = local.baseAddress! + part * 256
+                            for i in range {
+                                let w = source[i]
+                                let v = Int((w >> shift) & 0xFF)
+                                target[next[v]] = w
+                                next[v] &+= 1
+                            }
+                        }
+                    }
+                }
             }
-            swap(&order, &scratch)
+            swap(&words, &spare)
         }
-        return order
+        return ContiguousArray<UInt32>(unsafeUninitializedCapacity: m) { order, initialized in
+            nonisolated(unsafe) let order = order
+            words.withUnsafeBufferPointer { words in
+                Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
+                    for k in range { order[k] = UInt32(truncatingIfNeeded: words[k]) }
+                }
+            }
+            initialized = m
+        }
     }
 
     /// The Morton permutation and the positions gathered in that order. Gathered once in tight
