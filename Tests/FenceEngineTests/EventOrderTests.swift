@@ -1,0 +1,52 @@
+@testable import FenceEngine
+import XCTest
+
+/// The per-partition sort and the final merge against the obvious oracle: every event of every
+/// list sorted by `FenceEvent.<`.
+final class EventOrderTests: XCTestCase {
+    /// Random events with few distinct times (many ties across and within lists), devices and
+    /// fences that tie too, and every kind and reason.
+    func randomEvents(_ rng: inout TestRandom, count: Int, times: Int) -> [FenceEvent] {
+        let kinds = FenceEventKind.allCases
+        let reasons: [FenceEventReason?] = [nil, .fenceRemoved, .fenceExpired, .deviceIdle]
+        return (0..<count).map { _ in
+            FenceEvent(
+                time: Double(rng.next() % UInt64(times)), device: "d\(rng.next() % 7)", fence: "f\(rng.next() % 5)",
+                kind: kinds[Int(rng.next() % 4)], lon: Double(rng.next() % 3), lat: Double(rng.next() % 3),
+                initial: rng.next() % 2 == 0, reason: reasons[Int(rng.next() % 4)])
+        }
+    }
+
+    func testMergeMatchesSortOfEverything() {
+        for seed: UInt64 in 1...6 {
+            var rng = TestRandom(seed: seed)
+            // Sizes either side of the parallel cut (65,536 events), empty lists among them.
+            let perList = seed % 2 == 0 ? 40 : 2_000
+            let times = seed <= 2 ? 3 : 5_000
+            var lists: [[FenceEvent]] = []
+            for l in 0..<64 {
+                let n = l % 9 == 0 ? 0 : Int(rng.next() % UInt64(perList))
+                lists.append(EventEngine.sorted(randomEvents(&rng, count: n, times: times)))
+            }
+            let expected = lists.flatMap { $0 }.sorted()
+            for threads in [1, 2, 3] {
+                let got = EventEngine.mergeSorted(lists, threads: threads)
+                let first = (0..<min(got.count, expected.count)).first { got[$0] != expected[$0] }
+                XCTAssertTrue(
+                    got.count == expected.count && first == nil,
+                    "seed \(seed), \(threads) threads: \(got.count) of \(expected.count), first difference at \(first ?? -1)")
+            }
+        }
+    }
+
+    /// `sorted` on a list in time order (only ties sorted) and on one out of order.
+    func testSortedMatchesStandardSort() {
+        var rng = TestRandom(seed: 9)
+        for times in [1, 4, 1_000] {
+            let events = randomEvents(&rng, count: 3_000, times: times)
+            XCTAssertEqual(EventEngine.sorted(events), events.sorted(), "out of order, \(times) times")
+            let timeOrdered = events.sorted { $0.time < $1.time }
+            XCTAssertEqual(EventEngine.sorted(timeOrdered), events.sorted(), "time-ordered, \(times) times")
+        }
+    }
+}
