@@ -28,6 +28,27 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertEqual(e.status(device: "w", fence: "sq"), .unknown)
     }
 
+    /// Two fixes of one device at one time, far apart in a batch (different check chunks, of
+    /// 16,384 fixes): the first in input order is applied and the second is the duplicate,
+    /// whatever the thread count. Bad fixes in between must not shift anyone's place.
+    func testDuplicateAcrossChunksKeepsTheFirstInInputOrder() {
+        for (first, second, expected) in [((0.5, 0.5), (3.0, 3.0), ["5 v sq enter initial"]), ((3.0, 3.0), (0.5, 0.5), [])] {
+            var fixes = [fix("v", 5, first.0, first.1)]
+            for k in 0..<40_000 {
+                fixes.append(k % 1000 == 0 ? fix("", 1, 0, 0) : fix("w\(k % 97)", Double(k), 9, 9))
+            }
+            fixes.append(fix("v", 5, second.0, second.1))
+            for threads in [1, 2] {
+                var e = engine([.polygon(id: "sq", exterior: square)])
+                let r = e.evaluate(fixes, threads: threads)
+                XCTAssertEqual(summary(r.events.filter { $0.device == "v" }), expected, "\(threads) threads")
+                XCTAssertEqual(r.duplicates, 1)
+                XCTAssertEqual(r.rejected.count, 40)
+                XCTAssertEqual(e.status(device: "v", fence: "sq"), expected.isEmpty ? .outside : .inside)
+            }
+        }
+    }
+
     func testInitialEnterAndItsSwitch() {
         var on = engine([.polygon(id: "sq", exterior: square)])
         XCTAssertEqual(summary(on.evaluate([fix("v", 0, 0.5, 0.5)]).events), ["0 v sq enter initial"])

@@ -23,6 +23,61 @@ extension EventEngine {
         return true
     }
 
+    /// The common cases of `apply`, decided without building the near list: a device with a
+    /// previous fix, covered by at most one fence and inside at most one, with no cross
+    /// detection and no fence expiring (the caller checks those three). Handles staying
+    /// outside, staying inside one fence (dwell), entering one fence from outside, and leaving
+    /// one fence when exits fire at once. Returns false, having changed nothing, for any other
+    /// case, which `apply` then takes.
+    ///
+    /// - Parameters:
+    ///   - covering: how many fences cover the fix (hysteresis off: all of them count as deep
+    ///     inside); `slot` is the one when there is one.
+    /// - Complexity: O(1).
+    @inline(__always)
+    func applyCommon(
+        time t: Double, point: LonLat, covering n: Int, slot: Int, state: inout DeviceState, events: inout [FenceEvent]
+    ) -> Bool {
+        let p = state.pairs.count
+        if n == 0 {
+            if p == 1 && settings.exitDelay <= 0 {
+                let pair = state.pairs[0]
+                if let s = store.slot(ofKey: pair.fence) {
+                    emit(.exit, device: state.id, slot: Int(s), time: t, lon: point.lon, lat: point.lat, inside: t - pair.enterTime, into: &events)
+                }
+                state.pairs.removeAll(keepingCapacity: true)
+            } else if p != 0 {
+                return false
+            }
+        } else if n == 1 {
+            let key = store.slotKey[slot]
+            if p == 0 {
+                emit(.enter, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat, into: &events)
+                var pair = PairState(fence: key, flags: 0, enterTime: t, pendingSince: 0)
+                if t >= t + dwell(slot: slot) {
+                    pair.flags |= PairState.stayed
+                    emit(.dwell, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: 0, into: &events)
+                }
+                state.pairs.append(pair)
+            } else if p == 1 && state.pairs[0].fence == key && !state.pairs[0].isExitPending {
+                if !state.pairs[0].isStayed && t >= state.pairs[0].enterTime + dwell(slot: slot) {
+                    state.pairs[0].flags |= PairState.stayed
+                    emit(
+                        .dwell, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat,
+                        inside: t - state.pairs[0].enterTime, into: &events)
+                }
+            } else {
+                return false
+            }
+        } else {
+            return false
+        }
+        state.lastTime = t
+        state.lastLon = point.lon
+        state.lastLat = point.lat
+        return true
+    }
+
     /// Applies one fix of one device: enter, exit (at once or after the exit delay), dwell, and
     /// cross when enabled.
     ///

@@ -19,33 +19,35 @@ extension EventEngine {
         var clock = PhaseTimer("evaluate \(m) fixes")
         let hysteresis = settings.hysteresisMargin > 0
         let baseMargin = settings.hysteresisMargin
-        var points = ContiguousArray<LonLat>(repeating: LonLat(lon: .nan, lat: .nan), count: m)
-        var margins = ContiguousArray<Double>(repeating: 0, count: hysteresis ? m : 0)
-        var partitionOf = ContiguousArray<UInt8>(repeating: 0, count: m)
-        var times = ContiguousArray<Double>(repeating: 0, count: m)
+        let partitionCount = Self.partitionCount
+        // 1. Check: bad fixes get their reason; good ones their device hash and partition
+        //    (`rejected` for bad ones), counted per chunk and partition.
+        let rejected = UInt8.max
+        var partitionOf = ContiguousArray<UInt8>(repeating: rejected, count: m)
         var deviceHashes = ContiguousArray<UInt64>(repeating: 0, count: m)
         let chunkSize = 16_384
-        var chunkProblems = [[(index: Int, reason: String)]](repeating: [], count: (m + chunkSize - 1) / chunkSize)
-        var chunkLatest = [Double](repeating: -.infinity, count: chunkProblems.count)
-        points.withUnsafeMutableBufferPointer { pointBuffer in
-            margins.withUnsafeMutableBufferPointer { marginBuffer in
-                partitionOf.withUnsafeMutableBufferPointer { partitionBuffer in
-                  times.withUnsafeMutableBufferPointer { timeBuffer in
-                   deviceHashes.withUnsafeMutableBufferPointer { hashBuffer in
-                    chunkProblems.withUnsafeMutableBufferPointer { problemBuffer in
-                        chunkLatest.withUnsafeMutableBufferPointer { latestBuffer in
-                            nonisolated(unsafe) let points = pointBuffer
-                            nonisolated(unsafe) let margins = marginBuffer
+        let chunks = (m + chunkSize - 1) / chunkSize
+        var chunkProblems = [[(index: Int, reason: String)]](repeating: [], count: chunks)
+        var chunkLatest = [Double](repeating: -.infinity, count: chunks)
+        // chunkCounts[c * partitionCount + p]: chunk c's good fixes in partition p; then, after the
+        // prefix sums, where the first of them goes in partition order.
+        var chunkCounts = [Int](repeating: 0, count: chunks * partitionCount)
+        partitionOf.withUnsafeMutableBufferPointer { partitionBuffer in
+            deviceHashes.withUnsafeMutableBufferPointer { hashBuffer in
+                chunkProblems.withUnsafeMutableBufferPointer { problemBuffer in
+                    chunkLatest.withUnsafeMutableBufferPointer { latestBuffer in
+                        chunkCounts.withUnsafeMutableBufferPointer { countBuffer in
                             nonisolated(unsafe) let partitionOf = partitionBuffer
-                            nonisolated(unsafe) let times = timeBuffer
                             nonisolated(unsafe) let deviceHashes = hashBuffer
                             nonisolated(unsafe) let problems = problemBuffer
                             nonisolated(unsafe) let latest = latestBuffer
+                            nonisolated(unsafe) let counts = countBuffer
                             Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
                                 // Kept local and stored once: neighbouring chunks' slots share
                                 // a cache line, and two workers writing it per fix would fight.
                                 var chunkLatest = -Double.infinity
                                 defer { latest[c] = chunkLatest }
+                                let count = counts.baseAddress! + c * partitionCount
                                 fixes.withUnsafeBufferPointer { fixes in
                                     for i in range {
                                         let fix = fixes.baseAddress! + i
@@ -57,25 +59,17 @@ extension EventEngine {
                                             problems[c].append((i, "empty device id"))
                                             continue
                                         }
-                                        var p = LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat)
-                                        if fix.pointee.coord != .wgs84 {
-                                            let w = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: fix.pointee.coord)
-                                            p = LonLat(lon: w.lon, lat: w.lat)
-                                        }
-                                        points[i] = p
-                                        if hysteresis { margins[i] = baseMargin + (fix.pointee.accuracy ?? 0) }
                                         let h = stableHash64(fix.pointee.device)
                                         deviceHashes[i] = h
-                                        partitionOf[i] = UInt8(Self.partition(hash: h))
-                                        times[i] = fix.pointee.time
+                                        let p = Self.partition(hash: h)
+                                        partitionOf[i] = UInt8(p)
+                                        count[p] &+= 1
                                         chunkLatest = max(chunkLatest, fix.pointee.time)
                                     }
                                 }
                             }
                         }
                     }
-                   }
-                  }
                 }
             }
         }
@@ -84,28 +78,29 @@ extension EventEngine {
         let batchEnd = chunkLatest.reduce(watermark) { max($0, $1) }
         let valid = m - result.rejected.count
 
-        // Valid fixes bucketed by partition, in input order.
-        var rejectedMask = [Bool](repeating: false, count: m)
-        for r in result.rejected { rejectedMask[r.index] = true }
-        var partitionStart = [Int](repeating: 0, count: Self.partitionCount + 1)
-        for i in 0..<m where !rejectedMask[i] { partitionStart[Int(partitionOf[i]) + 1] += 1 }
-        for p in 0..<Self.partitionCount { partitionStart[p + 1] += partitionStart[p] }
-        var fill = partitionStart
-        var byPartition = [Int32](repeating: 0, count: valid)
-        for i in 0..<m where !rejectedMask[i] {
-            let p = Int(partitionOf[i])
-            byPartition[fill[p]] = Int32(i)
-            fill[p] += 1
+        // 2. Where each chunk's fixes of each partition go: partitionCount in order, chunks in
+        //    order within a partition, so each partition keeps input order.
+        var partitionStart = [Int](repeating: 0, count: partitionCount + 1)
+        var next = 0
+        for p in 0..<partitionCount {
+            partitionStart[p] = next
+            for c in 0..<chunks {
+                let n = chunkCounts[c * partitionCount + p]
+                chunkCounts[c * partitionCount + p] = next
+                next += n
+            }
         }
+        partitionStart[partitionCount] = next
+
+        // 3. Each good fix copied, converted to WGS84, to its place: reads in input order,
+        //    writes in a run per partition, so each partition's worker then reads its fixes
+        //    front to back.
+        var batch = PartitionedFixes(count: valid, hysteresis: hysteresis)
+        batch.scatter(
+            from: fixes, partitionOf: partitionOf, hashes: deviceHashes, places: chunkCounts, chunkSize: chunkSize,
+            baseMargin: baseMargin, threads: threads)
 
         clock.mark("bucket")
-        // Gathered into partition order (in parallel, where the scattered reads overlap), so
-        // each partition's worker then reads its fixes front to back.
-        var batch = PartitionedFixes(count: valid, hysteresis: hysteresis)
-        batch.gather(
-            from: fixes, order: byPartition, times: times, points: points, margins: margins, hashes: deviceHashes, threads: threads)
-
-        clock.mark("gather")
         // Containment for every fix at once.
         let coverage: Coverage? = hysteresis ? nil : batch.points.withUnsafeBufferPointer { store.covering($0, threads: threads) }
 
@@ -174,6 +169,8 @@ extension EventEngine {
         let hasCoverage = coverage != nil
         let coverOffsets = coverage?.offsets ?? []
         let coverHandles = coverage?.handles ?? []
+        // Where `applyCommon` may decide a fix (a device's first fix always takes `apply`).
+        let common = hasCoverage && !expiring && !settings.crossDetection
         let evictAfter = settings.idleEviction > 0 ? max(settings.idleEviction, settings.exitDelay) : 0
         let evictedBefore = evictedBefore
 
@@ -200,6 +197,14 @@ extension EventEngine {
                 return
             }
             tally.applied += 1
+            if common && partition.states[d].hasFix {
+                let lo = coverOffsets[f]
+                let n = coverOffsets[f + 1] - lo
+                let slot = n > 0 ? Int(coverHandles[lo].rawValue) : -1
+                if applyCommon(time: t, point: points[f], covering: n, slot: slot, state: &partition.states[d], events: &events) {
+                    return
+                }
+            }
             scratch.near.removeAll(keepingCapacity: true)
             if hasCoverage {
                 for k in coverOffsets[f]..<coverOffsets[f + 1] {
@@ -297,35 +302,51 @@ struct PartitionedFixes: @unchecked Sendable {
         margins = ContiguousArray(repeating: 0, count: hysteresis ? count : 0)
     }
 
-    /// Element k takes the fix `order[k]`.
-    mutating func gather(
-        from fixes: [Position], order: [Int32], times t: ContiguousArray<Double>, points p: ContiguousArray<LonLat>,
-        margins g: ContiguousArray<Double>, hashes h: ContiguousArray<UInt64>, threads: Int
+    /// Copies every good fix (`partitionOf[i] != UInt8.max`) to its place in partition
+    /// order: chunk c's first fix of partition p goes to `places[c * partitionCount + p]`, its
+    /// next ones after it. Positions are converted to WGS84 here; margins are the base margin
+    /// plus the fix's accuracy.
+    /// - Complexity: O(m), on `threads` workers, one chunk each at a time.
+    mutating func scatter(
+        from fixes: [Position], partitionOf: ContiguousArray<UInt8>, hashes h: ContiguousArray<UInt64>, places: [Int],
+        chunkSize: Int, baseMargin: Double, threads: Int
     ) {
         let hysteresis = !margins.isEmpty
+        let partitions = EventEngine.partitionCount
         devices.withUnsafeMutableBufferPointer { deviceBuffer in
             times.withUnsafeMutableBufferPointer { timeBuffer in
                 points.withUnsafeMutableBufferPointer { pointBuffer in
                     margins.withUnsafeMutableBufferPointer { marginBuffer in
-                      hashes.withUnsafeMutableBufferPointer { hashBuffer in
-                        nonisolated(unsafe) let hashes = hashBuffer
-                        nonisolated(unsafe) let devices = deviceBuffer
-                        nonisolated(unsafe) let times = timeBuffer
-                        nonisolated(unsafe) let points = pointBuffer
-                        nonisolated(unsafe) let margins = marginBuffer
-                        Parallel.forEachChunk(count: order.count, chunkSize: 16_384, threads: threads, makeState: { () }) { _, _, range in
-                            fixes.withUnsafeBufferPointer { fixes in
-                                for k in range {
-                                    let f = Int(order[k])
-                                    devices[k] = (fixes.baseAddress! + f).pointee.device
-                                    times[k] = t[f]
-                                    points[k] = p[f]
-                                    if hysteresis { margins[k] = g[f] }
-                                    hashes[k] = h[f]
+                        hashes.withUnsafeMutableBufferPointer { hashBuffer in
+                            nonisolated(unsafe) let hashes = hashBuffer
+                            nonisolated(unsafe) let devices = deviceBuffer
+                            nonisolated(unsafe) let times = timeBuffer
+                            nonisolated(unsafe) let points = pointBuffer
+                            nonisolated(unsafe) let margins = marginBuffer
+                            Parallel.forEachChunk(count: fixes.count, chunkSize: chunkSize, threads: threads, makeState: { () }) {
+                                _, c, range in
+                                var next = Array(places[(c * partitions)..<((c + 1) * partitions)])
+                                fixes.withUnsafeBufferPointer { fixes in
+                                    for i in range {
+                                        let p = Int(partitionOf[i])
+                                        if p == Int(UInt8.max) { continue }
+                                        let k = next[p]
+                                        next[p] = k &+ 1
+                                        let fix = fixes.baseAddress! + i
+                                        var point = LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat)
+                                        if fix.pointee.coord != .wgs84 {
+                                            let w = CoordinateConversion.toWGS84(lon: point.lon, lat: point.lat, from: fix.pointee.coord)
+                                            point = LonLat(lon: w.lon, lat: w.lat)
+                                        }
+                                        points[k] = point
+                                        devices[k] = fix.pointee.device
+                                        times[k] = fix.pointee.time
+                                        hashes[k] = h[i]
+                                        if hysteresis { margins[k] = baseMargin + (fix.pointee.accuracy ?? 0) }
+                                    }
                                 }
                             }
                         }
-                      }
                     }
                 }
             }
