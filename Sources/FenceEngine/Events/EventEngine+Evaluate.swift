@@ -174,87 +174,91 @@ extension EventEngine {
         let evictAfter = settings.idleEviction > 0 ? max(settings.idleEviction, settings.exitDelay) : 0
         let evictedBefore = evictedBefore
 
-        func applyFix(_ f: Int, device d: Int) {
-            let t = times[f]
-            let last = partition.states[d].lastTime
-            if t < last {
-                tally.late += 1
-                return
-            }
-            if t == last {
-                tally.duplicates += 1
-                return
-            }
-            if evictAfter > 0 && partition.states[d].hasFix && t - last >= evictAfter {
-                // Idle for the eviction time since its last fix: that visit ended then, as it
-                // would have had the batch ended in between.
-                endIdleVisits(state: &partition.states[d], after: evictAfter, events: &events)
-                partition.states[d] = DeviceState(id: partition.states[d].id)
-            } else if evictAfter > 0 && !partition.states[d].hasFix && t <= evictedBefore {
-                // A device the engine holds no state for, with a fix older than what eviction
-                // has already judged: its state may have been dropped, so the fix is late.
-                tally.late += 1
-                return
-            }
-            tally.applied += 1
-            if common && partition.states[d].hasFix {
-                let lo = coverOffsets[f]
-                let n = coverOffsets[f + 1] - lo
-                let slot = n > 0 ? Int(coverHandles[lo].rawValue) : -1
-                if applyCommon(time: t, point: points[f], covering: n, slot: slot, state: &partition.states[d], events: &events) {
+        // Device states through one pointer for the whole partition: no uniqueness check of
+        // the array per access. Interning (which appends) is done above.
+        partition.states.withUnsafeMutableBufferPointer { states in
+            func applyFix(_ f: Int, device d: Int) {
+                let t = times[f]
+                let last = states[d].lastTime
+                if t < last {
+                    tally.late += 1
                     return
                 }
-            }
-            scratch.near.removeAll(keepingCapacity: true)
-            if hasCoverage {
-                for k in coverOffsets[f]..<coverOffsets[f + 1] {
-                    let slot = Int(coverHandles[k].rawValue)
-                    if expiring && store.slotExpires[slot] <= t { continue }
-                    scratch.near.append(NearFence(key: store.slotKey[slot], slot: Int32(slot), cls: .deepInside))
+                if t == last {
+                    tally.duplicates += 1
+                    return
                 }
-            } else {
-                store.classify(
-                    points[f], margin: margins[f], time: t, expiring: expiring, scratch: &scratch.containment,
-                    into: &scratch.near)
+                if evictAfter > 0 && states[d].hasFix && t - last >= evictAfter {
+                    // Idle for the eviction time since its last fix: that visit ended then, as it
+                    // would have had the batch ended in between.
+                    endIdleVisits(state: &states[d], after: evictAfter, events: &events)
+                    states[d] = DeviceState(id: states[d].id)
+                } else if evictAfter > 0 && !states[d].hasFix && t <= evictedBefore {
+                    // A device the engine holds no state for, with a fix older than what eviction
+                    // has already judged: its state may have been dropped, so the fix is late.
+                    tally.late += 1
+                    return
+                }
+                tally.applied += 1
+                if common && states[d].hasFix {
+                    let lo = coverOffsets[f]
+                    let n = coverOffsets[f + 1] - lo
+                    let slot = n > 0 ? Int(coverHandles[lo].rawValue) : -1
+                    if applyCommon(time: t, point: points[f], covering: n, slot: slot, state: &states[d], events: &events) {
+                        return
+                    }
+                }
+                scratch.near.removeAll(keepingCapacity: true)
+                if hasCoverage {
+                    for k in coverOffsets[f]..<coverOffsets[f + 1] {
+                        let slot = Int(coverHandles[k].rawValue)
+                        if expiring && store.slotExpires[slot] <= t { continue }
+                        scratch.near.append(NearFence(key: store.slotKey[slot], slot: Int32(slot), cls: .deepInside))
+                    }
+                } else {
+                    store.classify(
+                        points[f], margin: margins[f], time: t, expiring: expiring, scratch: &scratch.containment,
+                        into: &scratch.near)
+                }
+                if scratch.near.count > 1 { scratch.near.sort { $0.key < $1.key } }
+                apply(time: t, point: points[f], near: scratch.near, state: &states[d], scratch: &scratch, events: &events)
             }
-            if scratch.near.count > 1 { scratch.near.sort { $0.key < $1.key } }
-            apply(time: t, point: points[f], near: scratch.near, state: &partition.states[d], scratch: &scratch, events: &events)
-        }
 
-        // A live feed is in time order already: then fixes go in input order, which reads the
-        // batch's arrays front to back. Otherwise each device's fixes are grouped and sorted.
-        var seen = [Double](repeating: -.infinity, count: deviceCount)
-        var inOrder = true
-        for (k, f) in mine.enumerated() {
-            let d = Int(local[k])
-            if times[f] < seen[d] {
-                inOrder = false
-                break
-            }
-            seen[d] = times[f]
-        }
-        if inOrder {
-            for (k, f) in mine.enumerated() { applyFix(f, device: Int(local[k])) }
-        } else {
-            var start = [Int](repeating: 0, count: deviceCount + 1)
-            for d in local { start[Int(d) + 1] += 1 }
-            for d in 0..<deviceCount { start[d + 1] += start[d] }
-            var fill = start
-            var order = [Int32](repeating: 0, count: mine.count)
+            // A live feed is in time order already: then fixes go in input order, which reads the
+            // batch's arrays front to back. Otherwise each device's fixes are grouped and sorted.
+            var seen = [Double](repeating: -.infinity, count: deviceCount)
+            var inOrder = true
             for (k, f) in mine.enumerated() {
                 let d = Int(local[k])
-                order[fill[d]] = Int32(f)
-                fill[d] += 1
-            }
-            for d in 0..<deviceCount where start[d + 1] > start[d] {
-                let lo = start[d]
-                let hi = start[d + 1]
-                order[lo..<hi].sort { a, b in
-                    let ta = times[Int(a)]
-                    let tb = times[Int(b)]
-                    return ta < tb || (ta == tb && a < b)
+                if times[f] < seen[d] {
+                    inOrder = false
+                    break
                 }
-                for k in lo..<hi { applyFix(Int(order[k]), device: d) }
+                seen[d] = times[f]
+            }
+            if inOrder {
+                for (k, f) in mine.enumerated() { applyFix(f, device: Int(local[k])) }
+            } else {
+                var start = [Int](repeating: 0, count: deviceCount + 1)
+                for d in local { start[Int(d) + 1] += 1 }
+                for d in 0..<deviceCount { start[d + 1] += start[d] }
+                var fill = start
+                var order = [Int32](repeating: 0, count: mine.count)
+                for (k, f) in mine.enumerated() {
+                    let d = Int(local[k])
+                    order[fill[d]] = Int32(f)
+                    fill[d] += 1
+                }
+                for d in 0..<deviceCount where start[d + 1] > start[d] {
+                    let lo = start[d]
+                    let hi = start[d + 1]
+                    order[lo..<hi].sort { a, b in
+                        let ta = times[Int(a)]
+                        let tb = times[Int(b)]
+                        return ta < tb || (ta == tb && a < b)
+                    }
+                    for k in lo..<hi { applyFix(Int(order[k]), device: d) }
+                }
             }
         }
         if expiring {
