@@ -298,12 +298,14 @@ struct PartitionedFixes: @unchecked Sendable {
     var margins: ContiguousArray<Double>
     var hashes: ContiguousArray<UInt64>
 
+    /// Room for `count` fixes. Only the ids are initialised: the plain numbers are left
+    /// unset for `scatter`, which writes every element (there is one good fix per place).
     init(count: Int, hysteresis: Bool) {
-        hashes = ContiguousArray(repeating: 0, count: count)
+        hashes = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         devices = ContiguousArray(repeating: "", count: count)
-        times = ContiguousArray(repeating: 0, count: count)
-        points = ContiguousArray(repeating: LonLat(lon: 0, lat: 0), count: count)
-        margins = ContiguousArray(repeating: 0, count: hysteresis ? count : 0)
+        times = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
+        points = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
+        margins = ContiguousArray(unsafeUninitializedCapacity: hysteresis ? count : 0) { _, n in n = hysteresis ? count : 0 }
     }
 
     /// Copies every good fix (`partitionOf[i] != UInt8.max`) to its place in partition
