@@ -23,12 +23,12 @@ extension EventEngine {
         return true
     }
 
-    /// The common cases of `apply`, decided without building the near list: a device with a
-    /// previous fix, covered by at most one fence and inside at most one, with no cross
-    /// detection and no fence expiring (the caller checks those three). Handles staying
-    /// outside, staying inside one fence (dwell), entering one fence from outside, and leaving
-    /// one fence when exits fire at once. Returns false, having changed nothing, for any other
-    /// case, which `apply` then takes.
+    /// The common cases of `apply`, decided without building the near list: a device covered
+    /// by at most one fence and inside at most one, with no cross detection and no fence
+    /// expiring (the caller checks those two). Handles staying outside, staying inside one
+    /// fence (dwell), entering one fence from outside (on a first fix, the initial enter),
+    /// and leaving one fence when exits fire at once. Returns false, having changed nothing,
+    /// for any other case, which `apply` then takes.
     ///
     /// - Parameters:
     ///   - covering: how many fences cover the fix (hysteresis off: all of them count as deep
@@ -52,7 +52,10 @@ extension EventEngine {
         } else if n == 1 {
             let key = store.slotKey[slot]
             if p == 0 {
-                emit(.enter, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat, into: &events)
+                let first = !state.hasFix
+                if !first || settings.initialEvents {
+                    emit(.enter, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat, initial: first, into: &events)
+                }
                 var pair = PairState(fence: key, flags: 0, enterTime: t, pendingSince: 0)
                 if t >= t + dwell(slot: slot) {
                     pair.flags |= PairState.stayed

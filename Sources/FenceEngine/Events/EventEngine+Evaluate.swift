@@ -169,7 +169,7 @@ extension EventEngine {
         let hasCoverage = coverage != nil
         let coverOffsets = coverage?.offsets ?? []
         let coverHandles = coverage?.handles ?? []
-        // Where `applyCommon` may decide a fix (a device's first fix always takes `apply`).
+        // Where `applyCommon` may decide a fix.
         let common = hasCoverage && !expiring && !settings.crossDetection
         let evictAfter = settings.idleEviction > 0 ? max(settings.idleEviction, settings.exitDelay) : 0
         let evictedBefore = evictedBefore
@@ -200,7 +200,7 @@ extension EventEngine {
                     return
                 }
                 tally.applied += 1
-                if common && states[d].hasFix {
+                if common {
                     let lo = coverOffsets[f]
                     let n = coverOffsets[f + 1] - lo
                     let slot = n > 0 ? Int(coverHandles[lo].rawValue) : -1
