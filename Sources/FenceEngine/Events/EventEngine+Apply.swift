@@ -45,7 +45,8 @@ extension EventEngine {
                 if let s = store.slot(ofKey: pair.fence) {
                     emit(.exit, device: state.id, slot: Int(s), time: t, lon: point.lon, lat: point.lat, inside: t - pair.enterTime, into: &events)
                 }
-                state.pairs.removeAll(keepingCapacity: true)
+                // Freed, as `apply` does: a device outside everything holds no pair storage.
+                state.pairs = []
             } else if p != 0 {
                 return false
             }
