@@ -108,16 +108,20 @@ extension FenceStore {
                         // for, before this position's are tested, so the fetches overlap.
                         var ahead = ContiguousArray<Int32>()
                         ahead.reserveCapacity(64)
+                        var current = ContiguousArray<Int32>()
+                        current.reserveCapacity(64)
                         var next = findCandidates(sorted[range.lowerBound], coord: coord, querier: querier, into: &ahead)
                         for k in range {
                             let here = next
-                            swap(&scratch.candidates, &ahead)
+                            swap(&current, &ahead)
                             if k + 1 < range.upperBound {
                                 next = findCandidates(sorted[k + 1], coord: coord, querier: querier, into: &ahead)
                                 prefetchRecords(ahead)
                             }
                             let before = local.count
-                            if let here { appendTested(here, scratch: &scratch, into: &local) }
+                            if let here {
+                                current.withUnsafeBufferPointer { appendTested(here, candidates: $0, scratch: &scratch, into: &local) }
+                            }
                             counts[k] = Int32(local.count - before)
                         }
                     }
@@ -194,8 +198,11 @@ extension FenceStore {
         _ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, scratch: inout ContainmentScratch,
         into out: inout ContiguousArray<FenceHandle>
     ) {
-        guard let p = findCandidates(position, coord: coord, querier: querier, into: &scratch.candidates) else { return }
-        appendTested(p, scratch: &scratch, into: &out)
+        var candidates = ContiguousArray<Int32>()
+        swap(&candidates, &scratch.candidates)
+        defer { swap(&candidates, &scratch.candidates) }
+        guard let p = findCandidates(position, coord: coord, querier: querier, into: &candidates) else { return }
+        candidates.withUnsafeBufferPointer { appendTested(p, candidates: $0, scratch: &scratch, into: &out) }
     }
 
     /// Replaces `candidates` with the index entries whose box holds the position, and returns
@@ -236,61 +243,93 @@ extension FenceStore {
         }
     }
 
-    /// Tests the candidates in `scratch.candidates` against `p` (WGS84) and appends the
-    /// handles of those that cover it, ascending and once each.
+    /// Tests the candidates against `p` (WGS84) and appends the handles of those that cover
+    /// it, ascending and once each (a fence indexed under two boxes can be found twice).
+    ///
+    /// Each hit goes in at its place as it is found: appended when above the last (the usual
+    /// case, and the only one for a single hit), else moved down past the larger ones
+    /// (`insertHit`); no sort, no allocation.
+    /// - Complexity: O(k) fast tests for k candidates, plus O(h²) moves for h hits out of order.
     @inline(__always)
-    func appendTested(_ p: LonLat, scratch: inout ContainmentScratch, into out: inout ContiguousArray<FenceHandle>) {
+    func appendTested(
+        _ p: LonLat, candidates: UnsafeBufferPointer<Int32>, scratch: inout ContainmentScratch, into out: inout ContiguousArray<FenceHandle>
+    ) {
         let start = out.count
         var unit: (Double, Double, Double)?
-        scratch.candidates.withUnsafeBufferPointer { candidates in
-            scratch.candidateCount += candidates.count
-            for item in candidates {
-                let slot = item >> 1
-                if covers(slot: slot, p, unit: &unit, scratch: &scratch) {
-                    out.append(FenceHandle(rawValue: slot))
+        scratch.candidateCount &+= candidates.count
+        slotHot.withUnsafeBufferPointer { hot in
+            geometry.withUnsafeBufferPointer { g in
+                for item in candidates {
+                    let slot = item >> 1
+                    let word = hot[Int(slot)]
+                    let covered =
+                        FenceStore.fastCovers(kind: word & 3, record: g.baseAddress! + (word >> 2), p, unit: &unit)
+                        ?? slowCovers(slot: slot, p, record: g.baseAddress! + (word >> 2), scratch: &scratch)
+                    guard covered else { continue }
+                    let handle = FenceHandle(rawValue: slot)
+                    if out.count == start || out[out.count &- 1] < handle {
+                        out.append(handle)
+                    } else {
+                        FenceStore.insertHit(handle, into: &out, from: start)
+                    }
                 }
             }
         }
-        let added = out.count - start
-        if added > 1 {
-            // Ascending, and once: a fence indexed under several boxes can be found twice.
-            out[start...].sort()
-            var write = start + 1
-            for read in (start + 1)..<out.count where out[read] != out[write - 1] {
-                out[write] = out[read]
-                write += 1
-            }
-            out.removeLast(out.count - write)
-        }
+    }
+
+    /// Puts `handle` in its place among the ascending hits `out[start...]`, unless it is there.
+    @inline(never)
+    static func insertHit(_ handle: FenceHandle, into out: inout ContiguousArray<FenceHandle>, from start: Int) {
+        var j = out.count
+        while j > start && out[j - 1] > handle { j -= 1 }
+        if j > start && out[j - 1] == handle { return }
+        out.insert(handle, at: j)
     }
 
     /// Whether the fence in `slot` covers `p` (WGS84).
     @inline(__always)
     func covers(slot: Int32, _ p: LonLat, unit: inout (Double, Double, Double)?, scratch: inout ContainmentScratch) -> Bool {
-        let hot = slotHot[Int(slot)]
+        let word = slotHot[Int(slot)]
         return geometry.withUnsafeBufferPointer { g -> Bool in
-            let record = g.baseAddress! + (hot >> 2)
-            if hot & 3 == FlatGeometry.Kind.circle.rawValue {
-                let u = unit ?? CircleGeometry.unitVector(lon: p.lon, lat: p.lat)
-                unit = u
-                return CircleGeometry.covers(record, lon: p.lon, lat: p.lat, u: u)
-            }
-            let location =
-                hot & 3 == FlatGeometry.Kind.indexedPolygon.rawValue
-                ? RingLocator.locateIndexed(x: p.lon, y: p.lat, record: record)
-                : RingLocator.locate(x: p.lon, y: p.lat, record: record)
-            switch location {
-            case .interior, .boundary: return true
-            case .exterior: return false
-            case .uncertain:
-                // Outside every polygon's box is outside, whatever GEOS says: its orientation
-                // filter takes a product that underflowed (coordinates near 1e-308) for exact,
-                // and its envelope test looks at the whole MultiPolygon's box only.
-                guard RingLocator.inExteriorBox(x: p.lon, y: p.lat, record: record) else { return false }
-                scratch.geosCalls += 1
-                return geosCovers(slot: slot, p, context: scratch.context())
-            }
+            let record = g.baseAddress! + (word >> 2)
+            return FenceStore.fastCovers(kind: word & 3, record: record, p, unit: &unit)
+                ?? slowCovers(slot: slot, p, record: record, scratch: &scratch)
         }
+    }
+
+    /// Whether the fence of this kind and record covers `p` (WGS84), or nil when the fast
+    /// filters cannot tell (a point within about 1e-15 relative of a polygon edge).
+    ///
+    /// Circles: geodesic distance, from the position's unit vector (made once per position,
+    /// in `unit`). Polygons: the small grid (`SmallPolygonGrid`) or, for large ones, the cell
+    /// grid and edge index (`RingLocator.locateIndexed`).
+    @inline(__always)
+    static func fastCovers(kind: Int, record: UnsafePointer<Double>, _ p: LonLat, unit: inout (Double, Double, Double)?) -> Bool? {
+        if kind == FlatGeometry.Kind.circle.rawValue {
+            let u = unit ?? CircleGeometry.unitVector(lon: p.lon, lat: p.lat)
+            unit = u
+            return CircleGeometry.covers(record, lon: p.lon, lat: p.lat, u: u)
+        }
+        let location =
+            kind == FlatGeometry.Kind.indexedPolygon.rawValue
+            ? RingLocator.locateIndexed(x: p.lon, y: p.lat, record: record)
+            : SmallPolygonGrid.locate(x: p.lon, y: p.lat, record: record)
+        switch location {
+        case .interior, .boundary: return true
+        case .exterior: return false
+        case .uncertain: return nil
+        }
+    }
+
+    /// A polygon test the fast filters left undecided.
+    @inline(never)
+    func slowCovers(slot: Int32, _ p: LonLat, record: UnsafePointer<Double>, scratch: inout ContainmentScratch) -> Bool {
+        // Outside every polygon's box is outside, whatever GEOS says: its orientation filter
+        // takes a product that underflowed (coordinates near 1e-308) for exact, and its
+        // envelope test looks at the whole MultiPolygon's box only.
+        guard RingLocator.inExteriorBox(x: p.lon, y: p.lat, record: record) else { return false }
+        scratch.geosCalls += 1
+        return geosCovers(slot: slot, p, context: scratch.context())
     }
 
     /// GEOS decides: the fence is rebuilt in this worker's context, prepared, and asked

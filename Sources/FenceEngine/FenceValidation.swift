@@ -148,13 +148,17 @@ enum FenceValidation {
         }
     }
 
-    /// The stored form of a checked polygon: its record, with an edge index when it is large.
+    /// The stored form of a checked polygon: its record, with an edge index and cell grid when it
+    /// is large, else a small grid (`SmallPolygonGrid`).
     static func polygonFence(_ coords: [Double], _ rings: [(count: Int, isExterior: Bool)], repaired: Bool) -> NormalizedFence {
-        var record = FlatGeometry.polygonRecord(coords: coords, rings: rings)
         let indexed = coords.count / 2 > FlatGeometry.indexThreshold
+        let extra = indexed ? 0 : SmallPolygonGrid.doubles(positions: coords.count / 2)
+        var record = FlatGeometry.polygonRecord(coords: coords, rings: rings, extra: extra)
         if indexed {
             FlatGeometry.appendEdgeIndex(to: &record)
             FlatGeometry.appendCellGrid(to: &record)
+        } else {
+            SmallPolygonGrid.append(to: &record)
         }
         return NormalizedFence(kind: .polygon, indexed: indexed, geometry: record, boxes: polygonBoxes(coords, rings), repaired: repaired)
     }

@@ -10,6 +10,7 @@
 ///   the polygon before it. Rings are closed, so the last position repeats the first.
 enum FlatGeometry {
     enum Kind: Int {
+        /// `polygon`: a polygon record followed by a small grid (`SmallPolygonGrid`);
         /// `indexedPolygon`: a polygon record followed by an edge index and a cell grid.
         case free = 0, circle = 1, polygon = 2, indexedPolygon = 3
     }
@@ -189,10 +190,11 @@ enum FlatGeometry {
         }
     }
 
-    /// A polygon record from flat coordinates and per-ring (positions, isExterior).
-    static func polygonRecord(coords: [Double], rings: [(count: Int, isExterior: Bool)]) -> [Double] {
+    /// A polygon record from flat coordinates and per-ring (positions, isExterior), with room
+    /// for `extra` more doubles.
+    static func polygonRecord(coords: [Double], rings: [(count: Int, isExterior: Bool)], extra: Int = 0) -> [Double] {
         var record: [Double] = []
-        record.reserveCapacity(1 + rings.count + coords.count)
+        record.reserveCapacity(1 + rings.count + coords.count + extra)
         record.append(Double(rings.count))
         for r in rings { record.append(Double(r.isExterior ? r.count : -r.count)) }
         record.append(contentsOf: coords)

@@ -85,6 +85,59 @@ final class ContainmentOracleTests: XCTestCase {
         for p in points { XCTAssertEqual(store.ids(covering: p), oracle.ids(covering: p), "\(p)") }
     }
 
+    /// Many overlapping fences, some in two far parts (two index boxes) and some cut at the
+    /// antimeridian (found from both names of the line): each position's hits come ascending
+    /// and once each, whatever order the index hands the candidates in, and are GEOS's.
+    func testHitsComeAscendingAndOnce() throws {
+        var rng = TestRandom(seed: 4242)
+        var fences: [Fence] = []
+        func ring(_ pts: [(Double, Double)]) -> [LonLat] { pts.map { LonLat(lon: $0.0, lat: $0.1) } }
+        for i in 0..<120 {
+            let lat = rng.uniform(-5, 5)
+            switch i % 4 {
+            case 0:
+                fences.append(.circle(id: "c\(i)", lon: rng.uniform(175, 185).remainder(dividingBy: 360), lat: lat, radius: rng.uniform(100_000, 900_000)))
+            case 1:
+                let west = rng.uniform(170, 178)
+                let east = rng.uniform(-178, -170)
+                let cut = [
+                    Polygon(exterior: ring([(west, lat - 2), (180, lat - 2), (180, lat + 2), (west, lat + 2), (west, lat - 2)])),
+                    Polygon(exterior: ring([(-180, lat - 2), (east, lat - 2), (east, lat + 2), (-180, lat + 2), (-180, lat - 2)])),
+                ]
+                fences.append(Fence(id: "a\(i)", shape: .polygons(cut)))
+            case 2:
+                // Two islands far apart: two boxes, both holding some of the points below.
+                let a = Shapes.star(&rng, lon: rng.uniform(172, 176.5), lat: lat, radius: 3, vertices: 10)
+                let b = Shapes.star(&rng, lon: rng.uniform(-176.5, -172), lat: lat, radius: 3, vertices: 14)
+                fences.append(Fence(id: "i\(i)", shape: .polygons([Polygon(exterior: a), Polygon(exterior: b)])))
+            default:
+                // Up to a degree from the antimeridian, on either side, and not across it.
+                let lon = rng.uniform(171, 179) + (rng.next() % 2 == 0 ? 0 : 10)
+                let radius = rng.uniform(0.5, abs(180 - lon) - 0.01)
+                fences.append(.polygon(id: "s\(i)", exterior: Shapes.star(&rng, lon: lon > 180 ? lon - 360 : lon, lat: lat, radius: radius, vertices: 16)))
+            }
+        }
+        var store = FenceStore()
+        let results = store.add(fences, threads: 2)
+        XCTAssertEqual(results.filter { $0.error != nil }.count, 0, "\(results.compactMap(\.error))")
+        let oracle = Oracle(fences)
+        var points: [LonLat] = (0..<300).map { _ in
+            let lon = rng.uniform(168, 192)
+            return LonLat(lon: lon > 180 ? lon - 360 : lon, lat: rng.uniform(-9, 9))
+        }
+        points += (0..<60).map { _ in LonLat(lon: rng.next() % 2 == 0 ? 180 : -180, lat: rng.uniform(-9, 9)) }
+        var most = 0
+        let batch = store.covering(points, threads: 2)
+        for (k, p) in points.enumerated() {
+            let handles = store.fences(covering: p)
+            most = max(most, handles.count)
+            XCTAssertTrue(zip(handles, handles.dropFirst()).allSatisfy { $0 < $1 }, "\(p): \(handles)")
+            XCTAssertEqual(Array(batch[k]), handles, "\(p)")
+            XCTAssertEqual(handles.map { store.id(of: $0) }.sorted(), oracle.ids(covering: p), "\(p)")
+        }
+        XCTAssertGreaterThan(most, 5)
+    }
+
     func centroid(_ ring: [LonLat]) -> LonLat {
         let pts = ring.dropLast()
         return LonLat(lon: pts.map(\.lon).reduce(0, +) / Double(pts.count), lat: pts.map(\.lat).reduce(0, +) / Double(pts.count))
