@@ -42,14 +42,24 @@ public enum Deployment {
     }
 
     /// The topology `setup` recorded under a deployment name.
-    public static func topology(connection: NATSConnection, name: String = "FENCE") throws -> Topology {
+    ///
+    /// A lookup that times out (a cluster electing a leader, or too busy to answer in time) is
+    /// asked again for up to `patience` seconds; any other failure, or a timeout past that, is
+    /// reported at once.
+    public static func topology(connection: NATSConnection, name: String = "FENCE", patience: Double = 60) throws -> Topology {
         let bucket = name + "_STATE"
-        let kv: NATSKeyValue
-        do {
-            kv = try connection.keyValue(bucket: bucket)
-        } catch {
-            throw NATSError("topology", text: "no bucket \(bucket): run `fence setup` first (\(error.text))")
+        let deadline = Date().addingTimeInterval(patience)
+        var found: NATSKeyValue?
+        while found == nil {
+            do {
+                found = try connection.keyValue(bucket: bucket)
+            } catch let error as NATSError where error.isTimeout && Date() < deadline {
+                continue
+            } catch {
+                throw NATSError("topology", text: "no bucket \(bucket): run `fence setup` first (\(error.text))")
+            }
         }
+        let kv = found!
         guard let (bytes, _) = try kv.get(Topology.topologyKey) else {
             throw NATSError("topology", text: "\(bucket) has no topology record: run `fence setup` first")
         }
