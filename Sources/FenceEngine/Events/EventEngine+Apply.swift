@@ -12,6 +12,18 @@ extension EventEngine {
                 lon: lon, lat: lat, initial: initial, reason: reason, insideSeconds: inside))
     }
 
+    /// Marks the pair stayed and reports `dwell` when its fence's dwell time has passed at `t`;
+    /// nothing when it is already stayed or the time has not come. The one dwell rule of every
+    /// apply path.
+    @inline(__always)
+    func dwellIfDue(
+        _ pair: inout PairState, slot: Int, device: String, time t: Double, point: LonLat, events: inout [FenceEvent]
+    ) {
+        guard !pair.isStayed && t >= pair.enterTime + dwell(slot: slot) else { return }
+        pair.flags |= PairState.stayed
+        emit(.dwell, device: device, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: t - pair.enterTime, into: &events)
+    }
+
     /// True when `near` lists exactly the stored pairs' fences, each deep inside, and no exit is
     /// pending: applying the fix changes nothing but dwell.
     @inline(__always)
@@ -58,18 +70,10 @@ extension EventEngine {
                     emit(.enter, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat, initial: first, into: &events)
                 }
                 var pair = PairState(fence: key, flags: 0, enterTime: t, pendingSince: 0)
-                if t >= t + dwell(slot: slot) {
-                    pair.flags |= PairState.stayed
-                    emit(.dwell, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: 0, into: &events)
-                }
+                dwellIfDue(&pair, slot: slot, device: state.id, time: t, point: point, events: &events)
                 state.pairs.append(pair)
             } else if p == 1 && state.pairs[0].fence == key && !state.pairs[0].isExitPending {
-                if !state.pairs[0].isStayed && t >= state.pairs[0].enterTime + dwell(slot: slot) {
-                    state.pairs[0].flags |= PairState.stayed
-                    emit(
-                        .dwell, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat,
-                        inside: t - state.pairs[0].enterTime, into: &events)
-                }
+                dwellIfDue(&state.pairs[0], slot: slot, device: state.id, time: t, point: point, events: &events)
             } else {
                 return false
             }
@@ -98,13 +102,7 @@ extension EventEngine {
             // The common case: the device is inside exactly the fences it was inside, deeply
             // (or outside all of them), with no exit pending. Only dwell can fire.
             for k in state.pairs.indices where !state.pairs[k].isStayed {
-                let slot = Int(near[k].slot)
-                if t >= state.pairs[k].enterTime + dwell(slot: slot) {
-                    state.pairs[k].flags |= PairState.stayed
-                    emit(
-                        .dwell, device: state.id, slot: slot, time: t, lon: point.lon, lat: point.lat,
-                        inside: t - state.pairs[k].enterTime, into: &events)
-                }
+                dwellIfDue(&state.pairs[k], slot: Int(near[k].slot), device: state.id, time: t, point: point, events: &events)
             }
             state.lastTime = t
             state.lastLon = point.lon
@@ -143,10 +141,7 @@ extension EventEngine {
         func inside(_ pair: PairState, slot: Int) {
             var p = pair
             p.flags &= ~PairState.exitPending
-            if !p.isStayed && t >= p.enterTime + dwell(slot: slot) {
-                p.flags |= PairState.stayed
-                emit(.dwell, device: d, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: t - p.enterTime, into: &events)
-            }
+            dwellIfDue(&p, slot: slot, device: d, time: t, point: point, events: &events)
             pairs.append(p)
         }
 
