@@ -187,17 +187,24 @@ final class IndexedPolygonTests: XCTestCase {
             LonLat(lon: 1.0000000005384209, lat: 3.03554e-319), LonLat(lon: 3.1e-322, lat: 1),
             LonLat(lon: 2.2250738585072014e-308, lat: 0),
         ]
-        var store = FenceStore()
-        XCTAssertNil(store.add([Fence(id: "tiny", shape: .polygons([Polygon(exterior: ring)]))], threads: 1)[0].error)
-        let handle = try XCTUnwrap(store.handle(id: "tiny"))
-        let origin = LonLat(lon: 0, lat: 0)
-        XCTAssertEqual(store.ids(covering: origin), [])
-        XCTAssertFalse(store.fence(handle, covers: origin))
-        XCTAssertEqual(store.nearestBoundary(to: origin).distance.sign, .plus)  // negative inside
         // Its own vertices and a point well inside are still covered, by every path.
-        for p in [ring[0], ring[3], LonLat(lon: 0.5, lat: 0.25)] {
-            XCTAssertEqual(store.ids(covering: p), ["tiny"], "\(p)")
-            XCTAssertTrue(store.fence(handle, covers: p), "\(p)")
+        try assertOriginOutside(
+            Fence(id: "tiny", shape: .polygons([Polygon(exterior: ring)])), covering: [ring[0], ring[3], LonLat(lon: 0.5, lat: 0.25)])
+    }
+
+    /// The fence loads; (0, 0) is outside it by the index, the direct test and the signed
+    /// boundary distance; each of `inside` is covered by the index and the direct test.
+    func assertOriginOutside(_ fence: Fence, covering inside: [LonLat], line: UInt = #line) throws {
+        var store = FenceStore()
+        XCTAssertNil(store.add([fence], threads: 1)[0].error, line: line)
+        let handle = try XCTUnwrap(store.handle(id: fence.id), line: line)
+        let origin = LonLat(lon: 0, lat: 0)
+        XCTAssertEqual(store.ids(covering: origin), [], line: line)
+        XCTAssertFalse(store.fence(handle, covers: origin), line: line)
+        XCTAssertEqual(store.nearestBoundary(to: origin).distance.sign, .plus, line: line)  // negative inside
+        for p in inside {
+            XCTAssertEqual(store.ids(covering: p), [fence.id], "\(p)", line: line)
+            XCTAssertTrue(store.fence(handle, covers: p), "\(p)", line: line)
         }
     }
 
@@ -217,18 +224,8 @@ final class IndexedPolygonTests: XCTestCase {
             LonLat(lon: 2.266536e-318, lat: 0), LonLat(lon: 0.0002059512276981518, lat: 0.9997940487723018), LonLat(lon: 0.25, lat: 0.75),
         ]
         let hole = [LonLat(lon: 0.25, lat: 0.25), LonLat(lon: 0.75, lat: 0.25), LonLat(lon: 0.25, lat: 0.75), LonLat(lon: 0.25, lat: 0.25)]
-        var store = FenceStore()
         let fence = Fence(id: "repaired", shape: .polygons([Polygon(exterior: square), Polygon(exterior: shell, holes: [hole])]))
-        XCTAssertNil(store.add([fence], threads: 1)[0].error)
-        let handle = try XCTUnwrap(store.handle(id: "repaired"))
-        let origin = LonLat(lon: 0, lat: 0)
-        XCTAssertEqual(store.ids(covering: origin), [])
-        XCTAssertFalse(store.fence(handle, covers: origin))
-        XCTAssertEqual(store.nearestBoundary(to: origin).distance.sign, .plus)  // negative inside
-        for p in [shell[3], square[0], LonLat(lon: 0.1, lat: 0.5)] {
-            XCTAssertEqual(store.ids(covering: p), ["repaired"], "\(p)")
-            XCTAssertTrue(store.fence(handle, covers: p), "\(p)")
-        }
+        try assertOriginOutside(fence, covering: [shell[3], square[0], LonLat(lon: 0.1, lat: 0.5)])
     }
 }
 
