@@ -170,6 +170,7 @@ extension RTree {
             }
             if nodes == 1 {
                 root = firstNode
+                cellIndex = RTreeCellIndex(self)
                 return
             }
             firstNode += nodes

@@ -22,6 +22,7 @@ extension RTree {
             itemEntry.append(contentsOf: repeatElement(-1, count: i + 1 - itemEntry.count))
         }
         precondition(itemEntry[i] < 0, "RTree.insert: id \(id) is already present")
+        cellIndex = nil
         insertEntry(box: box, child: id, level: 0)
         count += 1
         noteUpdate()

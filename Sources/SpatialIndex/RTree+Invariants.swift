@@ -138,6 +138,7 @@ extension RTree {
                 for n in 0..<nodes {
                     try check(reached[n] || free[n], "node \(n) is neither reachable nor free")
                 }
+                if let g = cellIndex { try check(g.firstViolation(of: self) == nil, g.firstViolation(of: self) ?? "") }
                 try check(
                     updatesSinceRebuild <= rebuildThreshold,
                     "\(updatesSinceRebuild) updates since rebuild exceed the threshold "

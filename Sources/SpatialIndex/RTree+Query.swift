@@ -32,6 +32,8 @@ public struct RTreePointQuerier {
     let root: Int
     let rootLevel: Int
     let fanout: Int
+    /// The tree's cell grid, when it has one: candidate queries start from it.
+    let cells: RTreeCellView?
 
     /// Appends the ids of all items whose box contains the point, edges included, exactly as
     /// `RTree.query(x:y:into:)` does.
@@ -47,16 +49,63 @@ public struct RTreePointQuerier {
     /// possibly of items whose box misses it by less than one Float32 rounding step (about
     /// 6e-8 relative): the walk compares against the tree's Float32 copy of its boxes, rounded
     /// outward, eight entries per compare. For callers that test each candidate exactly
-    /// anyway. A NaN coordinate matches nothing.
-    /// - Complexity: the walk of `query(x:y:into:)` over half the bytes.
+    /// anyway. A NaN coordinate matches nothing. Exactly the items whose Float32 box holds the
+    /// point rounded to Float32, with or without the cell grid.
+    /// - Complexity: with the tree's cell grid (`RTree+CellIndex.swift`), one cell read and the
+    ///   nodes it lists, about 2 leaves at 1M boxes; without, the walk of `query(x:y:into:)`
+    ///   over half the bytes.
     @inline(__always)
     public func candidates(x: Double, y: Double, into results: inout ContiguousArray<Int32>) {
         var sink = AppendSink()
         swap(&sink.results, &results)
+        search(x: x, y: y, &sink)
+        swap(&sink.results, &results)
+    }
+}
+
+extension RTreePointQuerier {
+    /// Index nodes a candidate query enters at this point (the cell grid's listed nodes and
+    /// what is below them, or the walk from the root without a grid).
+    public func nodesEntered(x: Double, y: Double) -> Int {
+        var sink = CountSink()
+        search(x: x, y: y, &sink)
+        return sink.nodes
+    }
+
+    /// The candidate search: from the point's cell of the grid when the tree has one, from the
+    /// root otherwise; both reach the same leaves (see `candidates(x:y:into:)`).
+    @inline(__always)
+    func search<Sink: WalkSink>(x: Double, y: Double, _ sink: inout Sink) {
         // Rounding to nearest is monotonic and the stored bounds are Float32 values rounded
         // outward, so a point inside an exact box is inside its Float32 box.
-        RTree.walk(storage, root: root, rootLevel: rootLevel, fanout: fanout, NarrowPointFilter(x: Float(x), y: Float(y)), &sink)
-        swap(&sink.results, &results)
+        let fx = Float(x)
+        let fy = Float(y)
+        let filter = NarrowPointFilter(x: fx, y: fy)
+        guard let g = cells else {
+            RTree.walk(storage, root: root, rootLevel: rootLevel, fanout: fanout, filter, &sink)
+            return
+        }
+        // The cell of the Float32 point lists every leaf whose Float32 box can hold it, as
+        // subtrees (a leaf's ancestors' boxes hold the leaf's, so the walk from the root
+        // reaches the same leaves). Outside the grid, or at NaN, no box holds it.
+        let px = Double(fx)
+        let py = Double(fy)
+        guard px >= g.minX && px <= g.maxX && py >= g.minY && py <= g.maxY else { return }
+        let cx = RTreeCellIndex.clampedIndex((px - g.minX) * g.scaleX, count: g.columns)
+        let cy = RTreeCellIndex.clampedIndex((py - g.minY) * g.scaleY, count: g.rows)
+        let c = cy &* g.columns &+ cx
+        let f = fanout
+        for k in Int(g.offsets[c])..<Int(g.offsets[c &+ 1]) {
+            let node = Int(g.nodes[k])
+            let level = Int(storage.level[node])
+            if level == 0 {
+                let base = node &* f
+                sink.enter()
+                sink.leafHits(storage, base: base, hits: filter.mask(storage, from: base, to: base &+ Int(storage.count[node])))
+            } else {
+                RTree.walk(storage, root: node, rootLevel: level, fanout: f, filter, &sink)
+            }
+        }
     }
 }
 
@@ -296,7 +345,19 @@ extension RTree {
         let root = self.root
         let rootLevel = Int(nodeLevel[root])
         let f = fanout
-        return try withStorage { s in try body(RTreePointQuerier(storage: s, root: root, rootLevel: rootLevel, fanout: f)) }
+        return try withStorage { s in
+            guard let g = cellIndex else {
+                return try body(RTreePointQuerier(storage: s, root: root, rootLevel: rootLevel, fanout: f, cells: nil))
+            }
+            return try g.offsets.withUnsafeBufferPointer { offsets in
+                try g.nodes.withUnsafeBufferPointer { nodes in
+                    let view = RTreeCellView(
+                        minX: g.minX, minY: g.minY, maxX: g.maxX, maxY: g.maxY, scaleX: g.scaleX, scaleY: g.scaleY,
+                        columns: g.columns, rows: g.rows, offsets: offsets, nodes: nodes)
+                    return try body(RTreePointQuerier(storage: s, root: root, rootLevel: rootLevel, fanout: f, cells: view))
+                }
+            }
+        }
     }
 
     /// Appends the ids of all items whose box contains the point, edges and corners included.

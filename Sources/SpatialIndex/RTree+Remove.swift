@@ -22,6 +22,7 @@ extension RTree {
         let e = Int(itemEntry[Int(id)])
         guard e >= 0 else { return false }
         let leaf = e / fanout
+        cellIndex = nil
         removeEntry(at: e, of: leaf)
         itemEntry[Int(id)] = -1
         count -= 1

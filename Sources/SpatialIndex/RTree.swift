@@ -59,6 +59,9 @@ public struct RTree: Sendable {
     var itemEntry: ContiguousArray<Int32>
 
     var root: Int
+    /// Where point candidate queries start (`RTree+CellIndex.swift`); nil after `insert` and
+    /// `remove` until `buildCellIndex()` or a repack.
+    var cellIndex: RTreeCellIndex?
     /// Maximum entries per node.
     public let fanout: Int
     /// Minimum entries per non-root node (40% of `fanout`, at least 2, as R* recommends).
@@ -152,7 +155,7 @@ public struct RTree: Sendable {
             entryChild.capacity + nodeCount.capacity + nodeLevel.capacity + nodeParent.capacity
             + nodeSlot.capacity + freeNodes.capacity + itemEntry.capacity
         return MemoryLayout<RTree>.size + doubles * MemoryLayout<Double>.stride
-            + int32s * MemoryLayout<Int32>.stride + narrow.capacity * MemoryLayout<Float>.stride
+            + int32s * MemoryLayout<Int32>.stride + narrow.capacity * MemoryLayout<Float>.stride + cellIndexBytes
     }
 }
 

@@ -65,6 +65,7 @@ enum ContainsCommand {
                 let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: p.coord)
                 return LonLat(lon: c.lon, lat: c.lat)
             }
+            store.prepareIndex(forQueries: points.count)
             let coverage = store.covering(points, threads: threads)
             var bytes: [UInt8] = []
             bytes.reserveCapacity(batch.count * 48)

@@ -102,6 +102,7 @@ extension EventEngine {
 
         clock.mark("bucket")
         // Containment for every fix at once.
+        store.prepareIndex(forQueries: valid)
         let coverage: Coverage? = hysteresis ? nil : batch.points.withUnsafeBufferPointer { store.covering($0, threads: threads) }
 
         clock.mark("containment")
