@@ -44,6 +44,33 @@ final class CellIndexTests: XCTestCase {
         }
     }
 
+    /// Where Float32 steps are wide against the cells (coordinates near 1e6, boxes on the
+    /// Float32 lattice), a point a third of a step off a box rounds onto it: the cell is taken
+    /// from the rounded point, as the walk's compares are, or such candidates go missing.
+    func testPointsFindTheCellOfTheirFloat32Rounding() {
+        var rng = SplitMix64(seed: 12)
+        var oracle = Oracle()
+        let step = 0.0625  // one Float32 step at 1e6
+        for id in 0..<Int32(4000) {
+            let x = 1e6 + Double(rng.int(0...199)) * step
+            let y = 1e6 + Double(rng.int(0...199)) * step
+            oracle.boxes[id] = Box(minX: x, minY: y, maxX: x, maxY: y)
+        }
+        let (ids, boxes) = oracle.sorted
+        let tree = RTree(ids: ids, boxes: boxes, fanout: 8)
+        XCTAssertTrue(tree.hasCellIndex)
+        var found = 0
+        for _ in 0..<600 {
+            let b = boxes[rng.int(0...boxes.count - 1)]
+            let x = b.minX + (rng.chance(0.5) ? 0.03 : -0.03)
+            let y = b.minY + (rng.chance(0.5) ? 0.03 : -0.03)
+            let want = oracle.candidates(x: x, y: y)
+            found += want.count
+            XCTAssertEqual(tree.sortedCandidates(x: x, y: y), want, "(\(x), \(y))")
+        }
+        XCTAssertGreaterThan(found, 600, "the points should round onto their boxes")
+    }
+
     /// Every box over the same spot: cells would list hundreds of leaves, so they list
     /// ancestors instead, and results still come once each.
     func testCrowdedCellsListAncestorsAndRepeatNothing() {
