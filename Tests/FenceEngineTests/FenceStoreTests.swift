@@ -221,3 +221,42 @@ final class FenceStoreBulkTests: XCTestCase {
         }
     }
 }
+
+/// The index's cell grid through the store's life: built by a bulk load, dropped by a single
+/// edit, rebuilt only for a batch that pays for it; containment is the oracle's throughout.
+final class FenceStoreCellGridTests: XCTestCase {
+    func testEditsDropTheGridAndLargeBatchesRebuildIt() throws {
+        var rng = TestRandom(seed: 31)
+        var fences: [Fence] = (0..<600).map { i in
+            i % 3 == 0
+                ? .circle(id: "c\(i)", lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: rng.uniform(1000, 30_000))
+                : .polygon(id: "p\(i)", exterior: Shapes.star(&rng, lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: 0.2, vertices: 10))
+        }
+        var store = FenceStore()
+        XCTAssertTrue(store.add(fences).allSatisfy { $0.error == nil })
+        XCTAssertTrue(store.indexHasCellGrid, "a bulk load builds the grid")
+        let points = (0..<800).map { _ in LonLat(lon: rng.uniform(-0.3, 3.3), lat: rng.uniform(-0.3, 3.3)) }
+        func check(_ context: String) {
+            let oracle = Oracle(fences)
+            let coverage = store.covering(points, threads: 2)
+            for (i, p) in points.enumerated() {
+                XCTAssertEqual(coverage[i].map { store.id(of: $0) }.sorted(), oracle.ids(covering: p), "\(context) \(p)")
+            }
+        }
+        check("bulk")
+        XCTAssertNotNil(store.remove(id: "p1"))
+        fences.removeAll { $0.id == "p1" }
+        let extra = Fence.circle(id: "late", lon: 1.5, lat: 1.5, radius: 40_000)
+        XCTAssertNil(store.add([extra]).first?.error)
+        fences.append(extra)
+        XCTAssertFalse(store.indexHasCellGrid, "single edits drop the grid")
+        check("after edits, no grid")
+        store.prepareIndex(forQueries: 10)
+        XCTAssertFalse(store.indexHasCellGrid, "a small batch does not pay for the grid")
+        store.prepareIndex(forQueries: store.count)
+        XCTAssertTrue(store.indexHasCellGrid)
+        store.tree.checkInvariants()
+        check("rebuilt grid")
+    }
+}
+
