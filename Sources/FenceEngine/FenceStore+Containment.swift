@@ -6,6 +6,9 @@ import SpatialIndex
 public struct Coverage: Sendable {
     public var offsets: ContiguousArray<Int>
     public var handles: ContiguousArray<FenceHandle>
+    /// The fences' stable keys (`FenceStore.slotKey`), beside `handles`, when asked for
+    /// (`covering(_:coord:threads:keys:)`); empty otherwise.
+    var keys: ContiguousArray<Int32> = []
 
     /// Number of positions.
     public var count: Int { offsets.count - 1 }
@@ -88,6 +91,15 @@ extension FenceStore {
     public func covering(_ positions: UnsafeBufferPointer<LonLat>, coord: CoordinateSystem = .wgs84, threads: Int = FenceStore.defaultThreads)
         -> Coverage
     {
+        covering(positions, coord: coord, threads: threads, keys: false)
+    }
+
+    /// `covering`, with the fences' keys beside their handles when `keys` is set: read while
+    /// the hit's slot is fresh (and prefetched with its record), so the event pass reads them in
+    /// order instead of one cache miss a hit later.
+    func covering(_ positions: UnsafeBufferPointer<LonLat>, coord: CoordinateSystem, threads: Int, keys withKeys: Bool)
+        -> Coverage
+    {
         let m = positions.count
         let (order, sorted) = SpatialOrder.sorted(positions, threads: threads)
         let chunkSize = 4096
@@ -95,14 +107,19 @@ extension FenceStore {
         // Per ordered position: how many fences; per chunk: the fences, in order.
         var orderedCounts = ContiguousArray<Int32>(repeating: 0, count: m)
         var chunkHandles = [ContiguousArray<FenceHandle>](repeating: [], count: chunks)
+        var chunkKeys = [ContiguousArray<Int32>](repeating: [], count: withKeys ? chunks : 0)
         orderedCounts.withUnsafeMutableBufferPointer { countsBuffer in
             chunkHandles.withUnsafeMutableBufferPointer { handlesBuffer in
+              chunkKeys.withUnsafeMutableBufferPointer { keysBuffer in
                 nonisolated(unsafe) let counts = countsBuffer
                 nonisolated(unsafe) let handles = handlesBuffer
+                nonisolated(unsafe) let chunkKeys = keysBuffer
                 Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: ContainmentScratch.init) {
                     scratch, c, range in
                     var local = ContiguousArray<FenceHandle>()
                     local.reserveCapacity(range.count)
+                    var localKeys = ContiguousArray<Int32>()
+                    if withKeys { localKeys.reserveCapacity(range.count) }
                     tree.withPointQuerier { querier in
                         // One position ahead: its candidates are found, and their records asked
                         // for, before this position's are tested, so the fetches overlap.
@@ -116,17 +133,22 @@ extension FenceStore {
                             swap(&current, &ahead)
                             if k + 1 < range.upperBound {
                                 next = findCandidates(sorted[k + 1], coord: coord, querier: querier, into: &ahead)
-                                prefetchRecords(ahead)
+                                prefetchRecords(ahead, keys: withKeys)
                             }
                             let before = local.count
                             if let here {
                                 current.withUnsafeBufferPointer { appendTested(here, candidates: $0, scratch: &scratch, into: &local) }
                             }
+                            if withKeys {
+                                for j in before..<local.count { localKeys.append(slotKey[Int(local[j].rawValue)]) }
+                            }
                             counts[k] = Int32(local.count - before)
                         }
                     }
                     handles[c] = local
+                    if withKeys { chunkKeys[c] = localKeys }
                 }
+              }
             }
         }
         // Back to input order: counts, offsets, then each ordered run copied to its place.
@@ -146,23 +168,31 @@ extension FenceStore {
             offsets.append(total)
         }
         var handles = ContiguousArray<FenceHandle>(repeating: FenceHandle(rawValue: -1), count: total)
+        var keys = ContiguousArray<Int32>(repeating: -1, count: withKeys ? total : 0)
         handles.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let handles = buffer
-            // Chunk c's fences go to the places of its positions: disjoint writes per chunk.
-            Parallel.forEachChunk(count: chunks, chunkSize: 1, threads: threads, makeState: { () }) { _, c, _ in
-                var read = 0
-                let local = chunkHandles[c]
-                for k in (c * chunkSize)..<min(m, (c + 1) * chunkSize) {
-                    let n = Int(orderedCounts[k])
-                    if n > 0 {
-                        let write = offsets[Int(order[k])]
-                        for j in 0..<n { handles[write + j] = local[read + j] }
-                        read += n
+            keys.withUnsafeMutableBufferPointer { keyBuffer in
+                nonisolated(unsafe) let handles = buffer
+                nonisolated(unsafe) let keys = keyBuffer
+                // Chunk c's fences go to the places of its positions: disjoint writes per chunk.
+                Parallel.forEachChunk(count: chunks, chunkSize: 1, threads: threads, makeState: { () }) { _, c, _ in
+                    var read = 0
+                    let local = chunkHandles[c]
+                    let localKeys = withKeys ? chunkKeys[c] : []
+                    for k in (c * chunkSize)..<min(m, (c + 1) * chunkSize) {
+                        let n = Int(orderedCounts[k])
+                        if n > 0 {
+                            let write = offsets[Int(order[k])]
+                            for j in 0..<n { handles[write + j] = local[read + j] }
+                            if withKeys { for j in 0..<n { keys[write + j] = localKeys[read + j] } }
+                            read += n
+                        }
                     }
                 }
             }
         }
-        return Coverage(offsets: offsets, handles: handles)
+        var coverage = Coverage(offsets: offsets, handles: handles)
+        coverage.keys = keys
+        return coverage
     }
 
     /// Convenience over an array.
@@ -231,13 +261,16 @@ extension FenceStore {
     /// Asks the cache for the start of each candidate's geometry record (two lines: a
     /// 16-vertex polygon's record is five). A hint only: nothing waits for it.
     @inline(__always)
-    func prefetchRecords(_ candidates: ContiguousArray<Int32>) {
+    func prefetchRecords(_ candidates: ContiguousArray<Int32>, keys: Bool = false) {
         slotHot.withUnsafeBufferPointer { hot in
             geometry.withUnsafeBufferPointer { g in
-                for item in candidates {
-                    let record = g.baseAddress! + (hot[Int(item >> 1)] >> 2)
-                    fence_prefetch(record)
-                    fence_prefetch(record + 8)
+                slotKey.withUnsafeBufferPointer { slotKeys in
+                    for item in candidates {
+                        let record = g.baseAddress! + (hot[Int(item >> 1)] >> 2)
+                        fence_prefetch(record)
+                        fence_prefetch(record + 8)
+                        if keys { fence_prefetch(slotKeys.baseAddress! + Int(item >> 1)) }
+                    }
                 }
             }
         }

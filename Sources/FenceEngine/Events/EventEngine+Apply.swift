@@ -44,11 +44,11 @@ extension EventEngine {
     ///
     /// - Parameters:
     ///   - covering: how many fences cover the fix (hysteresis off: all of them count as deep
-    ///     inside); `slot` is the one when there is one.
+    ///     inside); `slot` and `key` are the one's when there is one.
     /// - Complexity: O(1).
     @inline(__always)
     func applyCommon(
-        time t: Double, point: LonLat, covering n: Int, slot: Int, state: inout DeviceState, events: inout [FenceEvent]
+        time t: Double, point: LonLat, covering n: Int, slot: Int, key: Int32, state: inout DeviceState, events: inout [FenceEvent]
     ) -> Bool {
         let p = state.pairs.count
         if n == 0 {
@@ -63,7 +63,6 @@ extension EventEngine {
                 return false
             }
         } else if n == 1 {
-            let key = store.slotKey[slot]
             if p == 0 {
                 let first = !state.hasFix
                 if !first || settings.initialEvents {

@@ -103,7 +103,9 @@ extension EventEngine {
         clock.mark("bucket")
         // Containment for every fix at once.
         store.prepareIndex(forQueries: valid)
-        let coverage: Coverage? = hysteresis ? nil : batch.points.withUnsafeBufferPointer { store.covering($0, threads: threads) }
+        let coverage: Coverage? = hysteresis ? nil : batch.points.withUnsafeBufferPointer {
+            store.covering($0, coord: .wgs84, threads: threads, keys: true)
+        }
 
         clock.mark("containment")
         // Apply, one partition at a time per worker; each partition's events are sorted there
@@ -170,6 +172,7 @@ extension EventEngine {
         let hasCoverage = coverage != nil
         let coverOffsets = coverage?.offsets ?? []
         let coverHandles = coverage?.handles ?? []
+        let coverKeys = coverage?.keys ?? []
         // Where `applyCommon` may decide a fix.
         let common = hasCoverage && !expiring && !settings.crossDetection
         let evictAfter = settings.idleEviction > 0 ? max(settings.idleEviction, settings.exitDelay) : 0
@@ -205,7 +208,8 @@ extension EventEngine {
                     let lo = coverOffsets[f]
                     let n = coverOffsets[f + 1] - lo
                     let slot = n > 0 ? Int(coverHandles[lo].rawValue) : -1
-                    if applyCommon(time: t, point: points[f], covering: n, slot: slot, state: &states[d], events: &events) {
+                    let key = n > 0 ? coverKeys[lo] : -1
+                    if applyCommon(time: t, point: points[f], covering: n, slot: slot, key: key, state: &states[d], events: &events) {
                         return
                     }
                 }
@@ -214,7 +218,7 @@ extension EventEngine {
                     for k in coverOffsets[f]..<coverOffsets[f + 1] {
                         let slot = Int(coverHandles[k].rawValue)
                         if expiring && store.slotExpires[slot] <= t { continue }
-                        scratch.near.append(NearFence(key: store.slotKey[slot], slot: Int32(slot), cls: .deepInside))
+                        scratch.near.append(NearFence(key: coverKeys[k], slot: Int32(slot), cls: .deepInside))
                     }
                 } else {
                     store.classify(
