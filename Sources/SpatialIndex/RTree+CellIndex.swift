@@ -1,7 +1,7 @@
 // A uniform grid over the tree's extent that lists, per cell, the subtrees a point query in
 // that cell must search: usually the few leaves whose boxes reach the cell. A point query then
 // reads one cell and tests those leaves, instead of walking down from the root through every
-// level (about 6.6 nodes a query at 1M boxes against about 2 here).
+// level (fence-bench: 6.6 nodes a query at 1M fences from the root, 2.7 from the grid).
 //
 // The grid is a shortcut into the tree, not a second index: it names tree nodes, and each is
 // searched by the same node tests as the walk. It is built by the bulk load and `rebuild()`,
