@@ -379,6 +379,26 @@ final class CellEdgeListTests: XCTestCase {
                 }
             }
         }
+        // In each cell with a reference, for each listed edge: points exactly on it (dyadic
+        // steps between integer ends), and on the line from the centre through each end, short
+        // of it, at it and past it (exact: half-integer steps from odd centres).
+        let (grid, coords) = withRecord(store, store.handle(id: "centres")!) { r -> (CellGridView, [Double]) in
+            let (rings, offset) = FlatGeometry.rings(of: r)
+            return (CellGridView(r), Array(UnsafeBufferPointer(start: r + offset, count: 2 * rings.reduce(0) { $0 + $1.count })))
+        }
+        for c in 0..<(grid.side * grid.side) where grid.codes[c] == 2 || grid.codes[c] == 3 {
+            let r = grid.centre(c)
+            for i in grid.lists[c] {
+                let (ax, ay, bx, by) = (coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3])
+                for k in 1..<8 {
+                    let t = Double(k) / 8
+                    points.append(LonLat(lon: ax + t * (bx - ax), lat: ay + t * (by - ay)))
+                }
+                for (x, y) in [(ax, ay), (bx, by)] {
+                    for t in [0.5, 1, 1.5, 2] { points.append(LonLat(lon: r.lon + t * (x - r.lon), lat: r.lat + t * (y - r.lat))) }
+                }
+            }
+        }
         var tally = Tally()
         try check([fence], store, points, tally: &tally, "centres")
         XCTAssertGreaterThan(tally.decided, 500, "\(tally)")
