@@ -43,6 +43,15 @@ struct CellGridView {
         FlatGeometry.slab(y, minY: minY, scale: scaleY, slabs: side) * side + FlatGeometry.slab(x, minY: minX, scale: scaleX, slabs: side)
     }
 
+    /// The cells with a reference (codes 2 and 3) whose centre maps to another cell: the
+    /// count from the centre needs the segment to P inside the cell, so there must be none.
+    var referencesOutsideTheirCell: [Int] {
+        (0..<(side * side)).filter { c in
+            let p = centre(c)
+            return (codes[c] == 2 || codes[c] == 3) && cell(p.lon, p.lat) != c
+        }
+    }
+
     /// The reference point of a cell, as the query computes it.
     func centre(_ c: Int) -> LonLat {
         LonLat(lon: FlatGeometry.cellCentre(c % side, min: minX, width: widthX), lat: FlatGeometry.cellCentre(c / side, min: minY, width: widthY))
@@ -86,6 +95,7 @@ final class CellEdgeListTests: XCTestCase {
         let handles = fences.map { store.handle(id: $0.id)! }
         for h in handles {
             XCTAssertEqual(store.slotHot[Int(h.rawValue)] & 3, FlatGeometry.Kind.indexedPolygon.rawValue, label, line: line)
+            XCTAssertEqual(withRecord(store, h) { CellGridView($0).referencesOutsideTheirCell }, [], label, line: line)
         }
         var wrong = 0
         for p in points {
