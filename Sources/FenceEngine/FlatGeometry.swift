@@ -11,7 +11,7 @@
 enum FlatGeometry {
     enum Kind: Int {
         /// `polygon`: a polygon record followed by a small grid (`SmallPolygonGrid`);
-        /// `indexedPolygon`: a polygon record followed by an edge index and a cell grid.
+        /// `indexedPolygon`: a polygon record followed by a cell grid and an edge index.
         case free = 0, circle = 1, polygon = 2, indexedPolygon = 3
     }
 
@@ -34,7 +34,8 @@ enum FlatGeometry {
         return v >= Double(count - 1) ? count - 1 : Int(v)
     }
 
-    /// Appends an edge index to a polygon record (see `RingLocator.locateIndexed`):
+    /// Appends an edge index to a polygon record (see `RingLocator.locateIndexedBySlab`; the
+    /// cell grid goes in before it, `insertCellGrid`):
     /// `[slabs, minY, scale]`, then, as packed Int32, `slabs + 1` offsets and the edge list
     /// (each edge named by the position index of its first end; within a slab, easternmost
     /// east end first), padded to whole doubles.
@@ -99,7 +100,7 @@ enum FlatGeometry {
         }
     }
 
-    /// Cells per side of the grid `appendCellGrid` lays over a polygon of `n` positions:
+    /// Cells per side of the grid `insertCellGrid` lays over a polygon of `n` positions:
     /// about one cell per position, 8 to 64 a side.
     static func gridSide(positions n: Int) -> Int { max(8, min(64, Int(Double(n).squareRoot().rounded(.up)))) }
 
@@ -117,10 +118,10 @@ enum FlatGeometry {
     static let maxCellEntries = 1 << 28
 
     /// Doubles before the cell words: `[side, minX, minY, maxX, maxY, scaleX, scaleY, widthX,
-    /// widthY, wide]`.
-    static let cellHeaderCount = 10
+    /// widthY, wide, doubles]`.
+    static let cellHeaderCount = 11
 
-    /// The codes of the cell words (low 3 bits; see `appendCellGrid`).
+    /// The codes of the cell words (low 3 bits; see `insertCellGrid`).
     enum CellCode {
         static let exterior: UInt32 = 0
         static let interior: UInt32 = 1
@@ -136,12 +137,18 @@ enum FlatGeometry {
     @inline(__always)
     static func cellCentre(_ c: Int, min: Double, width: Double) -> Double { min + (Double(c) + 0.5) * width }
 
-    /// Appends a grid of cells over the polygon's bounding box to a record that has an edge
-    /// index (see `RingLocator.locateIndexed`): the header `[side, minX, minY, maxX, maxY,
-    /// scaleX, scaleY, widthX, widthY, wide]` (width = 1 / scale, `wide` 1 when edge numbers
-    /// are UInt32, 0 when UInt16), then `side² + 1` UInt32 cell words, row by row, and the
-    /// cells' edge lists, padded to whole doubles. A point maps to cell `(slab(x), slab(y))`
-    /// on the scaled coordinates `(x - minX) · scaleX`, `(y - minY) · scaleY`.
+    /// Puts a grid of cells over the polygon's bounding box into a record that ends with an
+    /// edge index (`appendEdgeIndex`, which locates the cells at build), between the
+    /// coordinates and the edge index (see `RingLocator.locateIndexed`): right after the
+    /// coordinates, a query finds it from the record's first line alone, without reading the
+    /// edge index's header and offsets (two dependent cache misses at scale).
+    ///
+    /// Layout: the header `[side, minX, minY, maxX, maxY, scaleX, scaleY, widthX, widthY,
+    /// wide, doubles]` (width = 1 / scale; `wide` 1 when edge numbers are UInt32, 0 when
+    /// UInt16; `doubles` the grid's length, header included), then `side² + 1` UInt32 cell
+    /// words, row by row, and the cells' edge lists, padded to whole doubles. A point maps to
+    /// cell `(slab(x), slab(y))` on the scaled coordinates `(x - minX) · scaleX`,
+    /// `(y - minY) · scaleY`.
     ///
     /// A cell word is `start << 3 | code`; the cell's edges are list entries `start ..<` the
     /// next word's start (the last word only ends the list). Codes: 0 every point that maps to
@@ -164,7 +171,7 @@ enum FlatGeometry {
     /// all (edges that cross much of the box) are dropped: every mixed cell is then code 4.
     /// - Complexity: O(n + entries + side²) to file, then one slab count (O(e) for e edges in
     ///   a slab) per mixed cell and per run of pure cells in a row.
-    static func appendCellGrid(to record: inout [Double]) {
+    static func insertCellGrid(into record: inout [Double]) {
         let k = Int(record[0])
         let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
         let c = 1 + k
@@ -191,12 +198,14 @@ enum FlatGeometry {
         if scaleX > 0 {
             (start, entries) = fileEdges(record, side: side, minX: minX, minY: minY, scaleX: scaleX, scaleY: scaleY)
             let hasEdges = (0..<cellCount).map { start[$0 + 1] > start[$0] }
-            classifyPureRuns(&codes, pure: { !hasEdges[$0] }, record: record, side: side, minX: minX, minY: minY, widthX: widthX, widthY: widthY)
+            classifyPureRuns(
+                &codes, pure: { !hasEdges[$0] }, record: record, index: c + 2 * n, side: side, minX: minX, minY: minY, widthX: widthX,
+                widthY: widthY)
             // Edges that cross much of the box: no lists, mixed cells count the slab.
             if entries.count <= min(8 * n + cellCount, maxCellEntries) {
                 classifyMixed(
-                    &codes, hasEdges: hasEdges, record: record, side: side, minX: minX, minY: minY, scaleX: scaleX, scaleY: scaleY,
-                    widthX: widthX, widthY: widthY)
+                    &codes, hasEdges: hasEdges, record: record, index: c + 2 * n, side: side, minX: minX, minY: minY, scaleX: scaleX,
+                    scaleY: scaleY, widthX: widthX, widthY: widthY)
             }
             // Keep only the lists of cells with a reference.
             var kept: [UInt32] = []
@@ -210,7 +219,6 @@ enum FlatGeometry {
             (start, entries) = (keptStart, kept)
         }
         let wide = n > Int(UInt16.max)
-        record.append(contentsOf: [Double(side), minX, minY, maxX, maxY, scaleX, scaleY, widthX, widthY, wide ? 1 : 0])
         var words = (0..<cellCount).map { start[$0] << 3 | codes[$0] }
         words.append(start[cellCount] << 3)
         var bytes: [UInt8] = []
@@ -221,9 +229,12 @@ enum FlatGeometry {
             entries.map { UInt16($0) }.withUnsafeBytes { bytes.append(contentsOf: $0) }
         }
         while bytes.count % 8 != 0 { bytes.append(0) }
+        var grid = [Double(side), minX, minY, maxX, maxY, scaleX, scaleY, widthX, widthY, wide ? 1 : 0, 0]
+        grid[cellHeaderCount - 1] = Double(cellHeaderCount + bytes.count / 8)
         bytes.withUnsafeBytes { raw in
-            for d in 0..<(raw.count / 8) { record.append(raw.load(fromByteOffset: 8 * d, as: Double.self)) }
+            for d in 0..<(raw.count / 8) { grid.append(raw.load(fromByteOffset: 8 * d, as: Double.self)) }
         }
+        record.insert(contentsOf: grid, at: c + 2 * n)
     }
 
     /// Files every edge of a polygon record under the cells it comes within `cellMargin` of
@@ -305,11 +316,11 @@ enum FlatGeometry {
     }
 
     /// Codes the runs of pure cells in each row (cells where `pure` holds) by the location of
-    /// the run's first centre: 0 exterior, 1 interior, 4 when the slab count says boundary or
+    /// the run's first centre (by the slab count on the edge index at `record[index...]`): 0 exterior, 1 interior, 4 when the slab count says boundary or
     /// uncertain. A run shares sides no edge comes near, so it is all on one side.
     static func classifyPureRuns(
-        _ codes: inout [UInt32], pure: (Int) -> Bool, record: [Double], side: Int, minX: Double, minY: Double, widthX: Double,
-        widthY: Double
+        _ codes: inout [UInt32], pure: (Int) -> Bool, record: [Double], index: Int, side: Int, minX: Double, minY: Double,
+        widthX: Double, widthY: Double
     ) {
         record.withUnsafeBufferPointer { r in
             for cy in 0..<side {
@@ -324,7 +335,7 @@ enum FlatGeometry {
                     let x = cellCentre(cx, min: minX, width: widthX)
                     let y = cellCentre(cy, min: minY, width: widthY)
                     let code: UInt32
-                    switch RingLocator.locateIndexedBySlab(x: x, y: y, record: r.baseAddress!) {
+                    switch RingLocator.locateBySlab(x: x, y: y, coords: r.baseAddress! + 1 + Int(r[0]), index: r.baseAddress! + index) {
                     case .interior: code = CellCode.interior
                     case .exterior: code = CellCode.exterior
                     case .boundary, .uncertain: code = CellCode.mixed
@@ -336,12 +347,12 @@ enum FlatGeometry {
         }
     }
 
-    /// Codes the cells with edges by their centre: 2 exterior, 3 interior, 4 when the slab
-    /// count says boundary or uncertain, or the centre does not map to its own cell (a box so
+    /// Codes the cells with edges by their centre (by the slab count on the edge index at
+    /// `record[index...]`): 2 exterior, 3 interior, 4 when the slab count says boundary or uncertain, or the centre does not map to its own cell (a box so
     /// small or far from 0 that the centre rounds across a border).
     static func classifyMixed(
-        _ codes: inout [UInt32], hasEdges: [Bool], record: [Double], side: Int, minX: Double, minY: Double, scaleX: Double,
-        scaleY: Double, widthX: Double, widthY: Double
+        _ codes: inout [UInt32], hasEdges: [Bool], record: [Double], index: Int, side: Int, minX: Double, minY: Double,
+        scaleX: Double, scaleY: Double, widthX: Double, widthY: Double
     ) {
         record.withUnsafeBufferPointer { r in
             for cy in 0..<side {
@@ -350,7 +361,7 @@ enum FlatGeometry {
                     let y = cellCentre(cy, min: minY, width: widthY)
                     var code = CellCode.mixed
                     if slab(x, minY: minX, scale: scaleX, slabs: side) == cx && slab(y, minY: minY, scale: scaleY, slabs: side) == cy {
-                        switch RingLocator.locateIndexedBySlab(x: x, y: y, record: r.baseAddress!) {
+                        switch RingLocator.locateBySlab(x: x, y: y, coords: r.baseAddress! + 1 + Int(r[0]), index: r.baseAddress! + index) {
                         case .interior: code = CellCode.mixedFromInterior
                         case .exterior: code = CellCode.mixedFromExterior
                         case .boundary, .uncertain: break

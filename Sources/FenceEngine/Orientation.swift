@@ -130,7 +130,7 @@ enum RingLocator {
     }
 
     /// The same answer as `locate`, usually without counting: a point outside the record's
-    /// bounding box is exterior, one in a pure cell of its grid (`FlatGeometry.appendCellGrid`)
+    /// bounding box is exterior, one in a pure cell of its grid (`FlatGeometry.insertCellGrid`)
     /// takes the cell's location, and one in a mixed cell is located from the cell's centre
     /// (`locateFromCentre`); only the rest count the edges of their slab
     /// (`locateIndexedBySlab`).
@@ -228,36 +228,41 @@ enum RingLocator {
         return words[cy &* side &+ cx] & 7
     }
 
-    /// Where the cell grid of an indexed record starts (its header, then cell words and edge
-    /// lists, `FlatGeometry.appendCellGrid`): after the coordinates, the edge index header
-    /// `[slabs, minY, scale]` and its Int32s (`slabs + 1` offsets and the edge list, padded to
-    /// whole doubles).
+    /// Where the cell grid of an indexed record starts (`FlatGeometry.insertCellGrid`): right
+    /// after the coordinates, so finding it takes only the record's first line.
     @inline(__always)
     static func cellGrid(of record: UnsafePointer<Double>) -> UnsafePointer<Double> {
         let ringCount = Int(record[0])
         var n = 0
         for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
-        let header = record + 1 + ringCount + 2 * n
-        let slabs = Int(header[0])
-        let ints = UnsafeRawPointer(header + 3).assumingMemoryBound(to: Int32.self)
-        let intCount = slabs + 1 + Int(ints[slabs])
-        return header + 3 + (intCount + 1) / 2
+        return record + 1 + ringCount + 2 * n
     }
 
-    /// The same answer as `locate`, from only the edges whose latitude range can hold `y`:
-    /// the record's edge index (`FlatGeometry.appendEdgeIndex`) lists, per horizontal slab,
-    /// every edge that reaches into it. Edges outside the point's slab cannot touch the ray, so
-    /// the count is unchanged; nor can edges wholly west of the point, and as a slab lists its
-    /// edges easternmost first, the count stops at the first of those.
+    /// Where the edge index of an indexed record starts (`FlatGeometry.appendEdgeIndex`):
+    /// after the cell grid, whose header holds its length in doubles.
+    @inline(__always)
+    static func edgeIndex(of record: UnsafePointer<Double>) -> UnsafePointer<Double> {
+        let grid = cellGrid(of: record)
+        return grid + Int(grid[FlatGeometry.cellHeaderCount - 1])
+    }
+
+    /// The same answer as `locate`, from only the edges whose latitude range can hold `y`
+    /// (`locateBySlab` on the record's edge index).
+    @inline(__always)
+    static func locateIndexedBySlab(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
+        locateBySlab(x: x, y: y, coords: record + 1 + Int(record[0]), index: edgeIndex(of: record))
+    }
+
+    /// The same answer as `locate` for the polygon whose coordinates start at `coords`, from
+    /// only the edges whose latitude range can hold `y`: the edge index at `index`
+    /// (`FlatGeometry.appendEdgeIndex`) lists, per horizontal slab, every edge that reaches
+    /// into it. Edges outside the point's slab cannot touch the ray, so the count is
+    /// unchanged; nor can edges wholly west of the point, and as a slab lists its edges
+    /// easternmost first, the count stops at the first of those.
     /// - Complexity: O(e) for the e edges of the slab east of the point's west end, no
     ///   allocation.
     @inline(__always)
-    static func locateIndexedBySlab(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
-        let ringCount = Int(record[0])
-        var n = 0
-        for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
-        let coords = record + 1 + ringCount
-        let header = coords + 2 * n
+    static func locateBySlab(x: Double, y: Double, coords: UnsafePointer<Double>, index header: UnsafePointer<Double>) -> PointLocation {
         let slabs = Int(header[0])
         let ints = UnsafeRawPointer(header + 3).assumingMemoryBound(to: Int32.self)
         let s = FlatGeometry.slab(y, minY: header[1], scale: header[2], slabs: slabs)

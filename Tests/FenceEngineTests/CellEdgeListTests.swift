@@ -14,7 +14,7 @@ extension GEOSPreparedGeometry {
     }
 }
 
-/// The cell grid of an indexed record as values (`FlatGeometry.appendCellGrid`), read the way
+/// The cell grid of an indexed record as values (`FlatGeometry.insertCellGrid`), read the way
 /// the query reads it.
 struct CellGridView {
     var side: Int

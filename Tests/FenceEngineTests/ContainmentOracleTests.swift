@@ -229,7 +229,7 @@ final class IndexedPolygonTests: XCTestCase {
     }
 }
 
-/// The cell grid of large polygons (`FlatGeometry.appendCellGrid`): it decides most points
+/// The cell grid of large polygons (`FlatGeometry.insertCellGrid`): it decides most points
 /// without counting, and where edges run along cell borders, points a few ulps either side
 /// still agree with GEOS.
 final class CellGridTests: XCTestCase {
