@@ -161,16 +161,15 @@ enum FlatGeometry {
     /// Exactness: every edge that comes within `cellMargin` of a cell is filed under it
     /// (`forEachCell`). The points that map to a cell lie within 1e-13 cells of it, so an
     /// edge that touches the segment from the centre to such a point is in the cell's list,
-    /// and a cell with no edges is pure: neighbours in a row share a side no edge comes near,
-    /// so a run of pure cells is on one side of the boundary, which is its first centre's side
-    /// (by the slab count; an uncertain answer leaves the cells code 4). A mixed cell's centre
-    /// is located by the slab count too, and must map to its own cell.
+    /// and a cell with no edges is pure: all its points are on its centre's side. Every centre
+    /// is located exactly (`centreLocations`; a boundary or uncertain one leaves its cell
+    /// code 4), and must map to its own cell.
     ///
     /// Memory: 4 bytes a cell, and 2 (UInt16, under 65 536 positions) or 4 bytes an entry;
     /// an edge is filed in about `|dx| + |dy| + 1` cells. Lists of over `8n + side²` entries in
     /// all (edges that cross much of the box) are dropped: every mixed cell is then code 4.
-    /// - Complexity: O(n + entries + side²) to file, then one slab count (O(e) for e edges in
-    ///   a slab) per mixed cell and per run of pure cells in a row.
+    /// - Complexity: O(n + entries + side²), and a slab count (O(e) for e edges in a slab)
+    ///   per row and per centre the crossing count from its neighbour leaves undecided.
     static func insertCellGrid(into record: inout [Double]) {
         let k = Int(record[0])
         let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
@@ -197,15 +196,18 @@ enum FlatGeometry {
         var entries: [UInt32] = []
         if scaleX > 0 {
             (start, entries) = fileEdges(record, side: side, minX: minX, minY: minY, scaleX: scaleX, scaleY: scaleY)
-            let hasEdges = (0..<cellCount).map { start[$0 + 1] > start[$0] }
-            classifyPureRuns(
-                &codes, pure: { !hasEdges[$0] }, record: record, index: c + 2 * n, side: side, minX: minX, minY: minY, widthX: widthX,
-                widthY: widthY)
+            let centres = centreLocations(
+                record: record, index: c + 2 * n, start: start, entries: entries, side: side, minX: minX, minY: minY, scaleX: scaleX,
+                scaleY: scaleY, widthX: widthX, widthY: widthY)
             // Edges that cross much of the box: no lists, mixed cells count the slab.
-            if entries.count <= min(8 * n + cellCount, maxCellEntries) {
-                classifyMixed(
-                    &codes, hasEdges: hasEdges, record: record, index: c + 2 * n, side: side, minX: minX, minY: minY, scaleX: scaleX,
-                    scaleY: scaleY, widthX: widthX, widthY: widthY)
+            let keepLists = entries.count <= min(8 * n + cellCount, maxCellEntries)
+            for cell in 0..<cellCount {
+                let pure = start[cell + 1] == start[cell]
+                switch centres[cell] {
+                case .interior: codes[cell] = pure ? CellCode.interior : (keepLists ? CellCode.mixedFromInterior : CellCode.mixed)
+                case .exterior: codes[cell] = pure ? CellCode.exterior : (keepLists ? CellCode.mixedFromExterior : CellCode.mixed)
+                case .boundary, .uncertain: codes[cell] = CellCode.mixed
+                }
             }
             // Keep only the lists of cells with a reference.
             var kept: [UInt32] = []
@@ -315,62 +317,67 @@ enum FlatGeometry {
         }
     }
 
-    /// Codes the runs of pure cells in each row (cells where `pure` holds) by the location of
-    /// the run's first centre (by the slab count on the edge index at `record[index...]`): 0 exterior, 1 interior, 4 when the slab count says boundary or
-    /// uncertain. A run shares sides no edge comes near, so it is all on one side.
-    static func classifyPureRuns(
-        _ codes: inout [UInt32], pure: (Int) -> Bool, record: [Double], index: Int, side: Int, minX: Double, minY: Double,
-        widthX: Double, widthY: Double
-    ) {
+    /// The location of every cell centre (`cellCentre`), or `uncertain` for a centre that
+    /// maps to another cell (a box so small or far from 0 that the centre rounds across a
+    /// border): a pure cell takes its centre's location, a mixed cell counts from it.
+    ///
+    /// Row by row: the first centre by the slab count on the edge index at `record[index...]`,
+    /// each next one from the one before by the crossings of the segment between them
+    /// (`RingLocator.crossings`) with the edges listed in either cell. Both centres map to
+    /// their own cells, so the segment lies in the two cells and every edge that meets it is
+    /// listed in one of them (`fileEdges`). When the crossing count cannot decide, or the
+    /// centre before is boundary or uncertain, the slab count decides.
+    /// - Complexity: O(side² + entries), plus one slab count per row and per undecided step.
+    static func centreLocations(
+        record: [Double], index: Int, start: [UInt32], entries: [UInt32], side: Int, minX: Double, minY: Double, scaleX: Double,
+        scaleY: Double, widthX: Double, widthY: Double
+    ) -> [PointLocation] {
+        var out = [PointLocation](repeating: .uncertain, count: side * side)
+        var both: [UInt32] = []
         record.withUnsafeBufferPointer { r in
+            let base = r.baseAddress!
             for cy in 0..<side {
-                var cx = 0
-                while cx < side {
-                    guard pure(cy * side + cx) else {
-                        cx += 1
-                        continue
-                    }
-                    var end = cx + 1
-                    while end < side && pure(cy * side + end) { end += 1 }
+                let y = cellCentre(cy, min: minY, width: widthY)
+                let rowOK = slab(y, minY: minY, scale: scaleY, slabs: side) == cy
+                for cx in 0..<side where rowOK {
+                    let cell = cy * side + cx
                     let x = cellCentre(cx, min: minX, width: widthX)
-                    let y = cellCentre(cy, min: minY, width: widthY)
-                    let code: UInt32
-                    switch RingLocator.locateBySlab(x: x, y: y, coords: r.baseAddress! + 1 + Int(r[0]), index: r.baseAddress! + index) {
-                    case .interior: code = CellCode.interior
-                    case .exterior: code = CellCode.exterior
-                    case .boundary, .uncertain: code = CellCode.mixed
-                    }
-                    for k in cx..<end { codes[cy * side + k] = code }
-                    cx = end
-                }
-            }
-        }
-    }
-
-    /// Codes the cells with edges by their centre (by the slab count on the edge index at
-    /// `record[index...]`): 2 exterior, 3 interior, 4 when the slab count says boundary or uncertain, or the centre does not map to its own cell (a box so
-    /// small or far from 0 that the centre rounds across a border).
-    static func classifyMixed(
-        _ codes: inout [UInt32], hasEdges: [Bool], record: [Double], index: Int, side: Int, minX: Double, minY: Double,
-        scaleX: Double, scaleY: Double, widthX: Double, widthY: Double
-    ) {
-        record.withUnsafeBufferPointer { r in
-            for cy in 0..<side {
-                for cx in 0..<side where hasEdges[cy * side + cx] {
-                    let x = cellCentre(cx, min: minX, width: widthX)
-                    let y = cellCentre(cy, min: minY, width: widthY)
-                    var code = CellCode.mixed
-                    if slab(x, minY: minX, scale: scaleX, slabs: side) == cx && slab(y, minY: minY, scale: scaleY, slabs: side) == cy {
-                        switch RingLocator.locateBySlab(x: x, y: y, coords: r.baseAddress! + 1 + Int(r[0]), index: r.baseAddress! + index) {
-                        case .interior: code = CellCode.mixedFromInterior
-                        case .exterior: code = CellCode.mixedFromExterior
-                        case .boundary, .uncertain: break
+                    guard slab(x, minY: minX, scale: scaleX, slabs: side) == cx else { continue }
+                    let before = cx > 0 ? out[cell - 1] : .uncertain
+                    if before == .interior || before == .exterior {
+                        // The edges of both cells, each once (both lists ascend).
+                        both.removeAll(keepingCapacity: true)
+                        var i = Int(start[cell - 1])
+                        var j = Int(start[cell])
+                        let iEnd = Int(start[cell])
+                        let jEnd = Int(start[cell + 1])
+                        while i < iEnd || j < jEnd {
+                            if j == jEnd || (i < iEnd && entries[i] < entries[j]) {
+                                both.append(entries[i])
+                                i += 1
+                            } else {
+                                if i < iEnd && entries[i] == entries[j] { i += 1 }
+                                both.append(entries[j])
+                                j += 1
+                            }
+                        }
+                        let from = cellCentre(cx - 1, min: minX, width: widthX)
+                        let flips: Int? =
+                            both.isEmpty
+                            ? 0
+                            : both.withUnsafeBufferPointer {
+                                RingLocator.crossings($0.baseAddress!, 0..<$0.count, from: from, y, to: x, y, record: base)
+                            }
+                        if let flips {
+                            out[cell] = (before == .interior) != (flips & 1 == 1) ? .interior : .exterior
+                            continue
                         }
                     }
-                    codes[cy * side + cx] = code
+                    out[cell] = RingLocator.locateBySlab(x: x, y: y, coords: base + 1 + Int(r[0]), index: base + index)
                 }
             }
         }
+        return out
     }
 
     /// A polygon record from flat coordinates and per-ring (positions, isExterior), with room
