@@ -242,39 +242,48 @@ enum FlatGeometry {
     /// Files every edge of a polygon record under the cells it comes within `cellMargin` of
     /// (`forEachCell`), as a compressed list: cell `i`'s edges are `entries[start[i] ..<
     /// start[i + 1]]`, ascending (edges are filed in order).
-    /// - Complexity: O(n + side² + entries), two passes (count, then fill).
+    /// - Complexity: O(n + side² + entries).
     static func fileEdges(_ record: [Double], side: Int, minX: Double, minY: Double, scaleX: Double, scaleY: Double)
         -> (start: [UInt32], entries: [UInt32])
     {
         let k = Int(record[0])
         let c = 1 + k
-        var start = [UInt32](repeating: 0, count: side * side + 1)
-        var entries: [UInt32] = []
-        var fill: [UInt32] = []
-        for pass in 0..<2 {
+        // (cell, edge) pairs in edge order, then a counting sort by cell, which keeps each
+        // cell's edges ascending.
+        var cells: [UInt32] = []
+        var edges: [UInt32] = []
+        cells.reserveCapacity(8 * record.count / 2)
+        edges.reserveCapacity(8 * record.count / 2)
+        record.withUnsafeBufferPointer { r in
             var first = 0
-            for r in 0..<k {
-                let len = Int(abs(record[1 + r]))
+            for ring in 0..<k {
+                let len = Int(abs(r[1 + ring]))
                 for i in first..<(first + len - 1) {
-                    let ux1 = (record[c + 2 * i] - minX) * scaleX
-                    let uy1 = (record[c + 2 * i + 1] - minY) * scaleY
-                    let ux2 = (record[c + 2 * i + 2] - minX) * scaleX
-                    let uy2 = (record[c + 2 * i + 3] - minY) * scaleY
+                    let ux1 = (r[c + 2 * i] - minX) * scaleX
+                    let uy1 = (r[c + 2 * i + 1] - minY) * scaleY
+                    let ux2 = (r[c + 2 * i + 2] - minX) * scaleX
+                    let uy2 = (r[c + 2 * i + 3] - minY) * scaleY
                     forEachCell(ux1, uy1, ux2, uy2, side: side) { cell in
-                        if pass == 0 {
-                            start[cell + 1] += 1
-                        } else {
-                            entries[Int(fill[cell])] = UInt32(i)
-                            fill[cell] += 1
-                        }
+                        cells.append(UInt32(cell))
+                        edges.append(UInt32(i))
                     }
                 }
                 first += len
             }
-            if pass == 0 {
-                for cell in 0..<(side * side) { start[cell + 1] += start[cell] }
-                fill = Array(start[0..<(side * side)])
-                entries = [UInt32](repeating: 0, count: Int(start[side * side]))
+        }
+        var start = [UInt32](repeating: 0, count: side * side + 1)
+        var entries = [UInt32](repeating: 0, count: cells.count)
+        start.withUnsafeMutableBufferPointer { start in
+            for cell in cells { start[Int(cell) + 1] += 1 }
+            for cell in 0..<(side * side) { start[cell + 1] += start[cell] }
+            var fill = Array(start[0..<(side * side)])
+            entries.withUnsafeMutableBufferPointer { entries in
+                fill.withUnsafeMutableBufferPointer { fill in
+                    for (cell, edge) in zip(cells, edges) {
+                        entries[Int(fill[Int(cell)])] = edge
+                        fill[Int(cell)] += 1
+                    }
+                }
             }
         }
         return (start, entries)
@@ -323,7 +332,7 @@ enum FlatGeometry {
     ///
     /// Row by row: the first centre by the slab count on the edge index at `record[index...]`,
     /// each next one from the one before by the crossings of the segment between them
-    /// (`RingLocator.crossings`) with the edges listed in either cell. Both centres map to
+    /// (`horizontalCrossings`) with the edges listed in either cell. Both centres map to
     /// their own cells, so the segment lies in the two cells and every edge that meets it is
     /// listed in one of them (`fileEdges`). When the crossing count cannot decide, or the
     /// centre before is boundary or uncertain, the slab count decides.
@@ -333,7 +342,6 @@ enum FlatGeometry {
         scaleY: Double, widthX: Double, widthY: Double
     ) -> [PointLocation] {
         var out = [PointLocation](repeating: .uncertain, count: side * side)
-        var both: [UInt32] = []
         record.withUnsafeBufferPointer { r in
             let base = r.baseAddress!
             for cy in 0..<side {
@@ -344,40 +352,60 @@ enum FlatGeometry {
                     let x = cellCentre(cx, min: minX, width: widthX)
                     guard slab(x, minY: minX, scale: scaleX, slabs: side) == cx else { continue }
                     let before = cx > 0 ? out[cell - 1] : .uncertain
-                    if before == .interior || before == .exterior {
-                        // The edges of both cells, each once (both lists ascend).
-                        both.removeAll(keepingCapacity: true)
-                        var i = Int(start[cell - 1])
-                        var j = Int(start[cell])
-                        let iEnd = Int(start[cell])
-                        let jEnd = Int(start[cell + 1])
-                        while i < iEnd || j < jEnd {
-                            if j == jEnd || (i < iEnd && entries[i] < entries[j]) {
-                                both.append(entries[i])
-                                i += 1
-                            } else {
-                                if i < iEnd && entries[i] == entries[j] { i += 1 }
-                                both.append(entries[j])
-                                j += 1
-                            }
-                        }
-                        let from = cellCentre(cx - 1, min: minX, width: widthX)
-                        let flips: Int? =
-                            both.isEmpty
-                            ? 0
-                            : both.withUnsafeBufferPointer {
-                                RingLocator.crossings($0.baseAddress!, 0..<$0.count, from: from, y, to: x, y, record: base)
-                            }
-                        if let flips {
-                            out[cell] = (before == .interior) != (flips & 1 == 1) ? .interior : .exterior
-                            continue
-                        }
+                    if before == .interior || before == .exterior,
+                        let flips = horizontalCrossings(
+                            entries, Int(start[cell - 1])..<Int(start[cell]), Int(start[cell])..<Int(start[cell + 1]),
+                            from: cellCentre(cx - 1, min: minX, width: widthX), to: x, y: y, coords: base + 1 + Int(r[0]))
+                    {
+                        out[cell] = (before == .interior) != (flips & 1 == 1) ? .interior : .exterior
+                        continue
                     }
                     out[cell] = RingLocator.locateBySlab(x: x, y: y, coords: base + 1 + Int(r[0]), index: base + index)
                 }
             }
         }
         return out
+    }
+
+    /// How many edges of the two ascending lists `entries[a]` and `entries[b]` (an edge in
+    /// both counts once) cross the horizontal segment from (x0, y) to (x1, y), x0 < x1, at a
+    /// point inside both; nil when an edge might touch it otherwise (an end on the line y, a
+    /// segment end on the edge's line, or an orientation the filter cannot decide).
+    ///
+    /// An edge with its ends strictly either side of the line y meets the line once, and that
+    /// point lies strictly between the segment's ends exactly when they are strictly on
+    /// opposite sides of the edge's line: two orientations, where `RingLocator.crossings`
+    /// takes four.
+    /// - Complexity: O(|a| + |b|).
+    static func horizontalCrossings(
+        _ entries: [UInt32], _ a: Range<Int>, _ b: Range<Int>, from x0: Double, to x1: Double, y: Double, coords: UnsafePointer<Double>
+    ) -> Int? {
+        var flips = 0
+        var i = a.lowerBound
+        var j = b.lowerBound
+        while i < a.upperBound || j < b.upperBound {
+            let e: Int
+            if j == b.upperBound || (i < a.upperBound && entries[i] < entries[j]) {
+                e = Int(entries[i])
+                i += 1
+            } else {
+                if i < a.upperBound && entries[i] == entries[j] { i += 1 }
+                e = Int(entries[j])
+                j += 1
+            }
+            let ay = coords[2 * e + 1]
+            let by = coords[2 * e + 3]
+            if (ay < y && by < y) || (ay > y && by > y) { continue }
+            if ay == y || by == y { return nil }
+            let ax = coords[2 * e]
+            let bx = coords[2 * e + 2]
+            if (ax < x0 && bx < x0) || (ax > x1 && bx > x1) { continue }
+            let o1 = Orientation.indexFilter(ax, ay, bx, by, x0, y)
+            let o2 = Orientation.indexFilter(ax, ay, bx, by, x1, y)
+            if o1 == 0 || o1 == 2 || o2 == 0 || o2 == 2 { return nil }
+            if o1 != o2 { flips += 1 }
+        }
+        return flips
     }
 
     /// A polygon record from flat coordinates and per-ring (positions, isExterior), with room
