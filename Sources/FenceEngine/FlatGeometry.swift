@@ -296,11 +296,12 @@ enum FlatGeometry {
     /// Row by row (rows the y-range reaches, widened by the margin), the x-range of the
     /// segment's part within the row's band widened by the margin, by interpolation at the
     /// band's ends. Rounding: the scaled ends err by below 1e-13 cells from the exact images
-    /// of the vertices (the map is affine, so the exact edge maps to the exact segment), and
-    /// when the segment spans at least one row the slope |dx / dy| is at most `side`, so the
-    /// interpolated x errs by below 1e-11: the margin covers both. A segment spanning less
-    /// than a row (nearly horizontal, where the slope would amplify errors) takes its whole
-    /// x-range on every row it reaches.
+    /// of the vertices (the map is affine, so the exact edge maps to the exact segment; a
+    /// point of it maps within 1e-13 cells of the point at the same parameter on the computed
+    /// segment), and when the segment spans at least one row the slope |dx / dy| is at most
+    /// `side`, so the interpolated x errs by below 1e-11: the margin covers both. A segment
+    /// spanning less than a row (nearly horizontal: no division by a tiny or zero dy) takes
+    /// its whole x-range on each of the at most three rows it reaches.
     /// - Complexity: O(rows + cells) of the segment, about `|dx| + |dy| + 1` cells.
     @inline(__always)
     static func forEachCell(_ ux1: Double, _ uy1: Double, _ ux2: Double, _ uy2: Double, side: Int, _ body: (Int) -> Void) {
