@@ -343,25 +343,31 @@ enum FlatGeometry {
         scaleY: Double, widthX: Double, widthY: Double
     ) -> [PointLocation] {
         var out = [PointLocation](repeating: .uncertain, count: side * side)
+        // An empty list still needs an address to pass (never read through).
+        let list = entries.isEmpty ? [0] : entries
         record.withUnsafeBufferPointer { r in
-            let base = r.baseAddress!
-            for cy in 0..<side {
-                let y = cellCentre(cy, min: minY, width: widthY)
-                let rowOK = slab(y, minY: minY, scale: scaleY, slabs: side) == cy
-                for cx in 0..<side where rowOK {
-                    let cell = cy * side + cx
-                    let x = cellCentre(cx, min: minX, width: widthX)
-                    guard slab(x, minY: minX, scale: scaleX, slabs: side) == cx else { continue }
-                    let before = cx > 0 ? out[cell - 1] : .uncertain
-                    if before == .interior || before == .exterior,
-                        let flips = horizontalCrossings(
-                            entries, Int(start[cell - 1])..<Int(start[cell]), Int(start[cell])..<Int(start[cell + 1]),
-                            from: cellCentre(cx - 1, min: minX, width: widthX), to: x, y: y, coords: base + 1 + Int(r[0]))
-                    {
-                        out[cell] = (before == .interior) != (flips & 1 == 1) ? .interior : .exterior
-                        continue
+            list.withUnsafeBufferPointer { list in
+                start.withUnsafeBufferPointer { start in
+                    let base = r.baseAddress!
+                    for cy in 0..<side {
+                        let y = cellCentre(cy, min: minY, width: widthY)
+                        let rowOK = slab(y, minY: minY, scale: scaleY, slabs: side) == cy
+                        for cx in 0..<side where rowOK {
+                            let cell = cy * side + cx
+                            let x = cellCentre(cx, min: minX, width: widthX)
+                            guard slab(x, minY: minX, scale: scaleX, slabs: side) == cx else { continue }
+                            let before = cx > 0 ? out[cell - 1] : .uncertain
+                            if before == .interior || before == .exterior,
+                                let flips = horizontalCrossings(
+                                    list.baseAddress!, Int(start[cell - 1])..<Int(start[cell]), Int(start[cell])..<Int(start[cell + 1]),
+                                    from: cellCentre(cx - 1, min: minX, width: widthX), to: x, y: y, coords: base + 1 + Int(r[0]))
+                            {
+                                out[cell] = (before == .interior) != (flips & 1 == 1) ? .interior : .exterior
+                                continue
+                            }
+                            out[cell] = RingLocator.locateBySlab(x: x, y: y, coords: base + 1 + Int(r[0]), index: base + index)
+                        }
                     }
-                    out[cell] = RingLocator.locateBySlab(x: x, y: y, coords: base + 1 + Int(r[0]), index: base + index)
                 }
             }
         }
@@ -378,8 +384,10 @@ enum FlatGeometry {
     /// opposite sides of the edge's line: two orientations, where `RingLocator.crossings`
     /// takes four.
     /// - Complexity: O(|a| + |b|).
+    @inline(__always)
     static func horizontalCrossings(
-        _ entries: [UInt32], _ a: Range<Int>, _ b: Range<Int>, from x0: Double, to x1: Double, y: Double, coords: UnsafePointer<Double>
+        _ entries: UnsafePointer<UInt32>, _ a: Range<Int>, _ b: Range<Int>, from x0: Double, to x1: Double, y: Double,
+        coords: UnsafePointer<Double>
     ) -> Int? {
         var flips = 0
         var i = a.lowerBound
