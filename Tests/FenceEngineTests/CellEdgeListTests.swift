@@ -329,14 +329,17 @@ final class CellEdgeListTests: XCTestCase {
     /// A MultiPolygon over [0, 32]² (two corner triangles set the box) of 240 positions: 16
     /// cells a side, each 2 wide, so the cell centres are exactly the points with odd
     /// coordinates. Its main ring has vertices on centres, edges through centres (from centre
-    /// to centre, 4 apart), edges along the centre lines x = 1, y = 1 and x = 31, and a short
-    /// edge on x = 3 ending 1 below the centre (3, 23), so points of that cell on x = 3 are
-    /// collinear with the centre and the edge.
+    /// to centre, 4 apart), edges along the centre lines x = 1, y = 1 and x = 31, a vertex
+    /// where it crosses a centre line between two centres, and a short edge on x = 3 ending
+    /// 1 below the centre (3, 23), so points of that cell on x = 3 are collinear with the
+    /// centre and the edge.
     func degenerateCentresFence() throws -> Fence {
         var main: [(Double, Double)] = [(1, 1)]
         for j in 0...4 { main.append((3 + 4 * Double(j), j % 2 == 0 ? 1 : 9)) }  // (3, 1) -> (7, 9) passes (5, 5)
         main.append((31, 1))  // along y = 1
-        for k in 1...4 { main.append((k % 2 == 1 ? 27 : 31, 1 + 4 * Double(k))) }  // (31, 1) -> (27, 5) passes (29, 3)
+        // (28, 5): the boundary crosses the centre line y = 5 at a vertex between the centres
+        // (27, 5) and (29, 5); (31, 9) -> (27, 13) passes the centre (29, 11).
+        for k in 1...4 { main.append((k % 2 == 0 ? 31 : (k == 1 ? 28 : 27), 1 + 4 * Double(k))) }
         for y in stride(from: 19.0, through: 29, by: 2) { main.append((31, y)) }  // along x = 31
         for i in 0..<4 {
             main.append((31 - 8 * Double(i), 31))  // peaks; (31, 31) -> (27, 27) passes (29, 29)
