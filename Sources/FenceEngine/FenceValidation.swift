@@ -4,7 +4,7 @@ import SpatialIndex
 struct NormalizedFence: Sendable {
     enum Kind: UInt8 { case circle = 1, polygon = 2 }
     var kind: Kind
-    /// A polygon record carrying an edge index (`FlatGeometry.appendEdgeIndex`).
+    /// A polygon record carrying a cell grid and an edge index (`FlatGeometry.insertCellGrid`).
     var indexed = false
     /// The record laid out as `FlatGeometry` describes.
     var geometry: [Double]
@@ -156,7 +156,7 @@ enum FenceValidation {
         var record = FlatGeometry.polygonRecord(coords: coords, rings: rings, extra: extra)
         if indexed {
             FlatGeometry.appendEdgeIndex(to: &record)
-            FlatGeometry.appendCellGrid(to: &record)
+            FlatGeometry.insertCellGrid(into: &record)
         } else {
             SmallPolygonGrid.append(to: &record)
         }

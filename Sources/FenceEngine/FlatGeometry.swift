@@ -11,7 +11,7 @@
 enum FlatGeometry {
     enum Kind: Int {
         /// `polygon`: a polygon record followed by a small grid (`SmallPolygonGrid`);
-        /// `indexedPolygon`: a polygon record followed by an edge index and a cell grid.
+        /// `indexedPolygon`: a polygon record followed by a cell grid and an edge index.
         case free = 0, circle = 1, polygon = 2, indexedPolygon = 3
     }
 
@@ -34,7 +34,8 @@ enum FlatGeometry {
         return v >= Double(count - 1) ? count - 1 : Int(v)
     }
 
-    /// Appends an edge index to a polygon record (see `RingLocator.locateIndexed`):
+    /// Appends an edge index to a polygon record (see `RingLocator.locateIndexedBySlab`; the
+    /// cell grid goes in before it, `insertCellGrid`):
     /// `[slabs, minY, scale]`, then, as packed Int32, `slabs + 1` offsets and the edge list
     /// (each edge named by the position index of its first end; within a slab, easternmost
     /// east end first), padded to whole doubles.
@@ -99,24 +100,77 @@ enum FlatGeometry {
         }
     }
 
-    /// Cells per side of the grid `appendCellGrid` lays over a polygon of `n` positions:
-    /// about one cell per position, 8 to 64 a side (64 to 4096 bytes).
+    /// Cells per side of the grid `insertCellGrid` lays over a polygon of `n` positions:
+    /// about one cell per position, 8 to 64 a side.
     static func gridSide(positions n: Int) -> Int { max(8, min(64, Int(Double(n).squareRoot().rounded(.up)))) }
 
-    /// Appends a grid of cells over the polygon's bounding box to a record that has an edge
-    /// index (see `RingLocator.locateIndexed`): `[side, minX, minY, maxX, maxY, scaleX,
-    /// scaleY]`, then one byte per cell, row by row, padded to whole doubles: 0 when every
-    /// point that maps to the cell is exterior, 1 when every one is interior, 2 otherwise.
+    /// How far (in cells) every edge is from a pure cell, and how far past a cell an edge may
+    /// pass and still be filed under it. Mapping a point or vertex of the box to scaled
+    /// coordinates errs by below 1e-13 cells (64 cells a side), and the filing arithmetic by
+    /// below 1e-11: the margin covers both with room.
+    static let cellMargin = 1e-9
+
+    /// Boxes narrower than this (degrees) get an all-mixed grid without edge lists: their
+    /// scale could overflow.
+    static let minimumCellExtent = 1e-280
+
+    /// At most this many list entries in a grid: a cell word holds `start << 3`.
+    static let maxCellEntries = 1 << 28
+
+    /// Doubles before the cell words: `[side, minX, minY, maxX, maxY, scaleX, scaleY, widthX,
+    /// widthY, wide, doubles]`.
+    static let cellHeaderCount = 11
+
+    /// The codes of the cell words (low 3 bits; see `insertCellGrid`).
+    enum CellCode {
+        static let exterior: UInt32 = 0
+        static let interior: UInt32 = 1
+        /// Mixed, the cell's reference point exterior / interior: count crossings from it.
+        static let mixedFromExterior: UInt32 = 2
+        static let mixedFromInterior: UInt32 = 3
+        /// Mixed without a reference point: count the slab.
+        static let mixed: UInt32 = 4
+    }
+
+    /// The reference point of cell `c` on one axis: its centre, computed by this one formula at
+    /// build and at query so it is the same double. `width` is the stored `1 / scale`.
+    @inline(__always)
+    static func cellCentre(_ c: Int, min: Double, width: Double) -> Double { min + (Double(c) + 0.5) * width }
+
+    /// Puts a grid of cells over the polygon's bounding box into a record that ends with an
+    /// edge index (`appendEdgeIndex`, which locates the cells at build), between the
+    /// coordinates and the edge index (see `RingLocator.locateIndexed`): right after the
+    /// coordinates, a query finds it from the record's first line alone, without reading the
+    /// edge index's header and offsets (two dependent cache misses at scale).
     ///
-    /// A cell is pure only when no edge's bounding box comes within 1e-9 cell widths of the
-    /// cell. Mapping a point to its cell is `slab` on each axis, whose error in these units is
-    /// below 1e-13 for a grid of at most 64 cells a side, so the points that map to a pure
-    /// cell lie in a rectangle no edge touches: one side of the boundary. Which side is the
-    /// cell centre's, located exactly by the ray count (an uncertain answer leaves the cell
-    /// mixed). Conservative: a mixed cell costs only the slab count that would run anyway.
-    /// - Complexity: O(n + marked cells) to mark, then one slab count (O(e) for e edges in a
-    ///   slab) per run of pure cells in a row.
-    static func appendCellGrid(to record: inout [Double]) {
+    /// Layout: the header `[side, minX, minY, maxX, maxY, scaleX, scaleY, widthX, widthY,
+    /// wide, doubles]` (width = 1 / scale; `wide` 1 when edge numbers are UInt32, 0 when
+    /// UInt16; `doubles` the grid's length, header included), then `side² + 1` UInt32 cell
+    /// words, row by row, and the cells' edge lists, padded to whole doubles. A point maps to
+    /// cell `(slab(x), slab(y))` on the scaled coordinates `(x - minX) · scaleX`,
+    /// `(y - minY) · scaleY`.
+    ///
+    /// A cell word is `start << 3 | code`; the cell's edges are list entries `start ..<` the
+    /// next word's start (the last word only ends the list). Codes: 0 every point that maps to
+    /// the cell is exterior, 1 every one is interior (no edges listed); 2 or 3 mixed, with the
+    /// cell's edges listed and its centre (`cellCentre`) exterior or interior; 4 mixed
+    /// without a reference (boundary or uncertain centre, a centre that maps to another cell,
+    /// or no edge lists at all): count the slab. An edge is named by the position index of
+    /// its first end, ascending within a cell, so a ring's run of edges shares cache lines.
+    ///
+    /// Exactness: every edge that comes within `cellMargin` of a cell is filed under it
+    /// (`forEachCell`). The points that map to a cell lie within 1e-13 cells of it, so an
+    /// edge that touches the segment from the centre to such a point is in the cell's list,
+    /// and a cell with no edges is pure: all its points are on its centre's side. Every centre
+    /// is located exactly (`centreLocations`; a boundary or uncertain one leaves its cell
+    /// code 4), and must map to its own cell.
+    ///
+    /// Memory: 4 bytes a cell, and 2 (UInt16, under 65 536 positions) or 4 bytes an entry;
+    /// an edge is filed in about `|dx| + |dy| + 1` cells. Lists of over `8n + side²` entries in
+    /// all (edges that cross much of the box) are dropped: every mixed cell is then code 4.
+    /// - Complexity: O(n + entries + side²), and a slab count (O(e) for e edges in a slab)
+    ///   per row and per centre the crossing count from its neighbour leaves undecided.
+    static func insertCellGrid(into record: inout [Double]) {
         let k = Int(record[0])
         let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
         let c = 1 + k
@@ -131,63 +185,236 @@ enum FlatGeometry {
             maxY = max(maxY, record[c + 2 * i + 1])
         }
         let side = gridSide(positions: n)
-        let scaleX = maxX > minX ? Double(side) / (maxX - minX) : 0
-        let scaleY = maxY > minY ? Double(side) / (maxY - minY) : 0
-        var cells = [UInt8](repeating: 0, count: side * side)
-        if scaleX == 0 || scaleY == 0 {
-            for i in cells.indices { cells[i] = 2 }
+        let cellCount = side * side
+        var scaleX = maxX - minX >= minimumCellExtent ? Double(side) / (maxX - minX) : 0
+        var scaleY = maxY - minY >= minimumCellExtent ? Double(side) / (maxY - minY) : 0
+        if !scaleX.isFinite || !scaleY.isFinite || scaleX == 0 || scaleY == 0 { (scaleX, scaleY) = (0, 0) }
+        let widthX = scaleX > 0 ? 1 / scaleX : 0
+        let widthY = scaleY > 0 ? 1 / scaleY : 0
+        var codes = [UInt32](repeating: CellCode.mixed, count: cellCount)
+        var start = [UInt32](repeating: 0, count: cellCount + 1)
+        var entries: [UInt32] = []
+        if scaleX > 0 {
+            (start, entries) = fileEdges(record, side: side, minX: minX, minY: minY, scaleX: scaleX, scaleY: scaleY)
+            let centres = centreLocations(
+                record: record, index: c + 2 * n, start: start, entries: entries, side: side, minX: minX, minY: minY, scaleX: scaleX,
+                scaleY: scaleY, widthX: widthX, widthY: widthY)
+            // Edges that cross much of the box: no lists, mixed cells count the slab.
+            let keepLists = entries.count <= min(8 * n + cellCount, maxCellEntries)
+            for cell in 0..<cellCount {
+                let pure = start[cell + 1] == start[cell]
+                switch centres[cell] {
+                case .interior: codes[cell] = pure ? CellCode.interior : (keepLists ? CellCode.mixedFromInterior : CellCode.mixed)
+                case .exterior: codes[cell] = pure ? CellCode.exterior : (keepLists ? CellCode.mixedFromExterior : CellCode.mixed)
+                case .boundary, .uncertain: codes[cell] = CellCode.mixed
+                }
+            }
+            // Keep only the lists of cells with a reference.
+            var kept: [UInt32] = []
+            var keptStart = [UInt32](repeating: 0, count: cellCount + 1)
+            for cell in 0..<cellCount {
+                if codes[cell] == CellCode.mixedFromExterior || codes[cell] == CellCode.mixedFromInterior {
+                    kept.append(contentsOf: entries[Int(start[cell])..<Int(start[cell + 1])])
+                }
+                keptStart[cell + 1] = UInt32(kept.count)
+            }
+            (start, entries) = (keptStart, kept)
+        }
+        let wide = n > Int(UInt16.max)
+        var words = (0..<cellCount).map { start[$0] << 3 | codes[$0] }
+        words.append(start[cellCount] << 3)
+        var bytes: [UInt8] = []
+        words.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        if wide {
+            entries.withUnsafeBytes { bytes.append(contentsOf: $0) }
         } else {
-            // Mark every cell an edge's box reaches, with the margin.
-            @inline(__always) func cellRange(_ lo: Double, _ hi: Double, min: Double, scale: Double) -> ClosedRange<Int> {
-                clampedIndex((lo - min) * scale - 1e-9, count: side)...clampedIndex((hi - min) * scale + 1e-9, count: side)
-            }
-            var start = 0
-            for r in 0..<k {
-                let len = Int(abs(record[1 + r]))
-                for i in start..<(start + len - 1) {
-                    let x1 = record[c + 2 * i]
-                    let y1 = record[c + 2 * i + 1]
-                    let x2 = record[c + 2 * i + 2]
-                    let y2 = record[c + 2 * i + 3]
-                    for cy in cellRange(Swift.min(y1, y2), Swift.max(y1, y2), min: minY, scale: scaleY) {
-                        for cx in cellRange(Swift.min(x1, x2), Swift.max(x1, x2), min: minX, scale: scaleX) {
-                            cells[cy * side + cx] = 2
-                        }
+            entries.map { UInt16($0) }.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        }
+        while bytes.count % 8 != 0 { bytes.append(0) }
+        var grid = [Double(side), minX, minY, maxX, maxY, scaleX, scaleY, widthX, widthY, wide ? 1 : 0, 0]
+        grid[cellHeaderCount - 1] = Double(cellHeaderCount + bytes.count / 8)
+        bytes.withUnsafeBytes { raw in
+            for d in 0..<(raw.count / 8) { grid.append(raw.load(fromByteOffset: 8 * d, as: Double.self)) }
+        }
+        record.insert(contentsOf: grid, at: c + 2 * n)
+    }
+
+    /// Files every edge of a polygon record under the cells it comes within `cellMargin` of
+    /// (`forEachCell`), as a compressed list: cell `i`'s edges are `entries[start[i] ..<
+    /// start[i + 1]]`, ascending (edges are filed in order).
+    /// - Complexity: O(n + side² + entries).
+    static func fileEdges(_ record: [Double], side: Int, minX: Double, minY: Double, scaleX: Double, scaleY: Double)
+        -> (start: [UInt32], entries: [UInt32])
+    {
+        let k = Int(record[0])
+        let c = 1 + k
+        // (cell, edge) pairs in edge order, then a counting sort by cell, which keeps each
+        // cell's edges ascending.
+        var cells: [UInt32] = []
+        var edges: [UInt32] = []
+        cells.reserveCapacity(8 * record.count / 2)
+        edges.reserveCapacity(8 * record.count / 2)
+        record.withUnsafeBufferPointer { r in
+            var first = 0
+            for ring in 0..<k {
+                let len = Int(abs(r[1 + ring]))
+                for i in first..<(first + len - 1) {
+                    let ux1 = (r[c + 2 * i] - minX) * scaleX
+                    let uy1 = (r[c + 2 * i + 1] - minY) * scaleY
+                    let ux2 = (r[c + 2 * i + 2] - minX) * scaleX
+                    let uy2 = (r[c + 2 * i + 3] - minY) * scaleY
+                    forEachCell(ux1, uy1, ux2, uy2, side: side) { cell in
+                        cells.append(UInt32(cell))
+                        edges.append(UInt32(i))
                     }
                 }
-                start += len
+                first += len
             }
-            // The rest take the location of a centre. Neighbours in a row share a side no edge
-            // comes near, so a run of pure cells is one side of the boundary: one count a run.
-            record.withUnsafeBufferPointer { r in
-                for cy in 0..<side {
-                    var cx = 0
-                    while cx < side {
-                        guard cells[cy * side + cx] == 0 else {
-                            cx += 1
-                            continue
-                        }
-                        var end = cx + 1
-                        while end < side && cells[cy * side + end] == 0 { end += 1 }
-                        let x = minX + (Double(cx) + 0.5) / scaleX
-                        let y = minY + (Double(cy) + 0.5) / scaleY
-                        let code: UInt8
-                        switch RingLocator.locateIndexedBySlab(x: x, y: y, record: r.baseAddress!) {
-                        case .interior: code = 1
-                        case .exterior: code = 0
-                        case .boundary, .uncertain: code = 2
-                        }
-                        for k in cx..<end { cells[cy * side + k] = code }
-                        cx = end
+        }
+        var start = [UInt32](repeating: 0, count: side * side + 1)
+        var entries = [UInt32](repeating: 0, count: cells.count)
+        start.withUnsafeMutableBufferPointer { start in
+            for cell in cells { start[Int(cell) + 1] += 1 }
+            for cell in 0..<(side * side) { start[cell + 1] += start[cell] }
+            var fill = Array(start[0..<(side * side)])
+            entries.withUnsafeMutableBufferPointer { entries in
+                fill.withUnsafeMutableBufferPointer { fill in
+                    for (cell, edge) in zip(cells, edges) {
+                        entries[Int(fill[Int(cell)])] = edge
+                        fill[Int(cell)] += 1
                     }
                 }
             }
         }
-        record.append(contentsOf: [Double(side), minX, minY, maxX, maxY, scaleX, scaleY])
-        while cells.count % 8 != 0 { cells.append(2) }
-        cells.withUnsafeBytes { raw in
-            for d in 0..<(raw.count / 8) { record.append(raw.load(fromByteOffset: 8 * d, as: Double.self)) }
+        return (start, entries)
+    }
+
+    /// Calls `body` with every cell (row-major index) that the segment between scaled points
+    /// (ux1, uy1) and (ux2, uy2) comes within `cellMargin` of, and maybe a few more; each
+    /// once (a row's cells are one range).
+    ///
+    /// Row by row (rows the y-range reaches, widened by the margin), the x-range of the
+    /// segment's part within the row's band widened by the margin, by interpolation at the
+    /// band's ends. Rounding: the scaled ends err by below 1e-13 cells from the exact images
+    /// of the vertices (the map is affine, so the exact edge maps to the exact segment; a
+    /// point of it maps within 1e-13 cells of the point at the same parameter on the computed
+    /// segment), and when the segment spans at least one row the slope |dx / dy| is at most
+    /// `side`, so the interpolated x errs by below 1e-11: the margin covers both. A segment
+    /// spanning less than a row (nearly horizontal: no division by a tiny or zero dy) takes
+    /// its whole x-range on each of the at most three rows it reaches.
+    /// - Complexity: O(rows + cells) of the segment, about `|dx| + |dy| + 1` cells.
+    @inline(__always)
+    static func forEachCell(_ ux1: Double, _ uy1: Double, _ ux2: Double, _ uy2: Double, side: Int, _ body: (Int) -> Void) {
+        let m = cellMargin
+        let lowY = min(uy1, uy2)
+        let highY = max(uy1, uy2)
+        let lowX = min(ux1, ux2)
+        let highX = max(ux1, ux2)
+        let steep = highY - lowY >= 1
+        for row in clampedIndex(lowY - m, count: side)...clampedIndex(highY + m, count: side) {
+            var x0 = lowX
+            var x1 = highX
+            if steep {
+                // Where the segment enters and leaves the band, clamped to the segment.
+                let b0 = max(lowY, Double(row) - m)
+                let b1 = min(highY, Double(row + 1) + m)
+                let xa = ux1 + (b0 - uy1) / (uy2 - uy1) * (ux2 - ux1)
+                let xb = ux1 + (b1 - uy1) / (uy2 - uy1) * (ux2 - ux1)
+                x0 = max(lowX, min(xa, xb))
+                x1 = min(highX, max(xa, xb))
+            }
+            for cx in clampedIndex(x0 - m, count: side)...clampedIndex(x1 + m, count: side) { body(row * side + cx) }
         }
+    }
+
+    /// The location of every cell centre (`cellCentre`), or `uncertain` for a centre that
+    /// maps to another cell (a box so small or far from 0 that the centre rounds across a
+    /// border): a pure cell takes its centre's location, a mixed cell counts from it.
+    ///
+    /// Row by row: the first centre by the slab count on the edge index at `record[index...]`,
+    /// each next one from the one before by the crossings of the segment between them
+    /// (`horizontalCrossings`) with the edges listed in either cell. Both centres map to
+    /// their own cells, so the segment lies in the two cells and every edge that meets it is
+    /// listed in one of them (`fileEdges`). When the crossing count cannot decide, or the
+    /// centre before is boundary or uncertain, the slab count decides.
+    /// - Complexity: O(side² + entries), plus one slab count per row and per undecided step.
+    static func centreLocations(
+        record: [Double], index: Int, start: [UInt32], entries: [UInt32], side: Int, minX: Double, minY: Double, scaleX: Double,
+        scaleY: Double, widthX: Double, widthY: Double
+    ) -> [PointLocation] {
+        var out = [PointLocation](repeating: .uncertain, count: side * side)
+        // An empty list still needs an address to pass (never read through).
+        let list = entries.isEmpty ? [0] : entries
+        record.withUnsafeBufferPointer { r in
+            list.withUnsafeBufferPointer { list in
+                start.withUnsafeBufferPointer { start in
+                    let base = r.baseAddress!
+                    for cy in 0..<side {
+                        let y = cellCentre(cy, min: minY, width: widthY)
+                        let rowOK = slab(y, minY: minY, scale: scaleY, slabs: side) == cy
+                        for cx in 0..<side where rowOK {
+                            let cell = cy * side + cx
+                            let x = cellCentre(cx, min: minX, width: widthX)
+                            guard slab(x, minY: minX, scale: scaleX, slabs: side) == cx else { continue }
+                            let before = cx > 0 ? out[cell - 1] : .uncertain
+                            if before == .interior || before == .exterior,
+                                let flips = horizontalCrossings(
+                                    list.baseAddress!, Int(start[cell - 1])..<Int(start[cell]), Int(start[cell])..<Int(start[cell + 1]),
+                                    from: cellCentre(cx - 1, min: minX, width: widthX), to: x, y: y, coords: base + 1 + Int(r[0]))
+                            {
+                                out[cell] = (before == .interior) != (flips & 1 == 1) ? .interior : .exterior
+                                continue
+                            }
+                            out[cell] = RingLocator.locateBySlab(x: x, y: y, coords: base + 1 + Int(r[0]), index: base + index)
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// How many edges of the two ascending lists `entries[a]` and `entries[b]` (an edge in
+    /// both counts once) cross the horizontal segment from (x0, y) to (x1, y), x0 < x1, at a
+    /// point inside both; nil when an edge might touch it otherwise (an end on the line y, a
+    /// segment end on the edge's line, or an orientation the filter cannot decide).
+    ///
+    /// An edge with its ends strictly either side of the line y meets the line once, and that
+    /// point lies strictly between the segment's ends exactly when they are strictly on
+    /// opposite sides of the edge's line: two orientations, where `RingLocator.crossings`
+    /// takes four.
+    /// - Complexity: O(|a| + |b|).
+    @inline(__always)
+    static func horizontalCrossings(
+        _ entries: UnsafePointer<UInt32>, _ a: Range<Int>, _ b: Range<Int>, from x0: Double, to x1: Double, y: Double,
+        coords: UnsafePointer<Double>
+    ) -> Int? {
+        var flips = 0
+        var i = a.lowerBound
+        var j = b.lowerBound
+        while i < a.upperBound || j < b.upperBound {
+            let e: Int
+            if j == b.upperBound || (i < a.upperBound && entries[i] < entries[j]) {
+                e = Int(entries[i])
+                i += 1
+            } else {
+                if i < a.upperBound && entries[i] == entries[j] { i += 1 }
+                e = Int(entries[j])
+                j += 1
+            }
+            let ay = coords[2 * e + 1]
+            let by = coords[2 * e + 3]
+            if (ay < y && by < y) || (ay > y && by > y) { continue }
+            if ay == y || by == y { return nil }
+            let ax = coords[2 * e]
+            let bx = coords[2 * e + 2]
+            if (ax < x0 && bx < x0) || (ax > x1 && bx > x1) { continue }
+            let o1 = Orientation.indexFilter(ax, ay, bx, by, x0, y)
+            let o2 = Orientation.indexFilter(ax, ay, bx, by, x1, y)
+            if o1 == 0 || o1 == 2 || o2 == 0 || o2 == 2 { return nil }
+            if o1 != o2 { flips += 1 }
+        }
+        return flips
     }
 
     /// A polygon record from flat coordinates and per-ring (positions, isExterior), with room

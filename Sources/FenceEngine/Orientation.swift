@@ -130,60 +130,139 @@ enum RingLocator {
     }
 
     /// The same answer as `locate`, usually without counting: a point outside the record's
-    /// bounding box is exterior, and one in a pure cell of its grid
-    /// (`FlatGeometry.appendCellGrid`) takes the cell's location; only points in mixed cells
-    /// are counted, over the edges of their slab (`locateIndexedBySlab`).
-    /// - Complexity: O(1) for a pure cell, else O(e) for the e edges in one slab; no allocation.
+    /// bounding box is exterior, one in a pure cell of its grid (`FlatGeometry.insertCellGrid`)
+    /// takes the cell's location, and one in a mixed cell is located from the cell's centre
+    /// (`locateFromCentre`); only the rest count the edges of their slab
+    /// (`locateIndexedBySlab`).
+    /// - Complexity: O(1) for a pure cell, O(e) for the e edges listed in a mixed cell, else
+    ///   O(e) for the e edges in one slab; no allocation.
     @inline(__always)
     static func locateIndexed(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
-        switch gridCode(x: x, y: y, record: record) {
-        case 0, 3: return .exterior
-        case 1: return .interior
-        default: return locateIndexedBySlab(x: x, y: y, record: record)
-        }
+        cellLocation(x: x, y: y, record: record) ?? locateIndexedBySlab(x: x, y: y, record: record)
     }
 
-    /// What the cell grid of an indexed record says of a point: 0 exterior, 1 interior, 2 a
-    /// mixed cell (count the slab), 3 outside the polygon's box (so exterior).
+    /// Where the cell grid alone places a point (see `locateIndexed`), or nil when the slab
+    /// count must decide: a cell without a reference, or a point the crossing count from the
+    /// centre cannot settle (on or within about 1e-15 relative of a listed edge's line, or
+    /// collinear with the centre and an edge's end).
     @inline(__always)
-    static func gridCode(x: Double, y: Double, record: UnsafePointer<Double>) -> UInt8 {
+    static func cellLocation(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation? {
         let grid = cellGrid(of: record)
-        if x < grid[1] || y < grid[2] || x > grid[3] || y > grid[4] { return 3 }
+        if x < grid[1] || y < grid[2] || x > grid[3] || y > grid[4] { return .exterior }
         let side = Int(grid[0])
         let cx = FlatGeometry.slab(x, minY: grid[1], scale: grid[5], slabs: side)
         let cy = FlatGeometry.slab(y, minY: grid[2], scale: grid[6], slabs: side)
-        return UnsafeRawPointer(grid + 7).load(fromByteOffset: cy &* side &+ cx, as: UInt8.self)
+        let words = UnsafeRawPointer(grid + FlatGeometry.cellHeaderCount).assumingMemoryBound(to: UInt32.self)
+        let cell = cy &* side &+ cx
+        let word = words[cell]
+        switch word & 7 {
+        case FlatGeometry.CellCode.exterior: return .exterior
+        case FlatGeometry.CellCode.interior: return .interior
+        case FlatGeometry.CellCode.mixed: return nil
+        default:
+            let rx = FlatGeometry.cellCentre(cx, min: grid[1], width: grid[7])
+            let ry = FlatGeometry.cellCentre(cy, min: grid[2], width: grid[8])
+            let lists = UnsafeRawPointer(words + (side &* side &+ 1))
+            let range = Int(word >> 3)..<Int(words[cell &+ 1] >> 3)
+            let flips: Int? =
+                grid[9] != 0
+                ? crossings(lists.assumingMemoryBound(to: UInt32.self), range, from: rx, ry, to: x, y, record: record)
+                : crossings(lists.assumingMemoryBound(to: UInt16.self), range, from: rx, ry, to: x, y, record: record)
+            guard let flips else { return nil }
+            let inside = (word & 7 == FlatGeometry.CellCode.mixedFromInterior) != (flips & 1 == 1)
+            return inside ? .interior : .exterior
+        }
     }
 
-    /// Where the cell grid of an indexed record starts: after the coordinates, the edge index
-    /// header `[slabs, minY, scale]` and its Int32s (`slabs + 1` offsets and the edge list,
-    /// padded to whole doubles).
+    /// How many of the listed edges (`entries[range]`, each the position index of its first
+    /// end) the segment from the reference point R to P crosses properly (at a point inside
+    /// both), or nil when some listed edge might touch the segment otherwise: R or P on the
+    /// edge's line, the edge's end on the segment's line, or an orientation the filter cannot
+    /// decide. When every listed edge is either apart from the segment or crosses it properly,
+    /// and the list holds every edge that meets the segment, P's location is R's flipped once
+    /// per crossing; a P on the boundary always gives nil.
+    /// - Complexity: O(e) for e entries: one box test per edge, and two to four orientations
+    ///   for an edge whose box meets the segment's.
+    @inline(__always)
+    static func crossings<Entry: FixedWidthInteger>(
+        _ entries: UnsafePointer<Entry>, _ range: Range<Int>, from rx: Double, _ ry: Double, to x: Double, _ y: Double,
+        record: UnsafePointer<Double>
+    ) -> Int? {
+        let coords = record + 1 + Int(record[0])
+        let loX = min(rx, x)
+        let hiX = max(rx, x)
+        let loY = min(ry, y)
+        let hiY = max(ry, y)
+        var flips = 0
+        for e in range {
+            let i = Int(entries[e])
+            let ax = coords[2 &* i]
+            let ay = coords[2 &* i &+ 1]
+            let bx = coords[2 &* i &+ 2]
+            let by = coords[2 &* i &+ 3]
+            // Boxes apart (exact compares): the edge cannot meet the segment.
+            if (ax < loX && bx < loX) || (ax > hiX && bx > hiX) || (ay < loY && by < loY) || (ay > hiY && by > hiY) { continue }
+            let o1 = Orientation.indexFilter(ax, ay, bx, by, rx, ry)
+            let o2 = Orientation.indexFilter(ax, ay, bx, by, x, y)
+            if o1 == 0 || o1 == 2 || o2 == 0 || o2 == 2 { return nil }
+            if o1 == o2 { continue }  // R and P strictly on one side of the edge's line
+            let o3 = Orientation.indexFilter(rx, ry, x, y, ax, ay)
+            let o4 = Orientation.indexFilter(rx, ry, x, y, bx, by)
+            if o3 == 0 || o3 == 2 || o4 == 0 || o4 == 2 { return nil }
+            if o3 != o4 { flips &+= 1 }
+        }
+        return flips
+    }
+
+    /// What the cell grid of an indexed record says of a point: its cell's code
+    /// (`FlatGeometry.CellCode`: 0 exterior, 1 interior, 2 and 3 mixed with an exterior or
+    /// interior centre, 4 mixed without a reference), or 5 outside the polygon's box (so
+    /// exterior).
+    static func gridCode(x: Double, y: Double, record: UnsafePointer<Double>) -> UInt32 {
+        let grid = cellGrid(of: record)
+        if x < grid[1] || y < grid[2] || x > grid[3] || y > grid[4] { return 5 }
+        let side = Int(grid[0])
+        let cx = FlatGeometry.slab(x, minY: grid[1], scale: grid[5], slabs: side)
+        let cy = FlatGeometry.slab(y, minY: grid[2], scale: grid[6], slabs: side)
+        let words = UnsafeRawPointer(grid + FlatGeometry.cellHeaderCount).assumingMemoryBound(to: UInt32.self)
+        return words[cy &* side &+ cx] & 7
+    }
+
+    /// Where the cell grid of an indexed record starts (`FlatGeometry.insertCellGrid`): right
+    /// after the coordinates, so finding it takes only the record's first line.
     @inline(__always)
     static func cellGrid(of record: UnsafePointer<Double>) -> UnsafePointer<Double> {
         let ringCount = Int(record[0])
         var n = 0
         for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
-        let header = record + 1 + ringCount + 2 * n
-        let slabs = Int(header[0])
-        let ints = UnsafeRawPointer(header + 3).assumingMemoryBound(to: Int32.self)
-        let intCount = slabs + 1 + Int(ints[slabs])
-        return header + 3 + (intCount + 1) / 2
+        return record + 1 + ringCount + 2 * n
     }
 
-    /// The same answer as `locate`, from only the edges whose latitude range can hold `y`:
-    /// the record's edge index (`FlatGeometry.appendEdgeIndex`) lists, per horizontal slab,
-    /// every edge that reaches into it. Edges outside the point's slab cannot touch the ray, so
-    /// the count is unchanged; nor can edges wholly west of the point, and as a slab lists its
-    /// edges easternmost first, the count stops at the first of those.
+    /// Where the edge index of an indexed record starts (`FlatGeometry.appendEdgeIndex`):
+    /// after the cell grid, whose header holds its length in doubles.
+    @inline(__always)
+    static func edgeIndex(of record: UnsafePointer<Double>) -> UnsafePointer<Double> {
+        let grid = cellGrid(of: record)
+        return grid + Int(grid[FlatGeometry.cellHeaderCount - 1])
+    }
+
+    /// The same answer as `locate`, from only the edges whose latitude range can hold `y`
+    /// (`locateBySlab` on the record's edge index).
+    @inline(__always)
+    static func locateIndexedBySlab(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
+        locateBySlab(x: x, y: y, coords: record + 1 + Int(record[0]), index: edgeIndex(of: record))
+    }
+
+    /// The same answer as `locate` for the polygon whose coordinates start at `coords`, from
+    /// only the edges whose latitude range can hold `y`: the edge index at `index`
+    /// (`FlatGeometry.appendEdgeIndex`) lists, per horizontal slab, every edge that reaches
+    /// into it. Edges outside the point's slab cannot touch the ray, so the count is
+    /// unchanged; nor can edges wholly west of the point, and as a slab lists its edges
+    /// easternmost first, the count stops at the first of those.
     /// - Complexity: O(e) for the e edges of the slab east of the point's west end, no
     ///   allocation.
     @inline(__always)
-    static func locateIndexedBySlab(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
-        let ringCount = Int(record[0])
-        var n = 0
-        for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
-        let coords = record + 1 + ringCount
-        let header = coords + 2 * n
+    static func locateBySlab(x: Double, y: Double, coords: UnsafePointer<Double>, index header: UnsafePointer<Double>) -> PointLocation {
         let slabs = Int(header[0])
         let ints = UnsafeRawPointer(header + 3).assumingMemoryBound(to: Int32.self)
         let s = FlatGeometry.slab(y, minY: header[1], scale: header[2], slabs: slabs)
