@@ -99,6 +99,12 @@ final class CellIndexTests: XCTestCase {
         }
         XCTAssertLessThanOrEqual(widest, RTreeCellIndex.maxNodesPerCell)
         XCTAssertGreaterThan(ancestorsListed, 0, "no crowded cell listed an ancestor")
+        // Crowded cells climb only as far as they must: the distinct parents of the crowd's
+        // leaves fit, so no cell falls back to the root.
+        let rootCells = (0..<(grid.columns * grid.rows)).filter { c in
+            grid.nodes[Int(grid.offsets[c])..<Int(grid.offsets[c + 1])].contains(Int32(tree.root))
+        }
+        XCTAssertEqual(rootCells.count, 0, "cells listing the root")
         assertCandidatesMatch(tree, oracle, &rng, queries: 600, "crowded")
         for _ in 0..<200 {
             let x = 40 + rng.unit() * 20
