@@ -125,25 +125,10 @@ final class CellEdgeListTests: XCTestCase {
         XCTAssertEqual(wrong, 0, "\(label): \(wrong) disagreements", line: line)
     }
 
-    /// `v` and 1, 2 and 4 ulps either side.
-    func ulps(_ v: Double) -> [Double] {
-        var out = [v]
-        for k in [1, 2, 4] {
-            var a = v
-            var b = v
-            for _ in 0..<k {
-                a = a.nextUp
-                b = b.nextDown
-            }
-            out += [a, b]
-        }
-        return out
-    }
-
     /// A point and its neighbours a few ulps away on either axis and both.
     func around(_ p: LonLat, _ rng: inout TestRandom) -> [LonLat] {
-        let xs = ulps(p.lon)
-        let ys = ulps(p.lat)
+        let xs = ulpsAround(p.lon)
+        let ys = ulpsAround(p.lat)
         var out = xs.map { LonLat(lon: $0, lat: p.lat) } + ys.map { LonLat(lon: p.lon, lat: $0) }
         for _ in 0..<4 { out.append(LonLat(lon: xs[Int(rng.next() % 7)], lat: ys[Int(rng.next() % 7)])) }
         return out
@@ -295,18 +280,18 @@ final class CellEdgeListTests: XCTestCase {
                             let t = Double(k) / 16
                             return LonLat(lon: ax + t * (bx - ax), lat: ay + t * (by - ay))
                         }
-                        for x in ulps(ax) { samples.append(LonLat(lon: x, lat: ay)) }
-                        for y in ulps(by) { samples.append(LonLat(lon: bx, lat: y)) }
+                        for x in ulpsAround(ax) { samples.append(LonLat(lon: x, lat: ay)) }
+                        for y in ulpsAround(by) { samples.append(LonLat(lon: bx, lat: y)) }
                         for k in 1..<grid.side {
                             let x = border(k, grid.minX + Double(k) * grid.widthX, grid.minX, grid.scaleX)
                             if bx != ax && min(ax, bx) < x && x < max(ax, bx) {
                                 let y = ay + (x - ax) / (bx - ax) * (by - ay)
-                                samples += ulps(x).map { LonLat(lon: $0, lat: y) } + ulps(y).map { LonLat(lon: x, lat: $0) }
+                                samples += ulpsAround(x).map { LonLat(lon: $0, lat: y) } + ulpsAround(y).map { LonLat(lon: x, lat: $0) }
                             }
                             let y = border(k, grid.minY + Double(k) * grid.widthY, grid.minY, grid.scaleY)
                             if by != ay && min(ay, by) < y && y < max(ay, by) {
                                 let x = ax + (y - ay) / (by - ay) * (bx - ax)
-                                samples += ulps(y).map { LonLat(lon: x, lat: $0) } + ulps(x).map { LonLat(lon: $0, lat: y) }
+                                samples += ulpsAround(y).map { LonLat(lon: x, lat: $0) } + ulpsAround(x).map { LonLat(lon: $0, lat: y) }
                             }
                         }
                         for p in samples where p.lon >= grid.minX && p.lon <= grid.maxX && p.lat >= grid.minY && p.lat <= grid.maxY {
@@ -377,7 +362,7 @@ final class CellEdgeListTests: XCTestCase {
         // Every cell centre, and points on the lines from centres through nearby vertices.
         guard case .polygons(let p) = fence.shape else { return }
         let vertices = p[0].exterior
-        for y in ulps(23) + (0..<20).map({ 22 + Double($0) / 10 }) { points += [LonLat(lon: 3, lat: y), LonLat(lon: 3.5, lat: y)] }
+        for y in ulpsAround(23) + (0..<20).map({ 22 + Double($0) / 10 }) { points += [LonLat(lon: 3, lat: y), LonLat(lon: 3.5, lat: y)] }
         for cy in 0..<16 {
             for cx in 0..<16 {
                 let c = LonLat(lon: Double(2 * cx + 1), lat: Double(2 * cy + 1))

@@ -13,21 +13,6 @@ final class SmallPolygonGridTests: XCTestCase {
         return store.geometry.withUnsafeBufferPointer { body($0.baseAddress! + store.geometryStart(slot)) }
     }
 
-    /// Values near `v`: itself and 1, 2 and 4 ulps either side.
-    func ulpsAround(_ v: Double) -> [Double] {
-        var out = [v]
-        for k in [1, 2, 4] {
-            var a = v
-            var b = v
-            for _ in 0..<k {
-                a = a.nextUp
-                b = b.nextDown
-            }
-            out += [a, b]
-        }
-        return out
-    }
-
     /// The grid's header: minX, minY, scaleX, scaleY.
     func header(_ record: UnsafePointer<Double>) -> (minX: Double, minY: Double, scaleX: Double, scaleY: Double) {
         let k = Int(record[0])

@@ -119,3 +119,18 @@ func summary(_ events: [FenceEvent]) -> [String] {
         return s
     }
 }
+
+/// Values near `v`: itself and 1, 2 and 4 ulps either side (for tests at edges and cell borders).
+func ulpsAround(_ v: Double) -> [Double] {
+    var out = [v]
+    for k in [1, 2, 4] {
+        var a = v
+        var b = v
+        for _ in 0..<k {
+            a = a.nextUp
+            b = b.nextDown
+        }
+        out += [a, b]
+    }
+    return out
+}
