@@ -8,8 +8,9 @@
 // dropped by `insert` and `remove` (which may split or free the nodes it names), and rebuilt on
 // request by `buildCellIndex()`; without it queries walk from the root.
 
-/// The cell grid of an `RTree` (see the file comment).
-struct RTreeCellIndex: Sendable {
+/// Where a cell grid lies and how a point maps to its cell: one definition for the build, the
+/// query and the checker, which must map alike.
+struct RTreeCellFrame: Sendable {
     let minX: Double
     let minY: Double
     let maxX: Double
@@ -18,6 +19,31 @@ struct RTreeCellIndex: Sendable {
     let scaleY: Double
     let columns: Int
     let rows: Int
+
+    /// Whether the point lies in the frame, edges included; false at NaN.
+    @inline(__always)
+    func contains(x: Double, y: Double) -> Bool { x >= minX && x <= maxX && y >= minY && y <= maxY }
+
+    /// The cell of a point in the frame, row by row. Monotonic in each coordinate, so a box
+    /// holding a point reaches the point's cell (`span`).
+    @inline(__always)
+    func cell(x: Double, y: Double) -> Int {
+        RTreeCellIndex.clampedIndex((y - minY) * scaleY, count: rows) &* columns
+            &+ RTreeCellIndex.clampedIndex((x - minX) * scaleX, count: columns)
+    }
+
+    /// The columns and rows of the cells a box in the frame reaches.
+    func span(_ b: Box) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>) {
+        (RTreeCellIndex.clampedIndex((b.minX - minX) * scaleX, count: columns)...RTreeCellIndex.clampedIndex((b.maxX - minX) * scaleX, count: columns),
+         RTreeCellIndex.clampedIndex((b.minY - minY) * scaleY, count: rows)...RTreeCellIndex.clampedIndex((b.maxY - minY) * scaleY, count: rows))
+    }
+}
+
+/// The cell grid of an `RTree` (see the file comment).
+struct RTreeCellIndex: Sendable {
+    let frame: RTreeCellFrame
+    var columns: Int { frame.columns }
+    var rows: Int { frame.rows }
     /// Cell c lists `nodes[offsets[c] ..< offsets[c + 1]]`, row by row.
     private(set) var offsets: ContiguousArray<Int32>
     /// Disjoint subtree roots per cell; together they hold every item whose box reaches the
@@ -84,21 +110,19 @@ struct RTreeCellIndex: Sendable {
 
         // Each leaf under every cell its box reaches: a point maps to its cell by the same
         // monotonic arithmetic, so a box holding the point reaches the point's cell.
+        let frame = RTreeCellFrame(
+            minX: gx0, minY: gy0, maxX: gx1, maxY: gy1, scaleX: scaleX, scaleY: scaleY, columns: columns, rows: rows)
         let cellCount = columns * rows
         var counts = [Int32](repeating: 0, count: cellCount + 1)
-        @inline(__always) func span(_ b: Box) -> (ClosedRange<Int>, ClosedRange<Int>) {
-            (Self.clampedIndex((b.minX - gx0) * scaleX, count: columns)...Self.clampedIndex((b.maxX - gx0) * scaleX, count: columns),
-             Self.clampedIndex((b.minY - gy0) * scaleY, count: rows)...Self.clampedIndex((b.maxY - gy0) * scaleY, count: rows))
-        }
         for leaf in leaves {
-            let (xs, ys) = span(leaf.box)
+            let (xs, ys) = frame.span(leaf.box)
             for cy in ys { for cx in xs { counts[cy * columns + cx + 1] += 1 } }
         }
         for c in 0..<cellCount { counts[c + 1] += counts[c] }
         var listed = ContiguousArray<Int32>(repeating: -1, count: Int(counts[cellCount]))
         var fill = counts
         for leaf in leaves {
-            let (xs, ys) = span(leaf.box)
+            let (xs, ys) = frame.span(leaf.box)
             for cy in ys {
                 for cx in xs {
                     let c = cy * columns + cx
@@ -133,14 +157,7 @@ struct RTreeCellIndex: Sendable {
             nodes.append(contentsOf: cell)
             offsets.append(Int32(nodes.count))
         }
-        self.minX = gx0
-        self.minY = gy0
-        self.maxX = gx1
-        self.maxY = gy1
-        self.scaleX = scaleX
-        self.scaleY = scaleY
-        self.columns = columns
-        self.rows = rows
+        self.frame = frame
         self.offsets = offsets
         self.nodes = nodes
     }
@@ -189,12 +206,13 @@ struct RTreeCellIndex: Sendable {
                 let b = Box(
                     minX: Double(tree.narrow[block + k]), minY: Double(tree.narrow[block + f + k]),
                     maxX: Double(tree.narrow[block + 2 * f + k]), maxY: Double(tree.narrow[block + 3 * f + k]))
-                guard b.minX >= minX && b.maxX <= maxX && b.minY >= minY && b.maxY <= maxY else {
+                guard frame.contains(x: b.minX, y: b.minY) && frame.contains(x: b.maxX, y: b.maxY) else {
                     return "cell grid: entry \(k) of leaf \(node) reaches outside the grid"
                 }
                 let covering = Set([node] + ancestors(node))
-                for cy in Self.clampedIndex((b.minY - minY) * scaleY, count: rows)...Self.clampedIndex((b.maxY - minY) * scaleY, count: rows) {
-                    for cx in Self.clampedIndex((b.minX - minX) * scaleX, count: columns)...Self.clampedIndex((b.maxX - minX) * scaleX, count: columns) {
+                let (xs, ys) = frame.span(b)
+                for cy in ys {
+                    for cx in xs {
                         let c = cy * columns + cx
                         if !nodes[Int(offsets[c])..<Int(offsets[c + 1])].contains(where: { covering.contains(Int($0)) }) {
                             return "cell grid: cell \(c) does not reach entry \(k) of leaf \(node)"
@@ -209,14 +227,7 @@ struct RTreeCellIndex: Sendable {
 
 /// Raw views of a cell grid, valid inside `RTree.withPointQuerier`.
 struct RTreeCellView {
-    let minX: Double
-    let minY: Double
-    let maxX: Double
-    let maxY: Double
-    let scaleX: Double
-    let scaleY: Double
-    let columns: Int
-    let rows: Int
+    let frame: RTreeCellFrame
     let offsets: UnsafeBufferPointer<Int32>
     let nodes: UnsafeBufferPointer<Int32>
 }

@@ -90,10 +90,8 @@ extension RTreePointQuerier {
         // reaches the same leaves). Outside the grid, or at NaN, no box holds it.
         let px = Double(fx)
         let py = Double(fy)
-        guard px >= g.minX && px <= g.maxX && py >= g.minY && py <= g.maxY else { return }
-        let cx = RTreeCellIndex.clampedIndex((px - g.minX) * g.scaleX, count: g.columns)
-        let cy = RTreeCellIndex.clampedIndex((py - g.minY) * g.scaleY, count: g.rows)
-        let c = cy &* g.columns &+ cx
+        guard g.frame.contains(x: px, y: py) else { return }
+        let c = g.frame.cell(x: px, y: py)
         let f = fanout
         for k in Int(g.offsets[c])..<Int(g.offsets[c &+ 1]) {
             let node = Int(g.nodes[k])
@@ -351,9 +349,7 @@ extension RTree {
             }
             return try g.offsets.withUnsafeBufferPointer { offsets in
                 try g.nodes.withUnsafeBufferPointer { nodes in
-                    let view = RTreeCellView(
-                        minX: g.minX, minY: g.minY, maxX: g.maxX, maxY: g.maxY, scaleX: g.scaleX, scaleY: g.scaleY,
-                        columns: g.columns, rows: g.rows, offsets: offsets, nodes: nodes)
+                    let view = RTreeCellView(frame: g.frame, offsets: offsets, nodes: nodes)
                     return try body(RTreePointQuerier(storage: s, root: root, rootLevel: rootLevel, fanout: f, cells: view))
                 }
             }
