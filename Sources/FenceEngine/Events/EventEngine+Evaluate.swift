@@ -303,11 +303,11 @@ struct PartitionedFixes: @unchecked Sendable {
     var margins: ContiguousArray<Double>
     var hashes: ContiguousArray<UInt64>
 
-    /// Room for `count` fixes. Only the ids are initialised: the plain numbers are left
-    /// unset for `scatter`, which writes every element (there is one good fix per place).
+    /// Room for `count` fixes, left unset for `scatter`, which writes every element (there is
+    /// one good fix per place); the ids are made there, each initialised once in its place.
     init(count: Int, hysteresis: Bool) {
         hashes = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
-        devices = ContiguousArray(repeating: "", count: count)
+        devices = []
         times = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         points = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         margins = ContiguousArray(unsafeUninitializedCapacity: hysteresis ? count : 0) { _, n in n = hysteresis ? count : 0 }
@@ -317,6 +317,10 @@ struct PartitionedFixes: @unchecked Sendable {
     /// order: chunk c's first fix of partition p goes to `places[c * partitionCount + p]`, its
     /// next ones after it. Positions are converted to WGS84 here; margins are the base margin
     /// plus the fix's accuracy.
+    ///
+    /// Each id is initialised in its place, not assigned over a placeholder: an assignment
+    /// must first load what it overwrites (to release it), a cache miss per fix across the 64
+    /// runs, after a serial fill of the placeholders.
     /// - Complexity: O(m), on `threads` workers, one chunk each at a time.
     mutating func scatter(
         from fixes: [Position], partitionOf: ContiguousArray<UInt8>, hashes h: ContiguousArray<UInt64>, places: [Int],
@@ -324,7 +328,11 @@ struct PartitionedFixes: @unchecked Sendable {
     ) {
         let hysteresis = !margins.isEmpty
         let partitions = EventEngine.partitionCount
-        devices.withUnsafeMutableBufferPointer { deviceBuffer in
+        let count = times.count
+        // Every place is written below: `places` gives each good fix its own, and there are
+        // `count` good fixes.
+        devices = ContiguousArray(unsafeUninitializedCapacity: count) { deviceBuffer, initialized in
+            defer { initialized = count }
             times.withUnsafeMutableBufferPointer { timeBuffer in
                 points.withUnsafeMutableBufferPointer { pointBuffer in
                     margins.withUnsafeMutableBufferPointer { marginBuffer in
@@ -350,7 +358,7 @@ struct PartitionedFixes: @unchecked Sendable {
                                             point = LonLat(lon: w.lon, lat: w.lat)
                                         }
                                         points[k] = point
-                                        devices[k] = fix.pointee.device
+                                        (devices.baseAddress! + k).initialize(to: fix.pointee.device)
                                         times[k] = fix.pointee.time
                                         hashes[k] = h[i]
                                         if hysteresis { margins[k] = baseMargin + (fix.pointee.accuracy ?? 0) }
