@@ -104,71 +104,77 @@ extension FenceStore {
         let (order, sorted) = SpatialOrder.sorted(positions, threads: threads)
         let chunkSize = 4096
         let chunks = (m + chunkSize - 1) / chunkSize
-        // Per ordered position: how many fences; per chunk: the fences, in order.
-        var orderedCounts = ContiguousArray<Int32>(repeating: 0, count: m)
+        // Per ordered position: how many fences; per chunk: the fences, in order. The count
+        // arrays and the output are written in full below, so they start unset (a serial fill
+        // of each would only be overwritten).
+        var orderedCounts = ContiguousArray<Int32>(unsafeUninitializedCapacity: m) { _, n in n = m }
         var chunkHandles = [ContiguousArray<FenceHandle>](repeating: [], count: chunks)
         var chunkKeys = [ContiguousArray<Int32>](repeating: [], count: withKeys ? chunks : 0)
         orderedCounts.withUnsafeMutableBufferPointer { countsBuffer in
             chunkHandles.withUnsafeMutableBufferPointer { handlesBuffer in
-              chunkKeys.withUnsafeMutableBufferPointer { keysBuffer in
-                nonisolated(unsafe) let counts = countsBuffer
-                nonisolated(unsafe) let handles = handlesBuffer
-                nonisolated(unsafe) let chunkKeys = keysBuffer
-                Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: ContainmentScratch.init) {
-                    scratch, c, range in
-                    var local = ContiguousArray<FenceHandle>()
-                    local.reserveCapacity(range.count)
-                    var localKeys = ContiguousArray<Int32>()
-                    if withKeys { localKeys.reserveCapacity(range.count) }
-                    tree.withPointQuerier { querier in
-                        // One position ahead: its candidates are found, and their records asked
-                        // for, before this position's are tested, so the fetches overlap.
-                        var ahead = ContiguousArray<Int32>()
-                        ahead.reserveCapacity(64)
-                        var current = ContiguousArray<Int32>()
-                        current.reserveCapacity(64)
-                        var next = findCandidates(sorted[range.lowerBound], coord: coord, querier: querier, into: &ahead)
-                        for k in range {
-                            let here = next
-                            swap(&current, &ahead)
-                            if k + 1 < range.upperBound {
-                                next = findCandidates(sorted[k + 1], coord: coord, querier: querier, into: &ahead)
-                                prefetchRecords(ahead, keys: withKeys)
+                chunkKeys.withUnsafeMutableBufferPointer { keysBuffer in
+                    nonisolated(unsafe) let counts = countsBuffer
+                    nonisolated(unsafe) let handles = handlesBuffer
+                    nonisolated(unsafe) let chunkKeys = keysBuffer
+                    Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: ContainmentScratch.init) {
+                        scratch, c, range in
+                        var local = ContiguousArray<FenceHandle>()
+                        local.reserveCapacity(range.count)
+                        var localKeys = ContiguousArray<Int32>()
+                        if withKeys { localKeys.reserveCapacity(range.count) }
+                        tree.withPointQuerier { querier in
+                            // One position ahead: its candidates are found, and their records asked
+                            // for, before this position's are tested, so the fetches overlap.
+                            var ahead = CandidateSlab()
+                            var current = CandidateSlab()
+                            defer {
+                                ahead.deallocate()
+                                current.deallocate()
                             }
-                            let before = local.count
-                            if let here {
-                                current.withUnsafeBufferPointer { appendTested(here, candidates: $0, scratch: &scratch, into: &local) }
+                            var next = findCandidates(sorted[range.lowerBound], coord: coord, querier: querier, into: &ahead)
+                            for k in range {
+                                let here = next
+                                swap(&current, &ahead)
+                                if k + 1 < range.upperBound {
+                                    next = findCandidates(sorted[k + 1], coord: coord, querier: querier, into: &ahead)
+                                    prefetchRecords(ahead.items, keys: withKeys)
+                                }
+                                let before = local.count
+                                if let here { appendTested(here, candidates: current.items, scratch: &scratch, into: &local) }
+                                if withKeys {
+                                    for j in before..<local.count { localKeys.append(slotKey[Int(local[j].rawValue)]) }
+                                }
+                                counts[k] = Int32(local.count - before)
                             }
-                            if withKeys {
-                                for j in before..<local.count { localKeys.append(slotKey[Int(local[j].rawValue)]) }
-                            }
-                            counts[k] = Int32(local.count - before)
                         }
+                        handles[c] = local
+                        if withKeys { chunkKeys[c] = localKeys }
                     }
-                    handles[c] = local
-                    if withKeys { chunkKeys[c] = localKeys }
                 }
-              }
             }
         }
         // Back to input order: counts, offsets, then each ordered run copied to its place.
-        var inputCounts = ContiguousArray<Int32>(repeating: 0, count: m)
+        var inputCounts = ContiguousArray<Int32>(unsafeUninitializedCapacity: m) { _, n in n = m }
         inputCounts.withUnsafeMutableBufferPointer { buffer in
             nonisolated(unsafe) let inputCounts = buffer
             Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
                 for k in range { inputCounts[Int(order[k])] = orderedCounts[k] }
             }
         }
-        var offsets = ContiguousArray<Int>()
-        offsets.reserveCapacity(m + 1)
-        offsets.append(0)
         var total = 0
-        for n in inputCounts {
-            total += Int(n)
-            offsets.append(total)
+        let offsets = ContiguousArray<Int>(unsafeUninitializedCapacity: m + 1) { offsets, n in
+            inputCounts.withUnsafeBufferPointer { counts in
+                offsets[0] = 0
+                for k in 0..<m {
+                    total &+= Int(counts[k])
+                    offsets[k &+ 1] = total
+                }
+            }
+            n = m + 1
         }
-        var handles = ContiguousArray<FenceHandle>(repeating: FenceHandle(rawValue: -1), count: total)
-        var keys = ContiguousArray<Int32>(repeating: -1, count: withKeys ? total : 0)
+        // Every place is written below: each position's run, at its offset.
+        var handles = ContiguousArray<FenceHandle>(unsafeUninitializedCapacity: total) { _, n in n = total }
+        var keys = ContiguousArray<Int32>(unsafeUninitializedCapacity: withKeys ? total : 0) { _, n in n = withKeys ? total : 0 }
         handles.withUnsafeMutableBufferPointer { buffer in
             keys.withUnsafeMutableBufferPointer { keyBuffer in
                 nonisolated(unsafe) let handles = buffer
@@ -258,10 +264,33 @@ extension FenceStore {
         return p
     }
 
+    /// `findCandidates` into a slab the caller owns: no array bookkeeping per query or per id.
+    /// The slab grows (and the query is asked again) when a point has more candidates than it
+    /// holds.
+    @inline(__always)
+    func findCandidates(_ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, into slab: inout CandidateSlab)
+        -> LonLat?
+    {
+        slab.count = 0
+        var p = position
+        if coord != .wgs84 {
+            guard p.lon.isFinite && p.lat.isFinite else { return nil }
+            let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: coord)
+            p = LonLat(lon: c.lon, lat: c.lat)
+        }
+        guard p.isValidWGS84Range else { return nil }
+        slab.append { querier.candidates(x: p.lon, y: p.lat, into: $0, capacity: $1) }
+        if p.lon == 180 || p.lon == -180 {
+            // The antimeridian is one line with two names (see the array version).
+            slab.append { querier.candidates(x: -p.lon, y: p.lat, into: $0, capacity: $1) }
+        }
+        return p
+    }
+
     /// Asks the cache for the start of each candidate's geometry record (two lines: a
     /// 16-vertex polygon's record is five). A hint only: nothing waits for it.
     @inline(__always)
-    func prefetchRecords(_ candidates: ContiguousArray<Int32>, keys: Bool = false) {
+    func prefetchRecords(_ candidates: UnsafeBufferPointer<Int32>, keys: Bool = false) {
         slotHot.withUnsafeBufferPointer { hot in
             geometry.withUnsafeBufferPointer { g in
                 slotKey.withUnsafeBufferPointer { slotKeys in
@@ -384,4 +413,45 @@ extension FenceStore {
         }
         return made.flatMap(GEOSPreparedGeometry.init)
     }
+}
+
+/// Candidate ids of one position, in memory the covering loop owns and frees (`deallocate`):
+/// cleared by setting `count`, filled by the index without an array's uniqueness and capacity
+/// checks per id. A plain value: a copy shares the memory, so only the owner may grow or free
+/// it.
+struct CandidateSlab {
+    private(set) var base: UnsafeMutablePointer<Int32>
+    private(set) var capacity: Int
+    var count = 0
+
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    /// The ids found so far.
+    var items: UnsafeBufferPointer<Int32> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Appends what `fill` finds: `fill(at, room)` writes up to `room` ids at `at` and returns
+    /// how many there are in all; when they did not fit, the slab grows and `fill` runs again.
+    @inline(__always)
+    mutating func append(_ fill: (UnsafeMutablePointer<Int32>, Int) -> Int) {
+        var found = fill(base + count, capacity - count)
+        while found > capacity - count {
+            grow(to: 2 * (count + found))
+            found = fill(base + count, capacity - count)
+        }
+        count += found
+    }
+
+    @inline(never)
+    private mutating func grow(to newCapacity: Int) {
+        let bigger = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
+        bigger.update(from: base, count: count)
+        base.deallocate()
+        base = bigger
+        capacity = newCapacity
+    }
+
+    func deallocate() { base.deallocate() }
 }

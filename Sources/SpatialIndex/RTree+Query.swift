@@ -61,6 +61,18 @@ public struct RTreePointQuerier {
         search(x: x, y: y, &sink)
         swap(&sink.results, &results)
     }
+
+    /// `candidates(x:y:into:)` into memory the caller owns: writes the first `capacity` ids at
+    /// `buffer` and returns how many there are. When that is more than `capacity`, the caller
+    /// makes room and asks again (the answer does not change). For loops of millions of
+    /// queries: no array bookkeeping per query or per id.
+    /// - Complexity: that of `candidates(x:y:into:)`.
+    @inline(__always)
+    public func candidates(x: Double, y: Double, into buffer: UnsafeMutablePointer<Int32>, capacity: Int) -> Int {
+        var sink = PointerSink(base: buffer, capacity: capacity)
+        search(x: x, y: y, &sink)
+        return sink.count
+    }
 }
 
 extension RTreePointQuerier {
@@ -249,6 +261,25 @@ struct AppendSink: WalkSink {
         var hits = hits
         while hits != 0 {
             results.append(s.child[base &+ hits.trailingZeroBitCount])
+            hits &= hits &- 1
+        }
+    }
+}
+
+/// Writes matching item ids to caller-owned memory while there is room, and counts them all.
+struct PointerSink: WalkSink {
+    let base: UnsafeMutablePointer<Int32>
+    let capacity: Int
+    var count = 0
+
+    @inline(__always) mutating func enter() {}
+
+    @inline(__always)
+    mutating func leafHits(_ s: RTreeStorageView, base b: Int, hits: UInt64) {
+        var hits = hits
+        while hits != 0 {
+            if count < capacity { base[count] = s.child[b &+ hits.trailingZeroBitCount] }
+            count &+= 1
             hits &= hits &- 1
         }
     }

@@ -138,6 +138,44 @@ final class ContainmentOracleTests: XCTestCase {
         XCTAssertGreaterThan(most, 5)
     }
 
+    /// Points with hundreds of candidates: the covering loop's candidate slab starts with room
+    /// for 64 and must grow, on the first query and on the antimeridian's second one, without
+    /// losing or repeating a fence.
+    func testCrowdedPointsGrowTheCandidateSlab() throws {
+        var rng = TestRandom(seed: 77)
+        var fences: [Fence] = []
+        for i in 0..<160 {
+            // Across the antimeridian: a box either side, both holding the points at +-180.
+            let lon = rng.uniform(179.7, 180.3)
+            fences.append(.circle(id: "c\(i)", lon: lon > 180 ? lon - 360 : lon, lat: rng.uniform(-0.1, 0.1), radius: rng.uniform(60_000, 90_000)))
+        }
+        for i in 0..<160 {
+            let star = Shapes.star(&rng, lon: 20 + rng.uniform(-0.2, 0.2), lat: rng.uniform(-0.2, 0.2), radius: rng.uniform(1, 2), vertices: 16)
+            fences.append(.polygon(id: "s\(i)", exterior: star))
+        }
+        var store = FenceStore()
+        let results = store.add(fences, threads: 2)
+        XCTAssertEqual(results.filter { $0.error != nil }.count, 0, "\(results.compactMap(\.error))")
+        let oracle = Oracle(fences)
+        var points: [LonLat] = (0..<200).map { _ in
+            let lon = rng.uniform(179.6, 180.4)
+            return LonLat(lon: lon > 180 ? lon - 360 : lon, lat: rng.uniform(-0.5, 0.5))
+        }
+        points += (0..<40).map { _ in LonLat(lon: rng.next() % 2 == 0 ? 180 : -180, lat: rng.uniform(-0.3, 0.3)) }
+        points += (0..<200).map { _ in LonLat(lon: rng.uniform(19, 21), lat: rng.uniform(-1, 1)) }
+        var most = 0
+        for threads in [1, 2] {
+            let batch = store.covering(points, threads: threads)
+            for (k, p) in points.enumerated() {
+                let ids = batch[k].map { store.id(of: $0) }
+                most = max(most, ids.count)
+                XCTAssertTrue(zip(batch[k], batch[k].dropFirst()).allSatisfy { $0 < $1 }, "\(p): \(Array(batch[k]))")
+                XCTAssertEqual(ids.sorted(), oracle.ids(covering: p), "\(p)")
+            }
+        }
+        XCTAssertGreaterThan(most, 128)
+    }
+
     func centroid(_ ring: [LonLat]) -> LonLat {
         let pts = ring.dropLast()
         return LonLat(lon: pts.map(\.lon).reduce(0, +) / Double(pts.count), lat: pts.map(\.lat).reduce(0, +) / Double(pts.count))
