@@ -23,7 +23,7 @@ final class ParallelEventTests: XCTestCase {
         return fences
     }
 
-    func fixes(_ rng: inout TestRandom, devices: Int, rounds: Int) -> [[Position]] {
+    func fixes(_ rng: inout TestRandom, devices: Int, rounds: Int, prefix: String = "dev-") -> [[Position]] {
         var home = (0..<devices).map { _ in (rng.uniform(0, 2), rng.uniform(0, 2)) }
         var batches: [[Position]] = []
         for r in 0..<rounds {
@@ -32,7 +32,7 @@ final class ParallelEventTests: XCTestCase {
                 home[d].0 = min(2, max(0, home[d].0 + rng.uniform(-0.03, 0.03)))
                 home[d].1 = min(2, max(0, home[d].1 + rng.uniform(-0.03, 0.03)))
                 let accuracy: Double? = d % 4 == 0 ? rng.uniform(0, 50) : nil
-                batch.append(Position(device: "dev-\(d)", time: Double(r * 45 + d % 40), lon: home[d].0, lat: home[d].1, accuracy: accuracy))
+                batch.append(Position(device: "\(prefix)\(d)", time: Double(r * 45 + d % 40), lon: home[d].0, lat: home[d].1, accuracy: accuracy))
                 if d % 13 == 0 { batch.append(batch[batch.count - 1]) }  // a duplicate
             }
             batch.reverse()  // out of order within the batch: the engine orders each device's fixes
@@ -41,12 +41,12 @@ final class ParallelEventTests: XCTestCase {
         return batches
     }
 
-    func run(settings: EventSettings, threads: Int) -> (events: [FenceEvent], state: TrackerSnapshot) {
+    func run(settings: EventSettings, threads: Int, prefix: String = "dev-") -> (events: [FenceEvent], state: TrackerSnapshot) {
         var rng = TestRandom(seed: 77)
         var engine = EventEngine(settings: settings)
         _ = engine.add(fences(&rng), threads: threads)
         var events: [FenceEvent] = []
-        for (k, batch) in fixes(&rng, devices: 1200, rounds: 6).enumerated() {
+        for (k, batch) in fixes(&rng, devices: 1200, rounds: 6, prefix: prefix).enumerated() {
             events += engine.evaluate(batch, threads: threads).events
             if k == 3 { events += engine.remove(id: "p1") + engine.remove(id: "c3") }
         }
@@ -69,6 +69,28 @@ final class ParallelEventTests: XCTestCase {
                 XCTAssertEqual(other.events, reference.events, "\(name), \(threads) threads")
                 XCTAssertEqual(other.state.encoded(), reference.state.encoded(), "\(name), \(threads) threads")
             }
+        }
+    }
+
+    /// Ids too long for a string's inline form live on the heap: the batch moves each one from
+    /// its fix to the device's state exactly once. Renamed, the events and state match those of
+    /// short ids on every thread count.
+    func testLongDeviceIdsGiveTheSameEvents() {
+        var settings = EventSettings()
+        settings.dwell = 120
+        let long = "a-device-identifier-well-past-fifteen-bytes-"
+        let reference = run(settings: settings, threads: 1)
+        for threads in [1, 2, 8] {
+            let other = run(settings: settings, threads: threads, prefix: long)
+            XCTAssertEqual(other.events.count, reference.events.count, "\(threads) threads")
+            let renamed = other.events.map { e -> FenceEvent in
+                var e = e
+                XCTAssertTrue(e.device.hasPrefix(long), e.device)
+                e.device = "dev-" + e.device.dropFirst(long.count)
+                return e
+            }
+            XCTAssertEqual(renamed.sorted(), reference.events.sorted(), "\(threads) threads")
+            XCTAssertEqual(Set(other.state.devices.map(\.id)), Set(reference.state.devices.map { long + $0.id.dropFirst(4) }))
         }
     }
 }

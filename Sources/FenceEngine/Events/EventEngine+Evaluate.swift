@@ -130,13 +130,14 @@ extension EventEngine {
                         engine.applyPartition(
                             &parts[p], range: partitionStart[p]..<partitionStart[p + 1], batch: batch, coverage: coverage,
                             batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally)
-                        out[p] = Self.sorted(events)
+                        out[p] = Self.sorted(consume events)
                         counts[p] = tally
                     }
                 }
             }
         }
         swap(&parts, &partitions)
+        batch.deallocateDevices()
         clock.mark("apply")
         for c in partitionCounts {
             result.late += c.late
@@ -147,6 +148,12 @@ extension EventEngine {
         watermark = batchEnd
         if settings.idleEviction > 0 { evictedBefore = batchEnd - max(settings.idleEviction, settings.exitDelay) }
         result.events = Self.mergeSorted(partitionEvents, threads: threads)
+        // The per-partition lists, copied into the result, are released on the workers, not
+        // one string at a time on this thread when the batch ends.
+        partitionEvents.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let lists = buffer
+            Parallel.forEachChunk(count: lists.count, chunkSize: 1, threads: threads, makeState: { () }) { _, p, _ in lists[p] = [] }
+        }
         clock.mark("merge")
         clock.report()
         return result
@@ -165,7 +172,8 @@ extension EventEngine {
         let points = batch.points
         let margins = batch.margins
         var local = [Int32](repeating: 0, count: range.count)
-        for k in range { local[k - range.lowerBound] = partition.intern(batch.devices[k], hash: batch.hashes[k]) }
+        // Each id is moved out: this is its one use, and nothing is left to release later.
+        for k in range { local[k - range.lowerBound] = partition.intern(batch.devices.moveElement(from: k), hash: batch.hashes[k]) }
         let mine = range
         let deviceCount = partition.states.count
         // Read directly, not through `Coverage`'s slices (a retain and release per fix).
@@ -297,17 +305,21 @@ extension EventEngine {
 
 /// The valid fixes of a batch in partition order: what each partition's worker reads.
 struct PartitionedFixes: @unchecked Sendable {
-    var devices: ContiguousArray<String>
+    /// Each fix's device id: initialised by `scatter` in its place, moved out once by the
+    /// partition that interns it (`applyPartition`), and the memory freed by
+    /// `deallocateDevices` once every partition has. Nothing is left to release, one string
+    /// at a time on one thread, when the batch ends.
+    let devices: UnsafeMutableBufferPointer<String>
     var times: ContiguousArray<Double>
     var points: ContiguousArray<LonLat>
     var margins: ContiguousArray<Double>
     var hashes: ContiguousArray<UInt64>
 
     /// Room for `count` fixes, left unset for `scatter`, which writes every element (there is
-    /// one good fix per place); the ids are made there, each initialised once in its place.
+    /// one good fix per place).
     init(count: Int, hysteresis: Bool) {
         hashes = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
-        devices = []
+        devices = .allocate(capacity: count)
         times = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         points = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         margins = ContiguousArray(unsafeUninitializedCapacity: hysteresis ? count : 0) { _, n in n = hysteresis ? count : 0 }
@@ -328,11 +340,8 @@ struct PartitionedFixes: @unchecked Sendable {
     ) {
         let hysteresis = !margins.isEmpty
         let partitions = EventEngine.partitionCount
-        let count = times.count
-        // Every place is written below: `places` gives each good fix its own, and there are
-        // `count` good fixes.
-        devices = ContiguousArray(unsafeUninitializedCapacity: count) { deviceBuffer, initialized in
-            defer { initialized = count }
+        let deviceBuffer = devices
+        do {
             times.withUnsafeMutableBufferPointer { timeBuffer in
                 points.withUnsafeMutableBufferPointer { pointBuffer in
                     margins.withUnsafeMutableBufferPointer { marginBuffer in
@@ -371,6 +380,10 @@ struct PartitionedFixes: @unchecked Sendable {
             }
         }
     }
+
+    /// Frees the ids' memory. Every id must have been moved out (each partition interns all of
+    /// its fixes' ids).
+    func deallocateDevices() { devices.deallocate() }
 }
 
 /// A fence near a fix, and where the fix is against it.

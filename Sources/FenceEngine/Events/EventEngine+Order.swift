@@ -6,8 +6,12 @@ extension EventEngine {
     /// about 100 bytes and retains three strings per step. Ties in time fall back to the full
     /// order.
     /// - Complexity: O(e) plus the ties' sorts when in time order, O(e log e) otherwise.
-    static func sorted(_ events: [FenceEvent]) -> [FenceEvent] {
-        let timeOrdered = events.withUnsafeBufferPointer { e -> Bool in
+    ///
+    /// The list is taken, not copied: pass it with `consume` (or as a temporary) and a list
+    /// in time order is sorted in its own storage.
+    static func sorted(_ events: consuming [FenceEvent]) -> [FenceEvent] {
+        var out = consume events
+        let timeOrdered = out.withUnsafeBufferPointer { e -> Bool in
             var k = 1
             while k < e.count {
                 if e[k].time < e[k - 1].time { return false }
@@ -16,7 +20,6 @@ extension EventEngine {
             return true
         }
         if timeOrdered {
-            var out = events
             out.withUnsafeMutableBufferPointer { e in
                 var lo = 0
                 while lo < e.count {
@@ -31,6 +34,7 @@ extension EventEngine {
             }
             return out
         }
+        let events = out
         var keys = events.indices.map { (events[$0].time, Int32($0)) }
         keys.sort { a, b in
             if a.0 != b.0 { return a.0 < b.0 }
