@@ -106,7 +106,8 @@ enum SpatialOrder {
     static func sorted(_ positions: UnsafeBufferPointer<LonLat>, threads: Int) -> (order: ContiguousArray<UInt32>, sorted: ContiguousArray<LonLat>) {
         let m = positions.count
         let order = permutation(positions, threads: threads)
-        var sorted = ContiguousArray<LonLat>(repeating: LonLat(lon: 0, lat: 0), count: m)
+        // Every element is written by the gather.
+        var sorted = ContiguousArray<LonLat>(unsafeUninitializedCapacity: m) { _, n in n = m }
         sorted.withUnsafeMutableBufferPointer { buffer in
             nonisolated(unsafe) let sorted = buffer
             Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in

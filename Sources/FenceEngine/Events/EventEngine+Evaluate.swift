@@ -22,9 +22,11 @@ extension EventEngine {
         let partitionCount = Self.partitionCount
         // 1. Check: bad fixes get their reason; good ones their device hash and partition
         //    (`rejected` for bad ones), counted per chunk and partition.
+        // Both written by the check for every fix (a hash only for good ones, which are the
+        // only ones read): no serial fill first.
         let rejected = UInt8.max
-        var partitionOf = ContiguousArray<UInt8>(repeating: rejected, count: m)
-        var deviceHashes = ContiguousArray<UInt64>(repeating: 0, count: m)
+        var partitionOf = ContiguousArray<UInt8>(unsafeUninitializedCapacity: m) { _, n in n = m }
+        var deviceHashes = ContiguousArray<UInt64>(unsafeUninitializedCapacity: m) { _, n in n = m }
         let chunkSize = 16_384
         let chunks = (m + chunkSize - 1) / chunkSize
         var chunkProblems = [[(index: Int, reason: String)]](repeating: [], count: chunks)
@@ -53,10 +55,12 @@ extension EventEngine {
                                         let fix = fixes.baseAddress! + i
                                         if !fix.pointee.isUsable, let problem = fix.pointee.problem {
                                             problems[c].append((i, problem))
+                                            partitionOf[i] = rejected
                                             continue
                                         }
                                         if fix.pointee.device.isEmpty {
                                             problems[c].append((i, "empty device id"))
+                                            partitionOf[i] = rejected
                                             continue
                                         }
                                         let h = stableHash64(fix.pointee.device)
