@@ -155,42 +155,55 @@ extension FenceStore {
         }
         // Back to input order: counts, offsets, then each ordered run copied to its place.
         var inputCounts = ContiguousArray<Int32>(unsafeUninitializedCapacity: m) { _, n in n = m }
-        inputCounts.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let inputCounts = buffer
-            Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
-                for k in range { inputCounts[Int(order[k])] = orderedCounts[k] }
-            }
-        }
         var total = 0
-        let offsets = ContiguousArray<Int>(unsafeUninitializedCapacity: m + 1) { offsets, n in
-            inputCounts.withUnsafeBufferPointer { counts in
-                offsets[0] = 0
-                for k in 0..<m {
-                    total &+= Int(counts[k])
-                    offsets[k &+ 1] = total
+        var offsets = ContiguousArray<Int>(unsafeUninitializedCapacity: m + 1) { _, n in n = m + 1 }
+        var handles = ContiguousArray<FenceHandle>()
+        var keys = ContiguousArray<Int32>()
+        order.withUnsafeBufferPointer { orderBuffer in
+            orderedCounts.withUnsafeBufferPointer { orderedBuffer in
+                nonisolated(unsafe) let order = orderBuffer
+                nonisolated(unsafe) let orderedCounts = orderedBuffer
+                inputCounts.withUnsafeMutableBufferPointer { buffer in
+                    nonisolated(unsafe) let inputCounts = buffer
+                    Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in
+                        for k in range { inputCounts[Int(order[k])] = orderedCounts[k] }
+                    }
                 }
-            }
-            n = m + 1
-        }
-        // Every place is written below: each position's run, at its offset.
-        var handles = ContiguousArray<FenceHandle>(unsafeUninitializedCapacity: total) { _, n in n = total }
-        var keys = ContiguousArray<Int32>(unsafeUninitializedCapacity: withKeys ? total : 0) { _, n in n = withKeys ? total : 0 }
-        handles.withUnsafeMutableBufferPointer { buffer in
-            keys.withUnsafeMutableBufferPointer { keyBuffer in
-                nonisolated(unsafe) let handles = buffer
-                nonisolated(unsafe) let keys = keyBuffer
-                // Chunk c's fences go to the places of its positions: disjoint writes per chunk.
-                Parallel.forEachChunk(count: chunks, chunkSize: 1, threads: threads, makeState: { () }) { _, c, _ in
-                    var read = 0
-                    let local = chunkHandles[c]
-                    let localKeys = withKeys ? chunkKeys[c] : []
-                    for k in (c * chunkSize)..<min(m, (c + 1) * chunkSize) {
-                        let n = Int(orderedCounts[k])
-                        if n > 0 {
-                            let write = offsets[Int(order[k])]
-                            for j in 0..<n { handles[write + j] = local[read + j] }
-                            if withKeys { for j in 0..<n { keys[write + j] = localKeys[read + j] } }
-                            read += n
+                offsets.withUnsafeMutableBufferPointer { offsets in
+                    inputCounts.withUnsafeBufferPointer { counts in
+                        offsets[0] = 0
+                        for k in 0..<m {
+                            total &+= Int(counts[k])
+                            offsets[k &+ 1] = total
+                        }
+                    }
+                }
+                // Every place is written below: each position's run, at its offset.
+                handles = ContiguousArray(unsafeUninitializedCapacity: total) { _, n in n = total }
+                keys = ContiguousArray(unsafeUninitializedCapacity: withKeys ? total : 0) { _, n in n = withKeys ? total : 0 }
+                handles.withUnsafeMutableBufferPointer { buffer in
+                    keys.withUnsafeMutableBufferPointer { keyBuffer in
+                        offsets.withUnsafeBufferPointer { offsetBuffer in
+                            nonisolated(unsafe) let handles = buffer.baseAddress
+                            nonisolated(unsafe) let keys = keyBuffer.baseAddress
+                            nonisolated(unsafe) let offsets = offsetBuffer
+                            // Chunk c's fences go to the places of its positions: disjoint writes
+                            // per chunk.
+                            Parallel.forEachChunk(count: chunks, chunkSize: 1, threads: threads, makeState: { () }) { _, c, _ in
+                                chunkHandles[c].withUnsafeBufferPointer { local in
+                                    (withKeys ? chunkKeys[c] : []).withUnsafeBufferPointer { localKeys in
+                                        var read = 0
+                                        for k in (c * chunkSize)..<min(m, (c + 1) * chunkSize) {
+                                            let n = Int(orderedCounts[k])
+                                            if n == 0 { continue }
+                                            let write = offsets[Int(order[k])]
+                                            (handles! + write).update(from: local.baseAddress! + read, count: n)
+                                            if withKeys { (keys! + write).update(from: localKeys.baseAddress! + read, count: n) }
+                                            read += n
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
