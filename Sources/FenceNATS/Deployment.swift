@@ -53,7 +53,7 @@ public enum Deployment {
         while found == nil {
             do {
                 found = try connection.keyValue(bucket: bucket)
-            } catch let error as NATSError where error.isTimeout && Date() < deadline {
+            } catch where error.isTimeout && Date() < deadline {
                 continue
             } catch {
                 throw NATSError("topology", text: "no bucket \(bucket): run `fence setup` first (\(error.text))")
