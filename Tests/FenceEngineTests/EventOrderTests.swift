@@ -21,7 +21,7 @@ final class EventOrderTests: XCTestCase {
         for seed: UInt64 in 1...6 {
             var rng = TestRandom(seed: seed)
             // Sizes either side of the parallel cut (65,536 events), empty lists among them.
-            let perList = seed % 2 == 0 ? 40 : 2_000
+            let perList = seed % 2 == 0 ? 40 : 4_000
             let times = seed <= 2 ? 3 : 5_000
             var lists: [[FenceEvent]] = []
             for l in 0..<64 {
@@ -29,6 +29,8 @@ final class EventOrderTests: XCTestCase {
                 lists.append(EventEngine.sorted(randomEvents(&rng, count: n, times: times)))
             }
             let expected = lists.flatMap { $0 }.sorted()
+            // Odd seeds must reach the two-worker merge; even seeds stay under it.
+            XCTAssertEqual(expected.count > 65_536, seed % 2 == 1, "seed \(seed): \(expected.count) events")
             for threads in [1, 2, 3] {
                 let got = EventEngine.mergeSorted(lists, threads: threads)
                 let first = (0..<min(got.count, expected.count)).first { got[$0] != expected[$0] }

@@ -43,63 +43,92 @@ extension EventEngine {
         return keys.map { events[Int($0.1)] }
     }
 
-    /// All events in output order from per-partition lists. Small keys (time, list, index)
-    /// are sorted, in two halves on two workers and then merged, and the events are copied
-    /// once, into their final place; ties in time fall back to the full order. Lists already
-    /// sorted make runs the standard library's merge sort only interleaves: O(e log k) for
-    /// k lists instead of O(e log e).
+    /// All events in output order from per-partition lists, each already sorted. Small keys
+    /// (time, list, index) are made on the workers, each list's at its offset, and sorted; the
+    /// events are copied once, into their final place. Ties in time fall back to the full
+    /// order. Lists already sorted make runs the standard library's merge sort only
+    /// interleaves: O(e log k) for k lists instead of O(e log e).
+    ///
+    /// With two or more workers and enough events, the keys are sorted in two halves, one a
+    /// worker, and each worker then merges half of the output straight into place: the second
+    /// starts where a merge of the halves would be after half the events, found by binary
+    /// search, so nothing runs on one thread but the split.
     static func mergeSorted(_ lists: [[FenceEvent]], threads: Int) -> [FenceEvent] {
         typealias Key = (time: Double, list: UInt32, index: UInt32)
-        var keys: [Key] = []
-        keys.reserveCapacity(lists.reduce(0) { $0 + $1.count })
-        for (l, list) in lists.enumerated() {
-            // Only the time is read: iterating the events themselves would copy each record.
-            list.withUnsafeBufferPointer { events in
-                for i in events.indices { keys.append((events[i].time, UInt32(l), UInt32(i))) }
+        var starts = [Int](repeating: 0, count: lists.count + 1)
+        for (l, list) in lists.enumerated() { starts[l + 1] = starts[l] + list.count }
+        let total = starts[lists.count]
+        // Only the times are read: iterating the events themselves would copy each record.
+        var keys = [Key](unsafeUninitializedCapacity: total) { buffer, initialized in
+            nonisolated(unsafe) let keys = buffer
+            Parallel.forEachChunk(count: lists.count, chunkSize: 1, threads: threads, makeState: { () }) { _, l, _ in
+                lists[l].withUnsafeBufferPointer { events in
+                    for i in events.indices { keys[starts[l] + i] = (events[i].time, UInt32(l), UInt32(i)) }
+                }
             }
+            initialized = total
         }
         func less(_ a: Key, _ b: Key) -> Bool {
             if a.time != b.time { return a.time < b.time }
             return lists[Int(a.list)][Int(a.index)] < lists[Int(b.list)][Int(b.index)]
         }
-        if threads > 1 && keys.count > 65_536 {
-            let half = keys.count / 2
-            keys.withUnsafeMutableBufferPointer { buffer in
-                nonisolated(unsafe) let keys = buffer
-                Parallel.forEachChunk(count: 2, chunkSize: 1, threads: 2, makeState: { () }) { _, c, _ in
-                    let range = c == 0 ? 0..<half : half..<keys.count
-                    var part = UnsafeMutableBufferPointer(rebasing: keys[range])
-                    part.sort(by: less)
-                }
-            }
-            var merged: [Key] = []
-            merged.reserveCapacity(keys.count)
-            var i = 0
-            var j = half
-            while i < half && j < keys.count {
-                if less(keys[j], keys[i]) {
-                    merged.append(keys[j])
-                    j += 1
-                } else {
-                    merged.append(keys[i])
-                    i += 1
-                }
-            }
-            merged.append(contentsOf: keys[i..<half])
-            merged.append(contentsOf: keys[j...])
-            keys = merged
-        } else {
+        guard threads > 1 && total > 65_536 else {
             keys.sort(by: less)
+            // Each event copied once, into its final place, on the workers.
+            return [FenceEvent](unsafeUninitializedCapacity: total) { buffer, initialized in
+                nonisolated(unsafe) let out = buffer.baseAddress!
+                keys.withUnsafeBufferPointer { keys in
+                    Parallel.forEachChunk(count: total, chunkSize: 32_768, threads: threads, makeState: { () }) { _, _, range in
+                        for k in range { (out + k).initialize(to: lists[Int(keys[k].list)][Int(keys[k].index)]) }
+                    }
+                }
+                initialized = total
+            }
         }
-        // Each event copied once, into its final place, on the workers.
-        return [FenceEvent](unsafeUninitializedCapacity: keys.count) { buffer, initialized in
+        let half = total / 2
+        keys.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let keys = buffer
+            Parallel.forEachChunk(count: 2, chunkSize: 1, threads: 2, makeState: { () }) { _, c, _ in
+                var part = UnsafeMutableBufferPointer(rebasing: keys[c == 0 ? 0..<half : half..<total])
+                part.sort(by: less)
+            }
+        }
+        return [FenceEvent](unsafeUninitializedCapacity: total) { buffer, initialized in
             nonisolated(unsafe) let out = buffer.baseAddress!
-            keys.withUnsafeBufferPointer { keys in
-                Parallel.forEachChunk(count: keys.count, chunkSize: 32_768, threads: threads, makeState: { () }) { _, _, range in
-                    for k in range { (out + k).initialize(to: lists[Int(keys[k].list)][Int(keys[k].index)]) }
+            keys.withUnsafeBufferPointer { buffer in
+                nonisolated(unsafe) let keys = buffer
+                // The merge takes the first half's key on ties (as a stable merge does). How
+                // many of the first half's keys are among the first `d` merged: the least `i`
+                // whose next key does not go before the other half's last one taken.
+                func split(_ d: Int) -> Int {
+                    var lo = max(0, d - (total - half))
+                    var hi = min(d, half)
+                    while lo < hi {
+                        let i = (lo + hi) / 2
+                        let j = d - i
+                        if j > 0 && i < half && !less(keys[half + j - 1], keys[i]) { lo = i + 1 } else { hi = i }
+                    }
+                    return lo
+                }
+                Parallel.forEachChunk(count: 2, chunkSize: 1, threads: 2, makeState: { () }) { _, c, _ in
+                    let first = c == 0 ? 0 : total / 2
+                    let end = c == 0 ? total / 2 : total
+                    var i = split(first)
+                    var j = half + first - i
+                    for d in first..<end {
+                        let key: Key
+                        if j < total && (i == half || less(keys[j], keys[i])) {
+                            key = keys[j]
+                            j += 1
+                        } else {
+                            key = keys[i]
+                            i += 1
+                        }
+                        (out + d).initialize(to: lists[Int(key.list)][Int(key.index)])
+                    }
                 }
             }
-            initialized = keys.count
+            initialized = total
         }
     }
 }
