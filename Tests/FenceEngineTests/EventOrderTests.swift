@@ -51,4 +51,10 @@ final class EventOrderTests: XCTestCase {
             XCTAssertEqual(EventEngine.sorted(timeOrdered), events.sorted(), "time-ordered, \(times) times")
         }
     }
+
+    /// Events are built, sorted and copied per event: the record stays at 88 bytes (one-byte
+    /// fields after the optional time, filling its padding), not the 104 of declaration order.
+    func testEventRecordSize() {
+        XCTAssertEqual(MemoryLayout<FenceEvent>.stride, 88)
+    }
 }
