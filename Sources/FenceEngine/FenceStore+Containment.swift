@@ -197,8 +197,8 @@ extension FenceStore {
                                             let n = Int(orderedCounts[k])
                                             if n == 0 { continue }
                                             let write = offsets[Int(order[k])]
-                                            (handles! + write).update(from: local.baseAddress! + read, count: n)
-                                            if withKeys { (keys! + write).update(from: localKeys.baseAddress! + read, count: n) }
+                                            (handles! + write).initialize(from: local.baseAddress! + read, count: n)
+                                            if withKeys { (keys! + write).initialize(from: localKeys.baseAddress! + read, count: n) }
                                             read += n
                                         }
                                     }

@@ -31,7 +31,8 @@ final class EventOrderTests: XCTestCase {
             let expected = lists.flatMap { $0 }.sorted()
             // Odd seeds must reach the two-worker merge; even seeds stay under it.
             XCTAssertEqual(expected.count > 65_536, seed % 2 == 1, "seed \(seed): \(expected.count) events")
-            for threads in [1, 2, 3] {
+            // Two workers merge halves of the output; three and eight, more parts.
+            for threads in [1, 2, 3, 8] {
                 let got = EventEngine.mergeSorted(lists, threads: threads)
                 let first = (0..<min(got.count, expected.count)).first { got[$0] != expected[$0] }
                 XCTAssertTrue(

@@ -50,9 +50,9 @@ extension EventEngine {
     /// interleaves: O(e log k) for k lists instead of O(e log e).
     ///
     /// With two or more workers and enough events, the keys are sorted in two halves, one a
-    /// worker, and each worker then merges half of the output straight into place: the second
-    /// starts where a merge of the halves would be after half the events, found by binary
-    /// search, so nothing runs on one thread but the split.
+    /// worker, and the output is then merged straight into place in one part a worker: each
+    /// part starts where a merge of the halves would be after that many events, found by
+    /// binary search, so nothing runs on one thread.
     static func mergeSorted(_ lists: [[FenceEvent]], threads: Int) -> [FenceEvent] {
         typealias Key = (time: Double, list: UInt32, index: UInt32)
         var starts = [Int](repeating: 0, count: lists.count + 1)
@@ -110,9 +110,10 @@ extension EventEngine {
                     }
                     return lo
                 }
-                Parallel.forEachChunk(count: 2, chunkSize: 1, threads: 2, makeState: { () }) { _, c, _ in
-                    let first = c == 0 ? 0 : total / 2
-                    let end = c == 0 ? total / 2 : total
+                let parts = max(2, threads)
+                Parallel.forEachChunk(count: parts, chunkSize: 1, threads: threads, makeState: { () }) { _, c, _ in
+                    let first = c * total / parts
+                    let end = (c + 1) * total / parts
                     var i = split(first)
                     var j = half + first - i
                     for d in first..<end {
