@@ -254,6 +254,19 @@ extension FenceStore {
         candidates.withUnsafeBufferPointer { appendTested(p, candidates: $0, scratch: &scratch, into: &out) }
     }
 
+    /// The position in WGS84, or nil when it is not a valid one: where every candidate query
+    /// starts.
+    @inline(__always)
+    static func queryPoint(_ position: LonLat, coord: CoordinateSystem) -> LonLat? {
+        var p = position
+        if coord != .wgs84 {
+            guard p.lon.isFinite && p.lat.isFinite else { return nil }
+            let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: coord)
+            p = LonLat(lon: c.lon, lat: c.lat)
+        }
+        return p.isValidWGS84Range ? p : nil
+    }
+
     /// Replaces `candidates` with the index entries whose box holds the position, and returns
     /// the position in WGS84, or nil (and no candidates) when it is not a valid one.
     @inline(__always)
@@ -261,13 +274,7 @@ extension FenceStore {
         _ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, into candidates: inout ContiguousArray<Int32>
     ) -> LonLat? {
         if !candidates.isEmpty { candidates.removeAll(keepingCapacity: true) }
-        var p = position
-        if coord != .wgs84 {
-            guard p.lon.isFinite && p.lat.isFinite else { return nil }
-            let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: coord)
-            p = LonLat(lon: c.lon, lat: c.lat)
-        }
-        guard p.isValidWGS84Range else { return nil }
+        guard let p = Self.queryPoint(position, coord: coord) else { return nil }
         querier.candidates(x: p.lon, y: p.lat, into: &candidates)
         if p.lon == 180 || p.lon == -180 {
             // The antimeridian is one line with two names: a fence cut there (RFC 7946) has
@@ -285,13 +292,7 @@ extension FenceStore {
         -> LonLat?
     {
         slab.count = 0
-        var p = position
-        if coord != .wgs84 {
-            guard p.lon.isFinite && p.lat.isFinite else { return nil }
-            let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: coord)
-            p = LonLat(lon: c.lon, lat: c.lat)
-        }
-        guard p.isValidWGS84Range else { return nil }
+        guard let p = Self.queryPoint(position, coord: coord) else { return nil }
         slab.append { querier.candidates(x: p.lon, y: p.lat, into: $0, capacity: $1) }
         if p.lon == 180 || p.lon == -180 {
             // The antimeridian is one line with two names (see the array version).

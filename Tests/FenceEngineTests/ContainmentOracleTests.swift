@@ -117,15 +117,8 @@ final class ContainmentOracleTests: XCTestCase {
                 fences.append(.polygon(id: "s\(i)", exterior: Shapes.star(&rng, lon: lon > 180 ? lon - 360 : lon, lat: lat, radius: radius, vertices: 16)))
             }
         }
-        var store = FenceStore()
-        let results = store.add(fences, threads: 2)
-        XCTAssertEqual(results.filter { $0.error != nil }.count, 0, "\(results.compactMap(\.error))")
-        let oracle = Oracle(fences)
-        var points: [LonLat] = (0..<300).map { _ in
-            let lon = rng.uniform(168, 192)
-            return LonLat(lon: lon > 180 ? lon - 360 : lon, lat: rng.uniform(-9, 9))
-        }
-        points += (0..<60).map { _ in LonLat(lon: rng.next() % 2 == 0 ? 180 : -180, lat: rng.uniform(-9, 9)) }
+        let (store, oracle) = loaded(fences)
+        let points = antimeridianPoints(&rng, count: 300, halfWidth: 12, lat: 9, onLine: 60, lineLat: 9)
         var most = 0
         let batch = store.covering(points, threads: 2)
         for (k, p) in points.enumerated() {
@@ -153,15 +146,8 @@ final class ContainmentOracleTests: XCTestCase {
             let star = Shapes.star(&rng, lon: 20 + rng.uniform(-0.2, 0.2), lat: rng.uniform(-0.2, 0.2), radius: rng.uniform(1, 2), vertices: 16)
             fences.append(.polygon(id: "s\(i)", exterior: star))
         }
-        var store = FenceStore()
-        let results = store.add(fences, threads: 2)
-        XCTAssertEqual(results.filter { $0.error != nil }.count, 0, "\(results.compactMap(\.error))")
-        let oracle = Oracle(fences)
-        var points: [LonLat] = (0..<200).map { _ in
-            let lon = rng.uniform(179.6, 180.4)
-            return LonLat(lon: lon > 180 ? lon - 360 : lon, lat: rng.uniform(-0.5, 0.5))
-        }
-        points += (0..<40).map { _ in LonLat(lon: rng.next() % 2 == 0 ? 180 : -180, lat: rng.uniform(-0.3, 0.3)) }
+        let (store, oracle) = loaded(fences)
+        var points = antimeridianPoints(&rng, count: 200, halfWidth: 0.4, lat: 0.5, onLine: 40, lineLat: 0.3)
         points += (0..<200).map { _ in LonLat(lon: rng.uniform(19, 21), lat: rng.uniform(-1, 1)) }
         var most = 0
         for threads in [1, 2] {
@@ -174,6 +160,28 @@ final class ContainmentOracleTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(most, 128)
+    }
+
+    /// A store holding all of `fences` (each must load) and the oracle over them.
+    func loaded(_ fences: [Fence], file: StaticString = #filePath, line: UInt = #line) -> (FenceStore, Oracle) {
+        var store = FenceStore()
+        let results = store.add(fences, threads: 2)
+        XCTAssertEqual(results.filter { $0.error != nil }.count, 0, "\(results.compactMap(\.error))", file: file, line: line)
+        return (store, Oracle(fences))
+    }
+
+    /// `count` points up to `halfWidth` degrees either side of the antimeridian (named -180..180)
+    /// and up to `lat` from the equator, then `onLine` points on it, named 180 or -180, up to
+    /// `lineLat` from the equator.
+    func antimeridianPoints(
+        _ rng: inout TestRandom, count: Int, halfWidth: Double, lat: Double, onLine: Int, lineLat: Double
+    ) -> [LonLat] {
+        var points: [LonLat] = (0..<count).map { _ in
+            let lon = rng.uniform(180 - halfWidth, 180 + halfWidth)
+            return LonLat(lon: lon > 180 ? lon - 360 : lon, lat: rng.uniform(-lat, lat))
+        }
+        points += (0..<onLine).map { _ in LonLat(lon: rng.next() % 2 == 0 ? 180 : -180, lat: rng.uniform(-lineLat, lineLat)) }
+        return points
     }
 
     func centroid(_ ring: [LonLat]) -> LonLat {
