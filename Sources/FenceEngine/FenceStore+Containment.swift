@@ -64,8 +64,10 @@ extension FenceStore {
     /// - Complexity: O(log n + k·v) for k candidates of v vertices each.
     public func fences(covering position: LonLat, coord: CoordinateSystem = .wgs84) -> [FenceHandle] {
         var scratch = ContainmentScratch()
+        var slab = CandidateSlab()
+        defer { slab.deallocate() }
         var out = ContiguousArray<FenceHandle>()
-        tree.withPointQuerier { appendCovering(position, coord: coord, querier: $0, scratch: &scratch, into: &out) }
+        tree.withPointQuerier { appendCovering(position, coord: coord, querier: $0, slab: &slab, scratch: &scratch, into: &out) }
         return Array(out)
     }
 
@@ -231,9 +233,11 @@ extension FenceStore {
     /// Candidates, hits and GEOS calls per position over a sample, on one thread.
     public func probeStatistics(_ positions: [LonLat]) -> ProbeStatistics {
         var scratch = ContainmentScratch()
+        var slab = CandidateSlab()
+        defer { slab.deallocate() }
         var out = ContiguousArray<FenceHandle>()
         tree.withPointQuerier { q in
-            for p in positions { appendCovering(p, coord: .wgs84, querier: q, scratch: &scratch, into: &out) }
+            for p in positions { appendCovering(p, coord: .wgs84, querier: q, slab: &slab, scratch: &scratch, into: &out) }
         }
         let n = Double(max(1, positions.count))
         return ProbeStatistics(
@@ -241,17 +245,15 @@ extension FenceStore {
             geosCallsPerPosition: Double(scratch.geosCalls) / n)
     }
 
-    /// Appends the handles of the fences covering `position`, ascending, to `out`.
+    /// Appends the handles of the fences covering `position`, ascending, to `out`; `slab`
+    /// holds the candidates meanwhile.
     @inline(__always)
     func appendCovering(
-        _ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, scratch: inout ContainmentScratch,
-        into out: inout ContiguousArray<FenceHandle>
+        _ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, slab: inout CandidateSlab,
+        scratch: inout ContainmentScratch, into out: inout ContiguousArray<FenceHandle>
     ) {
-        var candidates = ContiguousArray<Int32>()
-        swap(&candidates, &scratch.candidates)
-        defer { swap(&candidates, &scratch.candidates) }
-        guard let p = findCandidates(position, coord: coord, querier: querier, into: &candidates) else { return }
-        candidates.withUnsafeBufferPointer { appendTested(p, candidates: $0, scratch: &scratch, into: &out) }
+        guard let p = findCandidates(position, coord: coord, querier: querier, into: &slab) else { return }
+        appendTested(p, candidates: slab.items, scratch: &scratch, into: &out)
     }
 
     /// The position in WGS84, or nil when it is not a valid one: where every candidate query
@@ -267,26 +269,10 @@ extension FenceStore {
         return p.isValidWGS84Range ? p : nil
     }
 
-    /// Replaces `candidates` with the index entries whose box holds the position, and returns
-    /// the position in WGS84, or nil (and no candidates) when it is not a valid one.
-    @inline(__always)
-    func findCandidates(
-        _ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, into candidates: inout ContiguousArray<Int32>
-    ) -> LonLat? {
-        if !candidates.isEmpty { candidates.removeAll(keepingCapacity: true) }
-        guard let p = Self.queryPoint(position, coord: coord) else { return nil }
-        querier.candidates(x: p.lon, y: p.lat, into: &candidates)
-        if p.lon == 180 || p.lon == -180 {
-            // The antimeridian is one line with two names: a fence cut there (RFC 7946) has
-            // one piece ending at 180 and one starting at -180.
-            querier.candidates(x: -p.lon, y: p.lat, into: &candidates)
-        }
-        return p
-    }
-
-    /// `findCandidates` into a slab the caller owns: no array bookkeeping per query or per id.
-    /// The slab grows (and the query is asked again) when a point has more candidates than it
-    /// holds.
+    /// Replaces the slab's contents with the index entries whose box holds the position, and
+    /// returns the position in WGS84, or nil (and no candidates) when it is not a valid one.
+    /// No array bookkeeping per query or per id; the slab grows (and the query is asked again)
+    /// when a point has more candidates than it holds.
     @inline(__always)
     func findCandidates(_ position: LonLat, coord: CoordinateSystem, querier: RTreePointQuerier, into slab: inout CandidateSlab)
         -> LonLat?
@@ -295,7 +281,8 @@ extension FenceStore {
         guard let p = Self.queryPoint(position, coord: coord) else { return nil }
         slab.append { querier.candidates(x: p.lon, y: p.lat, into: $0, capacity: $1) }
         if p.lon == 180 || p.lon == -180 {
-            // The antimeridian is one line with two names (see the array version).
+            // The antimeridian is one line with two names: a fence cut there (RFC 7946) has
+            // one piece ending at 180 and one starting at -180.
             slab.append { querier.candidates(x: -p.lon, y: p.lat, into: $0, capacity: $1) }
         }
         return p
@@ -429,7 +416,7 @@ extension FenceStore {
     }
 }
 
-/// Candidate ids of one position, in memory the covering loop owns and frees (`deallocate`):
+/// Candidate ids of one position, in memory the caller owns and frees (`deallocate`):
 /// cleared by setting `count`, filled by the index without an array's uniqueness and capacity
 /// checks per id. A plain value: a copy shares the memory, so only the owner may grow or free
 /// it.
