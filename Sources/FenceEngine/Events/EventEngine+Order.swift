@@ -50,9 +50,9 @@ extension EventEngine {
     /// interleaves: O(e log k) for k lists instead of O(e log e).
     ///
     /// With two or more workers and enough events, the keys are sorted in two halves, one a
-    /// worker, and the output is then merged straight into place in one part a worker: each
-    /// part starts where a merge of the halves would be after that many events, found by
-    /// binary search, so nothing runs on one thread.
+    /// worker (otherwise as one run, an empty second half). The output is merged straight into
+    /// place in one part a worker: each part starts where a merge of the halves would be after
+    /// that many events, found by binary search, so nothing runs on one thread.
     static func mergeSorted(_ lists: [[FenceEvent]], threads: Int) -> [FenceEvent] {
         typealias Key = (time: Double, list: UInt32, index: UInt32)
         var starts = [Int](repeating: 0, count: lists.count + 1)
@@ -72,27 +72,16 @@ extension EventEngine {
             if a.time != b.time { return a.time < b.time }
             return lists[Int(a.list)][Int(a.index)] < lists[Int(b.list)][Int(b.index)]
         }
-        guard threads > 1 && total > 65_536 else {
-            keys.sort(by: less)
-            // Each event copied once, into its final place, on the workers.
-            return [FenceEvent](unsafeUninitializedCapacity: total) { buffer, initialized in
-                nonisolated(unsafe) let out = buffer.baseAddress!
-                keys.withUnsafeBufferPointer { keys in
-                    Parallel.forEachChunk(count: total, chunkSize: 32_768, threads: threads, makeState: { () }) { _, _, range in
-                        for k in range { (out + k).initialize(to: lists[Int(keys[k].list)][Int(keys[k].index)]) }
-                    }
-                }
-                initialized = total
-            }
-        }
-        let half = total / 2
+        let halves = threads > 1 && total > 65_536
+        let half = halves ? total / 2 : total
         keys.withUnsafeMutableBufferPointer { buffer in
             nonisolated(unsafe) let keys = buffer
-            Parallel.forEachChunk(count: 2, chunkSize: 1, threads: 2, makeState: { () }) { _, c, _ in
+            Parallel.forEachChunk(count: 2, chunkSize: 1, threads: halves ? 2 : 1, makeState: { () }) { _, c, _ in
                 var part = UnsafeMutableBufferPointer(rebasing: keys[c == 0 ? 0..<half : half..<total])
                 part.sort(by: less)
             }
         }
+        // Each event copied once, into its final place, on the workers.
         return [FenceEvent](unsafeUninitializedCapacity: total) { buffer, initialized in
             nonisolated(unsafe) let out = buffer.baseAddress!
             keys.withUnsafeBufferPointer { buffer in
@@ -110,7 +99,7 @@ extension EventEngine {
                     }
                     return lo
                 }
-                let parts = max(2, threads)
+                let parts = max(1, threads)
                 Parallel.forEachChunk(count: parts, chunkSize: 1, threads: threads, makeState: { () }) { _, c, _ in
                     let first = c * total / parts
                     let end = (c + 1) * total / parts
