@@ -345,37 +345,35 @@ struct PartitionedFixes: @unchecked Sendable {
         let hysteresis = !margins.isEmpty
         let partitions = EventEngine.partitionCount
         let deviceBuffer = devices
-        do {
-            times.withUnsafeMutableBufferPointer { timeBuffer in
-                points.withUnsafeMutableBufferPointer { pointBuffer in
-                    margins.withUnsafeMutableBufferPointer { marginBuffer in
-                        hashes.withUnsafeMutableBufferPointer { hashBuffer in
-                            nonisolated(unsafe) let hashes = hashBuffer
-                            nonisolated(unsafe) let devices = deviceBuffer
-                            nonisolated(unsafe) let times = timeBuffer
-                            nonisolated(unsafe) let points = pointBuffer
-                            nonisolated(unsafe) let margins = marginBuffer
-                            Parallel.forEachChunk(count: fixes.count, chunkSize: chunkSize, threads: threads, makeState: { () }) {
-                                _, c, range in
-                                var next = Array(places[(c * partitions)..<((c + 1) * partitions)])
-                                fixes.withUnsafeBufferPointer { fixes in
-                                    for i in range {
-                                        let p = Int(partitionOf[i])
-                                        if p == Int(UInt8.max) { continue }
-                                        let k = next[p]
-                                        next[p] = k &+ 1
-                                        let fix = fixes.baseAddress! + i
-                                        var point = LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat)
-                                        if fix.pointee.coord != .wgs84 {
-                                            let w = CoordinateConversion.toWGS84(lon: point.lon, lat: point.lat, from: fix.pointee.coord)
-                                            point = LonLat(lon: w.lon, lat: w.lat)
-                                        }
-                                        points[k] = point
-                                        (devices.baseAddress! + k).initialize(to: fix.pointee.device)
-                                        times[k] = fix.pointee.time
-                                        hashes[k] = h[i]
-                                        if hysteresis { margins[k] = baseMargin + (fix.pointee.accuracy ?? 0) }
+        times.withUnsafeMutableBufferPointer { timeBuffer in
+            points.withUnsafeMutableBufferPointer { pointBuffer in
+                margins.withUnsafeMutableBufferPointer { marginBuffer in
+                    hashes.withUnsafeMutableBufferPointer { hashBuffer in
+                        nonisolated(unsafe) let hashes = hashBuffer
+                        nonisolated(unsafe) let devices = deviceBuffer
+                        nonisolated(unsafe) let times = timeBuffer
+                        nonisolated(unsafe) let points = pointBuffer
+                        nonisolated(unsafe) let margins = marginBuffer
+                        Parallel.forEachChunk(count: fixes.count, chunkSize: chunkSize, threads: threads, makeState: { () }) {
+                            _, c, range in
+                            var next = Array(places[(c * partitions)..<((c + 1) * partitions)])
+                            fixes.withUnsafeBufferPointer { fixes in
+                                for i in range {
+                                    let p = Int(partitionOf[i])
+                                    if p == Int(UInt8.max) { continue }
+                                    let k = next[p]
+                                    next[p] = k &+ 1
+                                    let fix = fixes.baseAddress! + i
+                                    var point = LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat)
+                                    if fix.pointee.coord != .wgs84 {
+                                        let w = CoordinateConversion.toWGS84(lon: point.lon, lat: point.lat, from: fix.pointee.coord)
+                                        point = LonLat(lon: w.lon, lat: w.lat)
                                     }
+                                    points[k] = point
+                                    (devices.baseAddress! + k).initialize(to: fix.pointee.device)
+                                    times[k] = fix.pointee.time
+                                    hashes[k] = h[i]
+                                    if hysteresis { margins[k] = baseMargin + (fix.pointee.accuracy ?? 0) }
                                 }
                             }
                         }
