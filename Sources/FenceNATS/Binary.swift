@@ -64,17 +64,3 @@ enum CRC32 {
         return c ^ 0xFFFF_FFFF
     }
 }
-
-/// 64-bit FNV-1a: fingerprints of configuration and of event payloads (message ids). Stable
-/// across processes and machines, unlike `Hasher`.
-enum FNV64 {
-    static let offset: UInt64 = 0xCBF2_9CE4_8422_2325
-    static func hash(_ bytes: some Sequence<UInt8>, seed: UInt64 = offset) -> UInt64 {
-        var h = seed
-        for b in bytes {
-            h ^= UInt64(b)
-            h = h &* 0x100_0000_01B3
-        }
-        return h
-    }
-}

@@ -85,7 +85,7 @@ struct CheckpointStore {
     }
 
     func chunkKey(_ key: String, owner: String, slot: UInt8, _ i: Int) -> String {
-        "\(key).\(String(FNV64.hash(owner.utf8), radix: 16)).\(slot).\(i)"
+        "\(key).\(String(FNV1a.hash(owner.utf8), radix: 16)).\(slot).\(i)"
     }
 
     /// The head of a partition's checkpoint and its revision; nil when none was written.

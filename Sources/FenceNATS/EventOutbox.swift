@@ -4,7 +4,7 @@ import FenceIO
 /// Events as JetStream messages: NDJSON records exactly as `fence eval` writes them, many per
 /// message, each message with a `Nats-Msg-Id` derived from its events.
 ///
-/// The id is `<partition>:<cause>:<chunk>:<FNV-64 of the bytes>`, where `cause` is the stream
+/// The id is `<partition>:<cause>:<chunk>:<FNV-1a of the bytes>`, where `cause` is the stream
 /// sequence of the message whose processing released the events (a fix message or a fence
 /// change) and `chunk` numbers the messages of one release (at most 256 KiB each). Releases are
 /// deterministic, so a partition replayed from a checkpoint produces the same messages with
@@ -40,7 +40,7 @@ struct EventOutbox {
     }
 
     static func messageID(partition: Int, cause: UInt64, chunk: Int, bytes: [UInt8]) -> String {
-        let h = String(FNV64.hash(bytes), radix: 16)
+        let h = String(FNV1a.hash(bytes), radix: 16)
         return "\(partition):\(cause):\(chunk):\(h)"
     }
 

@@ -46,7 +46,7 @@ public struct WorkerConfiguration: Sendable {
         self.partitions = partitions
     }
 
-    /// FNV-64 over the settings, lateness, step and base fence digest, in a fixed byte layout.
+    /// FNV-1a over the settings, lateness, step and base fence digest, in a fixed byte layout.
     public var fingerprint: UInt64 {
         var w = ByteWriter()
         w.u8(settings.actions.rawValue)
@@ -59,10 +59,10 @@ public struct WorkerConfiguration: Sendable {
         w.f64(step)
         w.u64(baseFencesDigest)
         w.u8(repair ? 1 : 0)
-        return FNV64.hash(w.bytes)
+        return FNV1a.hash(w.bytes)
     }
 
-    /// The digest `baseFencesDigest` expects: FNV-64 over every fence read, in order, in a fixed
+    /// The digest `baseFencesDigest` expects: FNV-1a over every fence read, in order, in a fixed
     /// byte layout (properties by name), and the store limits. It depends on what was loaded,
     /// not on the source's format or bytes: the same fences from GeoJSON or a GeoPackage, or
     /// with the properties in another order, give the same digest.
@@ -76,7 +76,7 @@ public struct WorkerConfiguration: Sendable {
         w.u64(UInt64(limits.maxPositions))
         w.u64(UInt64(limits.maxPolygons))
         w.u64(UInt64(fences.count))
-        var h = FNV64.offset
+        var h = FNV1a.offset
         for f in fences {
             w.string(f.id)
             w.u8(f.group == nil ? 0 : 1)
@@ -112,9 +112,9 @@ public struct WorkerConfiguration: Sendable {
                 w.string(v)
             }
             // Hash per fence, so a million fences never sit in one byte buffer.
-            h = FNV64.hash(w.bytes, seed: h)
+            h = FNV1a.hash(w.bytes, seed: h)
             w.bytes.removeAll(keepingCapacity: true)
         }
-        return FNV64.hash(w.bytes, seed: h)
+        return FNV1a.hash(w.bytes, seed: h)
     }
 }

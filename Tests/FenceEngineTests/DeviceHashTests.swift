@@ -39,4 +39,23 @@ final class DeviceHashTests: XCTestCase {
             XCTAssertEqual(stableHash64(NSString(string: id) as String), reference)
         }
     }
+
+    /// FenceNATS hashes byte arrays, byte sequences and chained pieces with the same function:
+    /// every form gives the plain byte loop's value, and a hash seeded with the hash of a
+    /// prefix equals the hash of the whole.
+    func testByteFormsAndSeedChaining() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let bytes = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            var reference: UInt64 = 0xCBF2_9CE4_8422_2325
+            for b in bytes {
+                reference ^= UInt64(b)
+                reference = reference &* 0x100_0000_01B3
+            }
+            XCTAssertEqual(FNV1a.hash(bytes), reference)
+            XCTAssertEqual(FNV1a.hash(bytes.lazy.map { $0 }), reference, "a non-contiguous sequence")
+            let cut = Int.random(in: 0...bytes.count, using: &rng)
+            XCTAssertEqual(FNV1a.hash(bytes[cut...], seed: FNV1a.hash(bytes[..<cut])), reference)
+        }
+    }
 }

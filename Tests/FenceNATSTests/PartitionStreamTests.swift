@@ -52,7 +52,7 @@ struct SimulatedStream {
     /// The messages partition `p` of `n` reads (by a hash of the device), and every change.
     func partition(_ p: Int, of n: Int) -> [(sequence: UInt64, item: Item)] {
         items.filter {
-            if case .fixes(let d, let f) = $0.item { return f.isEmpty || Int(FNV64.hash(d.utf8) % UInt64(n)) == p }
+            if case .fixes(let d, let f) = $0.item { return f.isEmpty || Int(FNV1a.hash(d.utf8) % UInt64(n)) == p }
             return true
         }
     }
