@@ -8,8 +8,9 @@ public struct ProbeResult: Sendable {
 
 extension FenceStore {
     /// Runs only the R-tree probe of `covering` over a batch: the same spatial ordering, the
-    /// same chunks and workers, the same walk, but no exact test, no result lists and no
-    /// state. The time this takes is the limit the full pipeline can approach.
+    /// same chunks and workers, the same walk into the same candidate slab (`findCandidates`),
+    /// but no exact test, no prefetch of records, no result lists and no state. The time this
+    /// takes is the limit the full pipeline can approach.
     /// - Complexity: O(m log n) for m positions, spread over `threads` workers.
     public func probe(_ positions: UnsafeBufferPointer<LonLat>, threads: Int = FenceStore.defaultThreads) -> ProbeResult {
         let m = positions.count
@@ -19,16 +20,14 @@ extension FenceStore {
         var perChunk = [Int](repeating: 0, count: chunks)
         perChunk.withUnsafeMutableBufferPointer { buffer in
             nonisolated(unsafe) let perChunk = buffer
-            Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { ContiguousArray<Int32>() }) {
-                candidates, c, range in
+            Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
                 var found = 0
                 tree.withPointQuerier { querier in
+                    var slab = CandidateSlab()
+                    defer { slab.deallocate() }
                     for k in range {
-                        let p = sorted[k]
-                        guard p.isValidWGS84Range else { continue }
-                        candidates.removeAll(keepingCapacity: true)
-                        querier.candidates(x: p.lon, y: p.lat, into: &candidates)
-                        found &+= candidates.count
+                        _ = findCandidates(sorted[k], coord: .wgs84, querier: querier, into: &slab)
+                        found &+= slab.count
                     }
                 }
                 perChunk[c] = found
