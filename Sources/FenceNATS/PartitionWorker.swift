@@ -138,17 +138,28 @@ final class PartitionWorker: @unchecked Sendable {
         var fixes: [Position] = []
         var messagesOut = 0
         var failedFetches = 0
+        // For the crash test's failpoint (`killAfterMessages`): fix messages received and
+        // checkpoints written in this run.
+        var received = 0
+        var checkpointsWritten = 0
 
         func publish(_ events: [FenceEvent], cause: UInt64) throws {
             messagesOut += try outbox.publish(events, partition: partition, cause: cause, subject: eventSubject, via: connection)
+        }
+
+        /// Whether the failpoint wants a checkpoint now: the one to resume from (after half
+        /// its messages), or the one it dies in.
+        func failpointDue() -> Bool {
+            guard let k = config.killAfterMessages else { return false }
+            return received >= k || (checkpointsWritten == 0 && received >= k / 2)
         }
 
         func checkpoint() throws {
             let outcome = try connection.waitForPublishes()
             // The crash test's failpoint: die at the worst moment, once events past the last
             // checkpoint are stored and before the checkpoint that covers them is written.
-            if let k = config.killBeforeCheckpoint, progress.checkpoints + 1 >= k, messagesOut > 0 {
-                log("failpoint: SIGKILL before checkpoint \(progress.checkpoints + 1), \(messagesOut) event messages past the last")
+            if let k = config.killAfterMessages, received >= k, checkpointsWritten > 0, messagesOut > 0 {
+                log("failpoint: SIGKILL after \(received) messages, \(messagesOut) event messages past the last checkpoint")
                 kill(getpid(), SIGKILL)
             }
             let cp = stream.checkpoint(partition: partition, fingerprint: config.fingerprint, owner: owner)
@@ -164,6 +175,7 @@ final class PartitionWorker: @unchecked Sendable {
             }
             lastCheckpoint = Date()
             dirty = false
+            checkpointsWritten += 1
             let counters = stream.counters
             let sent = messagesOut
             messagesOut = 0
@@ -253,13 +265,16 @@ final class PartitionWorker: @unchecked Sendable {
                     dirty = true
                     continue
                 }
+                received += 1
                 let events = stream.receive(fixes, sequence: sequence)
                 if disposition == .apply { dirty = true }
                 if !events.isEmpty { try publish(events, cause: sequence) }
             }
             // Busy: a checkpoint per interval. An empty fetch (above) checkpoints at once, so a
             // partition that has caught up is acknowledged within a fetch timeout.
-            if dirty && stream.isCaughtUp && Date().timeIntervalSince(lastCheckpoint) >= config.checkpointInterval {
+            if dirty && stream.isCaughtUp
+                && (Date().timeIntervalSince(lastCheckpoint) >= config.checkpointInterval || failpointDue())
+            {
                 try checkpoint()
             }
         }

@@ -33,10 +33,14 @@ public struct WorkerConfiguration: Sendable {
     public var fenceLimits = FenceLimits()
     /// Repair invalid base polygons with GEOS MakeValid instead of rejecting them.
     public var repair = false
-    /// For crash tests only: the process kills itself (SIGKILL) in the first checkpoint from
-    /// this partition's K-th on that follows published events, after the events stream has
-    /// stored them and before the checkpoint is written (`FENCE_TEST_KILL_BEFORE_CHECKPOINT=K`).
-    public var killBeforeCheckpoint: Int?
+    /// For crash tests only: once a partition has received K fix messages in this run, the
+    /// process kills itself (SIGKILL) at the first point it would write a checkpoint that
+    /// follows published events: after the events stream has stored them, before the
+    /// checkpoint is written (`FENCE_TEST_KILL_AFTER_MESSAGES=K`). So that there is a
+    /// checkpoint to resume from, one is written as soon as it may be after K / 2 messages.
+    /// Counted in messages, not checkpoints (time), so where in the stream the kill lands does
+    /// not move with the speed of the machine or the engine.
+    public var killAfterMessages: Int?
     /// Where progress and problems are reported (one line each).
     public var log: @Sendable (String) -> Void = { _ in }
 

@@ -104,9 +104,9 @@ enum WorkerCommand {
         config.fenceLimits = loading.options.limits.geometry
         config.baseFencesDigest = WorkerConfiguration.digest(of: fences, limits: config.fenceLimits)
         config.repair = a.flags.contains("repair")
-        if let k = ProcessInfo.processInfo.environment["FENCE_TEST_KILL_BEFORE_CHECKPOINT"] {
-            guard let k = Int(k), k >= 1 else { throw UsageError("FENCE_TEST_KILL_BEFORE_CHECKPOINT takes a checkpoint number >= 1") }
-            config.killBeforeCheckpoint = k
+        if let k = ProcessInfo.processInfo.environment["FENCE_TEST_KILL_AFTER_MESSAGES"] {
+            guard let k = Int(k), k >= 2 else { throw UsageError("FENCE_TEST_KILL_AFTER_MESSAGES takes a message count >= 2") }
+            config.killAfterMessages = k
         }
         config.log = { line in StandardError().write("fence worker: \(line)\n") }
 

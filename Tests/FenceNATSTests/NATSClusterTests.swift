@@ -160,16 +160,19 @@ final class NATSClusterTests: XCTestCase {
         let fx = try fleet()
         let urls = try startSingleServer(partitions: 4)
         try publish(fx, urls, window: "60")
-        // w1 SIGKILLs itself at its failpoint: in its second checkpoint or the first after it
-        // that follows published events, once the events stream has stored those events and
-        // before the checkpoint covering them is written. A kill from outside could land just
-        // after a checkpoint (a busy machine makes fetches come back empty, and an empty fetch
-        // checkpoints at once), and then the replay below would republish nothing. The second,
-        // not the third: with the engine of 2026-11-30 a quiet machine got through more than
-        // three quarters of the stream in three checkpoint intervals, too late to test anything.
+        // w1 SIGKILLs itself at its failpoint: after 8,000 fix messages in one of its
+        // partitions (of about 42,000 each; 2,500 a minute of event time), in the first
+        // checkpoint that follows published events, once the events stream has stored those
+        // events and before the checkpoint covering them is written. A checkpoint to resume
+        // from is written after 4,000, when the first minute's fixes are released. A kill
+        // from outside could land just after a checkpoint (a busy machine makes fetches come
+        // back empty, and an empty fetch checkpoints at once), and then the replay below would
+        // republish nothing. Counted in messages, so the kill lands at the same place in the
+        // stream however fast the machine or the engine (a failpoint counted in checkpoints,
+        // that is in time, came too late once the engine got faster).
         let w1 = try worker(
             urls, partitions: "0,1", fences: fx.fences, log: "w1", checkpointEvery: "0.5", lateness: "60",
-            environment: ["FENCE_TEST_KILL_BEFORE_CHECKPOINT": "2"])
+            environment: ["FENCE_TEST_KILL_AFTER_MESSAGES": "8000"])
         var w2 = try worker(urls, partitions: "2,3", fences: fx.fences, log: "w2", checkpointEvery: "0.5", lateness: "60")
         let connection = try NATSConnection(servers: urls, name: "test")
         let topology = try Deployment.topology(connection: connection)
