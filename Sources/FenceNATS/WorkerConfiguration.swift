@@ -33,7 +33,8 @@ public struct WorkerConfiguration: Sendable {
     public var fenceLimits = FenceLimits()
     /// Repair invalid base polygons with GEOS MakeValid instead of rejecting them.
     public var repair = false
-    /// For crash tests only: once a partition has received K fix messages in this run, the
+    /// For crash tests only: once a partition has received K fix messages in this session (a
+    /// reconnect starts a new one; replayed messages count), the
     /// process kills itself (SIGKILL) at the first point it would write a checkpoint that
     /// follows published events: after the events stream has stored them, before the
     /// checkpoint is written (`FENCE_TEST_KILL_AFTER_MESSAGES=K`). So that there is a

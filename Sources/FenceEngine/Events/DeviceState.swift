@@ -87,8 +87,9 @@ public enum FenceStatus: String, Sendable, Hashable {
     case stayed
 }
 
-/// Stable 64-bit FNV-1a of a device id's UTF-8 (`FNV1a`): its partition (the low 6 bits) and
-/// its table key. FenceNATS routes fixes with the same function.
+/// Stable 64-bit FNV-1a of a device id's UTF-8 (`FNV1a`): its partition among the engine's
+/// 64 and its table key. (The NATS deployment's partitions are the server's own subject
+/// mapping, not this.)
 /// - Complexity: O(bytes).
 @inline(__always)
 func stableHash64(_ s: String) -> UInt64 { FNV1a.hash(s) }
