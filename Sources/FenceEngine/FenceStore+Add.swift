@@ -173,7 +173,8 @@ extension FenceStore {
         slotKey[s] = k
         keySlot[Int(k)] = slot
         let kind: FlatGeometry.Kind = flat.kind == .circle ? .circle : (flat.indexed ? .indexedPolygon : .polygon)
-        slotHot[s] = geometry.count << 2 | kind.rawValue
+        let gridOffset = kind == .polygon ? flat.geometry.withUnsafeBufferPointer { SmallPolygonGrid.offset(in: $0.baseAddress!) } : 0
+        slotHot[s] = HotWord.make(start: geometry.count, kind: kind, gridOffset: gridOffset)
         geometry.append(contentsOf: flat.geometry)
         slotGeometryCount[s] = Int32(flat.geometry.count)
         slotID[s] = fence.pointee.id
@@ -238,7 +239,7 @@ extension FenceStore {
             let s = Int(entry.slot)
             let start = geometryStart(s)
             let n = Int(slotGeometryCount[s])
-            next.slotHot.append(next.geometry.count << 2 | (slotHot[s] & 3))
+            next.slotHot.append(HotWord.moved(slotHot[s], to: next.geometry.count))
             next.geometry.append(contentsOf: geometry[start..<(start + n)])
             next.slotGeometryCount.append(slotGeometryCount[s])
             next.slotID.append(slotID[s])

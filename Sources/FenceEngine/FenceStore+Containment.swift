@@ -289,16 +289,25 @@ extension FenceStore {
     }
 
     /// Asks the cache for the start of each candidate's geometry record (two lines: a
-    /// 16-vertex polygon's record is five). A hint only: nothing waits for it.
+    /// 16-vertex polygon's record is six) and, for a small polygon, for its grid, which is
+    /// all a point in a pure cell reads besides the record's first line. A hint only: nothing
+    /// waits for it.
     @inline(__always)
     func prefetchRecords(_ candidates: UnsafeBufferPointer<Int32>, keys: Bool = false) {
         slotHot.withUnsafeBufferPointer { hot in
             geometry.withUnsafeBufferPointer { g in
                 slotKey.withUnsafeBufferPointer { slotKeys in
                     for item in candidates {
-                        let record = g.baseAddress! + (hot[Int(item >> 1)] >> 2)
+                        let word = hot[Int(item >> 1)]
+                        let record = g.baseAddress! + HotWord.start(word)
                         fence_prefetch(record)
                         fence_prefetch(record + 8)
+                        // A small grid's 80 bytes: at most two lines, its first and last double.
+                        let grid = HotWord.gridOffset(word)
+                        if grid != 0 {
+                            fence_prefetch(record + grid)
+                            fence_prefetch(record + grid + 9)
+                        }
                         if keys { fence_prefetch(slotKeys.baseAddress! + Int(item >> 1)) }
                     }
                 }
@@ -326,8 +335,8 @@ extension FenceStore {
                     let slot = item >> 1
                     let word = hot[Int(slot)]
                     let covered =
-                        FenceStore.fastCovers(kind: word & 3, record: g.baseAddress! + (word >> 2), p, unit: &unit)
-                        ?? slowCovers(slot: slot, p, record: g.baseAddress! + (word >> 2), scratch: &scratch)
+                        FenceStore.fastCovers(kind: HotWord.kind(word), record: g.baseAddress! + HotWord.start(word), p, unit: &unit)
+                        ?? slowCovers(slot: slot, p, record: g.baseAddress! + HotWord.start(word), scratch: &scratch)
                     guard covered else { continue }
                     let handle = FenceHandle(rawValue: slot)
                     if out.count == start || out[out.count &- 1] < handle {
@@ -354,8 +363,8 @@ extension FenceStore {
     func covers(slot: Int32, _ p: LonLat, unit: inout (Double, Double, Double)?, scratch: inout ContainmentScratch) -> Bool {
         let word = slotHot[Int(slot)]
         return geometry.withUnsafeBufferPointer { g -> Bool in
-            let record = g.baseAddress! + (word >> 2)
-            return FenceStore.fastCovers(kind: word & 3, record: record, p, unit: &unit)
+            let record = g.baseAddress! + HotWord.start(word)
+            return FenceStore.fastCovers(kind: HotWord.kind(word), record: record, p, unit: &unit)
                 ?? slowCovers(slot: slot, p, record: record, scratch: &scratch)
         }
     }

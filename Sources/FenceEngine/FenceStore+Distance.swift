@@ -26,7 +26,7 @@ extension FenceStore {
     func boundaryDistance(slot: Int, _ p: LonLat) -> Double {
         let hot = slotHot[slot]
         return geometry.withUnsafeBufferPointer { g -> Double in
-            let record = g.baseAddress! + (hot >> 2)
+            let record = g.baseAddress! + HotWord.start(hot)
             if hot & 3 == FlatGeometry.Kind.circle.rawValue {
                 return abs(Geodesic.distance(lon1: record[0], lat1: record[1], lon2: p.lon, lat2: p.lat) - record[2])
             }

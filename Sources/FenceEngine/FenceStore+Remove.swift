@@ -87,7 +87,7 @@ extension FenceStore {
         compacted.reserveCapacity(geometry.count - deadGeometry)
         for s in slotHot.indices where slotHot[s] & 3 != 0 {
             let start = geometryStart(s)
-            slotHot[s] = compacted.count << 2 | (slotHot[s] & 3)
+            slotHot[s] = HotWord.moved(slotHot[s], to: compacted.count)
             compacted.append(contentsOf: geometry[start..<(start + Int(slotGeometryCount[s]))])
         }
         geometry = compacted

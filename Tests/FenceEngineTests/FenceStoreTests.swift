@@ -125,6 +125,7 @@ final class FenceStoreTests: XCTestCase {
                 XCTAssertEqual(store.remove(id: id) != nil, live.removeValue(forKey: id) != nil)
             }
             store.tree.checkInvariants()
+            assertHotWords(store, "round \(round)")
             let oracle = Oracle(Array(live.values))
             for _ in 0..<100 {
                 let p = LonLat(lon: rng.uniform(-1, 6), lat: rng.uniform(-1, 6))
@@ -203,6 +204,7 @@ final class FenceStoreBulkTests: XCTestCase {
         XCTAssertEqual(results.filter { $0.outcome == .replaced }.count, 50)
         for f in second { live[f.id] = f }
         store.tree.checkInvariants()
+        assertHotWords(store, "after the bulk add")
         XCTAssertEqual(store.count, live.count)
         let oracle = Oracle(Array(live.values))
         for _ in 0..<500 {
@@ -219,6 +221,40 @@ final class FenceStoreBulkTests: XCTestCase {
         for g in 0..<5 {
             XCTAssertEqual(Set(store.fences(group: "g\(g)").map(\.id)), Set(live.values.filter { $0.group == "g\(g)" }.map(\.id)))
         }
+    }
+
+    /// Every live slot's hot word names its record's start and kind, and, for a small
+    /// polygon, where its grid starts (what the containment prefetch asks for): through
+    /// renumbering, compaction and replacement.
+    func testHotWordsNameTheGridThroughEdits() throws {
+        var rng = TestRandom(seed: 23)
+        var store = FenceStore()
+        func batch(_ prefix: String, _ count: Int) -> [Fence] {
+            (0..<count).map { i -> Fence in
+                let id = "\(prefix)\(i)"
+                switch rng.next() % 4 {
+                case 0: return .circle(id: id, lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: rng.uniform(1000, 50_000))
+                case 1:
+                    // Over 64 positions: an indexed polygon, no small grid.
+                    return .polygon(id: id, exterior: Shapes.star(&rng, lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: 0.3, vertices: 80))
+                case 2:
+                    let p = Shapes.polygonWithHoles(&rng, lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: 0.3)
+                    return Fence(id: id, shape: .polygons([p]))
+                default:
+                    return .polygon(id: id, exterior: Shapes.star(&rng, lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: 0.3, vertices: 3 + Int(rng.next() % 28)))
+                }
+            }
+        }
+        store.add(batch("a", 300))
+        assertHotWords(store, "bulk load")
+        store.add(batch("b", 400) + batch("a", 100))
+        assertHotWords(store, "bulk add into a non-empty store")
+        for i in 0..<300 { store.remove(id: "a\(i)") }
+        for i in 0..<400 where i % 3 != 0 { store.remove(id: "b\(i)") }
+        store.add(batch("c", 20))
+        assertHotWords(store, "after removals and small adds")
+        let grids = store.slotHot.filter { HotWord.gridOffset($0) != 0 }.count
+        XCTAssertGreaterThan(grids, 20)
     }
 }
 
@@ -260,3 +296,23 @@ final class FenceStoreCellGridTests: XCTestCase {
     }
 }
 
+/// Every live slot's hot word agrees with the slot's record (see `HotWord`).
+func assertHotWords(_ store: FenceStore, _ when: String, line: UInt = #line) {
+    store.geometry.withUnsafeBufferPointer { g in
+        for s in store.slotHot.indices where store.slotHot[s] & 3 != 0 {
+            let word = store.slotHot[s]
+            XCTAssertEqual(HotWord.start(word), store.geometryStart(s), when, line: line)
+            XCTAssertEqual(HotWord.kind(word), store.kind(s).rawValue, when, line: line)
+            let record = g.baseAddress! + HotWord.start(word)
+            let expected = store.kind(s) == .polygon ? SmallPolygonGrid.offset(in: record) : 0
+            XCTAssertEqual(HotWord.gridOffset(word), expected, "\(when): slot \(s) of kind \(store.kind(s))", line: line)
+            if case .polygons(let polygons) = store.fence(slot: Int32(s)).shape, store.kind(s) == .polygon {
+                // The grid's header starts with the box's west and south edges.
+                let all = polygons.flatMap { $0.rings.flatMap { $0 } }
+                XCTAssertEqual(record[HotWord.gridOffset(word)], all.map(\.lon).min(), "\(when): slot \(s)", line: line)
+                XCTAssertEqual(record[HotWord.gridOffset(word) + 1], all.map(\.lat).min(), "\(when): slot \(s)", line: line)
+            }
+            XCTAssertLessThanOrEqual(HotWord.start(word) + Int(store.slotGeometryCount[s]), store.geometry.count, when, line: line)
+        }
+    }
+}

@@ -64,7 +64,7 @@ extension EventEngine {
     func segment(_ p: LonLat, _ q: LonLat, intersects slot: Int32, scratch: inout ApplyScratch) -> Bool {
         let hot = store.slotHot[Int(slot)]
         if hot & 3 == FlatGeometry.Kind.circle.rawValue {
-            let r = store.geometry[(hot >> 2)..<((hot >> 2) + CircleGeometry.stride)].map { $0 }
+            let r = store.geometry[HotWord.start(hot)..<(HotWord.start(hot) + CircleGeometry.stride)].map { $0 }
             let center = LonLat(lon: r[0], lat: r[1])
             let c = CircleGeometry.unitVector(lon: center.lon, lat: center.lat)
             func chord2(_ t: Double) -> Double {
