@@ -4,25 +4,6 @@ import XCTest
 @testable import FenceEngine
 
 final class GeodesicTests: XCTestCase {
-    /// SplitMix64: a small seeded generator so every run sees the same pairs.
-    struct SeededRNG: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        /// Latitude uniform over the sphere's area.
-        mutating func latitude() -> Double {
-            asin(Double.random(in: -1...1, using: &self)) * 180 / .pi
-        }
-        mutating func longitude() -> Double { Double.random(in: -180...180, using: &self) }
-    }
-
     /// Inverse through the internal entry point, with azimuths in degrees.
     static func inverse(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> (
         s12: Double, azi1: Double, azi2: Double
@@ -256,7 +237,7 @@ final class GeodesicTests: XCTestCase {
         XCTAssertEqual(Self.distance(90, 45, -90, -120), 2 * quadrant, accuracy: 2e-7)
         XCTAssertEqual(Self.distance(0, 0, 0, 180), 2 * quadrant, accuracy: 2e-7)
         // Either pole with itself at any longitudes.
-        var rng = SeededRNG(seed: 3)
+        var rng = TestRandom(rawState: 3)
         for _ in 0..<1000 {
             XCTAssertEqual(Self.distance(90, rng.longitude(), 90, rng.longitude()), 0)
             XCTAssertEqual(Self.distance(-90, rng.longitude(), -90, rng.longitude()), 0)
@@ -277,7 +258,7 @@ final class GeodesicTests: XCTestCase {
     func testAntimeridianPairs() {
         // GeodSolve29: (0, 539) to (0, 181) is 2 degrees of equator, 222639 m (± 0.5).
         XCTAssertEqual(Self.distance(0, 539, 0, 181), 222639, accuracy: 0.5)
-        var rng = SeededRNG(seed: 4)
+        var rng = TestRandom(rawState: 4)
         for _ in 0..<2000 {
             let lat1 = rng.latitude()
             let lat2 = rng.latitude()
@@ -299,7 +280,7 @@ final class GeodesicTests: XCTestCase {
     }
 
     func testCoincidentPointsAreZero() {
-        var rng = SeededRNG(seed: 5)
+        var rng = TestRandom(rawState: 5)
         for _ in 0..<10_000 {
             let lat = rng.latitude()
             let lon = rng.longitude()
@@ -322,7 +303,7 @@ final class GeodesicTests: XCTestCase {
         XCTAssertEqual(
             Self.distance(0, 0, 0, 179.39), Geodesic.wgs84A * 179.39 * .pi / 180, accuracy: 1e-6)
         // Distances never exceed half a meridian and vary continuously through the region.
-        var rng = SeededRNG(seed: 6)
+        var rng = TestRandom(rawState: 6)
         for _ in 0..<20_000 {
             let lat1 =
                 Double.random(in: -1...1, using: &rng)
@@ -394,7 +375,7 @@ final class GeodesicTests: XCTestCase {
         var worst = 0.0
         var compared = 0
         for seed in UInt64(1)...10 {
-            var rng = SeededRNG(seed: seed)
+            var rng = TestRandom(rawState: seed)
             for i in 0..<5000 {
                 let lat1 = rng.latitude()
                 let lon1 = rng.longitude()
@@ -429,7 +410,7 @@ final class GeodesicTests: XCTestCase {
     func testInverseThenDirectLandsOnTheSecondPoint() {
         var worst = 0.0
         for seed in UInt64(1)...10 {
-            var rng = SeededRNG(seed: seed)
+            var rng = TestRandom(rawState: seed)
             for i in 0..<5000 {
                 let lat1 = rng.latitude()
                 let lon1 = rng.longitude()
@@ -456,7 +437,7 @@ final class GeodesicTests: XCTestCase {
     func testDirectThenInverseRoundTrip() {
         var worst = 0.0
         for seed in UInt64(1)...10 {
-            var rng = SeededRNG(seed: seed)
+            var rng = TestRandom(rawState: seed)
             for i in 0..<5000 {
                 let lat = i % 50 == 0 ? [90.0, -90, 0][i % 3] : rng.latitude()
                 let lon = rng.longitude()
@@ -507,7 +488,7 @@ final class GeodesicTests: XCTestCase {
     }
 
     func testSymmetry() {
-        var rng = SeededRNG(seed: 8)
+        var rng = TestRandom(rawState: 8)
         for _ in 0..<10_000 {
             let (lat1, lon1, lat2, lon2) = (
                 rng.latitude(), rng.longitude(), rng.latitude(), rng.longitude()
@@ -545,7 +526,7 @@ final class GeodesicTests: XCTestCase {
     func testSphericalBandHolds() {
         let band = Geodesic.sphericalRelativeBand
         XCTAssertEqual(band, 0.0056)
-        var rng = SeededRNG(seed: 2024)
+        var rng = TestRandom(rawState: 2024)
         var worstRatio = 0.0
         for i in 0..<100_000 {
             let lat1 = rng.latitude()
@@ -583,4 +564,12 @@ final class GeodesicTests: XCTestCase {
         XCTAssertGreaterThan(worstRatio, 0.00558)
         XCTAssertLessThan(worstRatio, band)
     }
+}
+
+extension TestRandom {
+    /// Latitude uniform over the sphere's area.
+    mutating func latitude() -> Double {
+        asin(Double.random(in: -1...1, using: &self)) * 180 / .pi
+    }
+    mutating func longitude() -> Double { Double.random(in: -180...180, using: &self) }
 }

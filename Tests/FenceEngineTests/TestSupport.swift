@@ -6,6 +6,9 @@ import Foundation
 struct TestRandom: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed &* 0x2545_F491_4F6C_DD1D &+ 1 }
+    /// Starts from `state` as given: plain SplitMix64 seeding, for tests whose points were
+    /// drawn that way.
+    init(rawState state: UInt64) { self.state = state }
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
