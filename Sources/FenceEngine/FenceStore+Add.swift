@@ -129,11 +129,8 @@ extension FenceStore {
     /// Grows every per-slot array and the id table once, instead of by doubling while adding.
     mutating func reserveCapacity(slots: Int, geometry doubles: Int) {
         slotHot.reserveCapacity(slots)
-        slotID.reserveCapacity(slots)
+        slotSettings.reserveCapacity(slots)
         slotGeometryCount.reserveCapacity(slots)
-        slotGroup.reserveCapacity(slots)
-        slotActions.reserveCapacity(slots)
-        slotDwell.reserveCapacity(slots)
         slotExpires.reserveCapacity(slots)
         slotBoxCount.reserveCapacity(slots)
         slotKey.reserveCapacity(slots)
@@ -151,11 +148,8 @@ extension FenceStore {
         } else {
             slot = Int32(slotHot.count)
             slotHot.append(0)
-            slotID.append("")
+            slotSettings.append(SlotSettings())
             slotGeometryCount.append(0)
-            slotGroup.append(-1)
-            slotActions.append(0xFF)
-            slotDwell.append(.nan)
             slotExpires.append(.nan)
             slotBoxCount.append(0)
             slotKey.append(-1)
@@ -177,17 +171,17 @@ extension FenceStore {
         slotHot[s] = HotWord.make(start: geometry.count, kind: kind, gridOffset: gridOffset)
         geometry.append(contentsOf: flat.geometry)
         slotGeometryCount[s] = Int32(flat.geometry.count)
-        slotID[s] = fence.pointee.id
-        slotActions[s] = fence.pointee.actions?.rawValue ?? 0xFF
-        slotDwell[s] = fence.pointee.dwell ?? .nan
+        slotSettings[s].id = fence.pointee.id
+        slotSettings[s].actions = fence.pointee.actions?.rawValue ?? 0xFF
+        slotSettings[s].dwell = fence.pointee.dwell ?? .nan
         slotExpires[s] = fence.pointee.expires ?? .nan
         if fence.pointee.expires != nil { expiring += 1 }
         if let group = fence.pointee.group {
             let g = internGroup(group)
-            slotGroup[s] = g
+            slotSettings[s].group = g
             groupMembers[Int(g)].insert(slot)
         } else {
-            slotGroup[s] = -1
+            slotSettings[s].group = -1
         }
         if !fence.pointee.properties.isEmpty { properties[slot] = fence.pointee.properties }
         slotByID[fence.pointee.id] = slot
@@ -242,17 +236,14 @@ extension FenceStore {
             next.slotHot.append(HotWord.moved(slotHot[s], to: next.geometry.count))
             next.geometry.append(contentsOf: geometry[start..<(start + n)])
             next.slotGeometryCount.append(slotGeometryCount[s])
-            next.slotID.append(slotID[s])
-            next.slotGroup.append(slotGroup[s])
-            next.slotActions.append(slotActions[s])
-            next.slotDwell.append(slotDwell[s])
+            next.slotSettings.append(slotSettings[s])
             next.slotExpires.append(slotExpires[s])
             next.slotBoxCount.append(slotBoxCount[s])
             let slot = Int32(newSlot)
             next.slotKey.append(slotKey[s])
             next.keySlot[Int(slotKey[s])] = slot
-            next.slotByID[slotID[s]] = slot
-            if slotGroup[s] >= 0 { next.groupMembers[Int(slotGroup[s])].insert(slot) }
+            next.slotByID[slotSettings[s].id] = slot
+            if slotSettings[s].group >= 0 { next.groupMembers[Int(slotSettings[s].group)].insert(slot) }
             if let p = properties[entry.slot] { next.properties[slot] = p }
             if !slotExpires[s].isNaN { next.expiring += 1 }
             for part in 0..<Int32(slotBoxCount[s]) {

@@ -16,7 +16,7 @@ extension FenceStore {
     public mutating func remove(group: String) -> [String] {
         guard let g = groupByName[group] else { return [] }
         let slots = groupMembers[Int(g)].sorted()
-        let ids = slots.map { slotID[Int($0)] }
+        let ids = slots.map { slotSettings[Int($0)].id }
         for slot in slots { removeSlot(slot) }
         compactIfNeeded()
         return ids.sorted()
@@ -40,7 +40,7 @@ extension FenceStore {
         var ids: [String] = []
         for slot in slotHot.indices where slotHot[slot] & 3 != 0 {
             let e = slotExpires[slot]
-            if !e.isNaN && e <= time { ids.append(slotID[slot]) }
+            if !e.isNaN && e <= time { ids.append(slotSettings[slot].id) }
         }
         return ids.sorted()
     }
@@ -66,14 +66,14 @@ extension FenceStore {
             let item = slot * 2 + part
             if !tree.remove(id: item) { pendingBoxes.removeAll { $0.0 == item } }
         }
-        slotByID[slotID[s]] = nil
-        if slotGroup[s] >= 0 { groupMembers[Int(slotGroup[s])].remove(slot) }
+        slotByID[slotSettings[s].id] = nil
+        if slotSettings[s].group >= 0 { groupMembers[Int(slotSettings[s].group)].remove(slot) }
         if !slotExpires[s].isNaN { expiring -= 1 }
         properties[slot] = nil
         deadGeometry += Int(slotGeometryCount[s])
         slotHot[s] = 0
-        slotID[s] = ""
-        slotGroup[s] = -1
+        slotSettings[s].id = ""
+        slotSettings[s].group = -1
         slotExpires[s] = .nan
         slotBoxCount[s] = 0
         freeSlots.append(slot)

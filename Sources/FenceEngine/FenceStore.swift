@@ -15,7 +15,8 @@ public struct FenceHandle: Sendable, Hashable, Comparable {
 ///   itself (`HotWord`): the kind (`FlatGeometry.Kind`), where the record starts in
 ///   `geometry`, and where in the record its small grid starts, for the prefetch.
 /// - `geometry`: every record back to back (`FlatGeometry`).
-/// - colder per-slot arrays: id, group, actions, dwell, expiry, record length.
+/// - colder per slot: id, group, actions and dwell in one record (`SlotSettings`), expiry,
+///   record length.
 /// - the R-tree holds item `2 * slot + part` for each of a fence's one or two boxes.
 ///
 /// Ids and groups are interned: the hot loops see only integers. A value type: copies share
@@ -25,11 +26,10 @@ public struct FenceStore: Sendable {
     // Hot, per slot.
     var slotHot: ContiguousArray<Int> = []
     // Cold, per slot.
-    var slotID: ContiguousArray<String> = []
+    /// Id, group, action mask and dwell: one 32-byte record, what the event pass reads per
+    /// event (`SlotSettings`).
+    var slotSettings: ContiguousArray<SlotSettings> = []
     var slotGeometryCount: ContiguousArray<Int32> = []
-    var slotGroup: ContiguousArray<Int32> = []  // -1: none
-    var slotActions: ContiguousArray<UInt8> = []  // 0xFF: the engine's
-    var slotDwell: ContiguousArray<Double> = []  // NaN: the engine's
     var slotExpires: ContiguousArray<Double> = []  // NaN: never
     var slotBoxCount: ContiguousArray<UInt8> = []
     /// A fence's key: stable while the fence (its id) is stored, through replacement and bulk
@@ -83,11 +83,11 @@ public struct FenceStore: Sendable {
     public func handle(id: String) -> FenceHandle? { slotByID[id].map(FenceHandle.init(rawValue:)) }
 
     /// The id of a handle returned by a query on this store, unchanged since.
-    public func id(of handle: FenceHandle) -> String { slotID[Int(handle.rawValue)] }
+    public func id(of handle: FenceHandle) -> String { slotSettings[Int(handle.rawValue)].id }
 
     /// The group of a handle, if any.
     public func group(of handle: FenceHandle) -> String? {
-        let g = slotGroup[Int(handle.rawValue)]
+        let g = slotSettings[Int(handle.rawValue)].group
         return g < 0 ? nil : groupNames[Int(g)]
     }
 
@@ -130,11 +130,11 @@ public struct FenceStore: Sendable {
             }
             return .polygons(FlatGeometry.polygons(of: record))
         }
-        let g = slotGroup[s]
+        let g = slotSettings[s].group
         return Fence(
-            id: slotID[s], group: g < 0 ? nil : groupNames[Int(g)], shape: shape, coord: .wgs84,
-            actions: slotActions[s] == 0xFF ? nil : FenceActions(rawValue: slotActions[s]),
-            dwell: slotDwell[s].isNaN ? nil : slotDwell[s], expires: slotExpires[s].isNaN ? nil : slotExpires[s],
+            id: slotSettings[s].id, group: g < 0 ? nil : groupNames[Int(g)], shape: shape, coord: .wgs84,
+            actions: slotSettings[s].actions == 0xFF ? nil : FenceActions(rawValue: slotSettings[s].actions),
+            dwell: slotSettings[s].dwell.isNaN ? nil : slotSettings[s].dwell, expires: slotExpires[s].isNaN ? nil : slotExpires[s],
             properties: properties[slot] ?? [:])
     }
 
@@ -142,15 +142,29 @@ public struct FenceStore: Sendable {
     /// - Complexity: O(slots) for the id strings.
     public var memoryFootprint: Int {
         func bytes<T>(_ a: ContiguousArray<T>) -> Int { a.capacity * MemoryLayout<T>.stride }
-        var total = bytes(slotHot) + bytes(slotID) + bytes(slotGeometryCount) + bytes(slotGroup)
-        total += bytes(slotActions) + bytes(slotDwell) + bytes(slotExpires) + bytes(slotBoxCount) + bytes(geometry)
+        var total = bytes(slotHot) + bytes(slotSettings) + bytes(slotGeometryCount)
+        total += bytes(slotExpires) + bytes(slotBoxCount) + bytes(geometry)
         total += bytes(slotKey) + bytes(keySlot)
         total += tree.memoryFootprint
         // Dictionary entries: key + value + about one word of hashing overhead at 75% load.
         total += slotByID.capacity * (MemoryLayout<String>.stride + 4 + 8)
-        for id in slotID where id.utf8.count > 15 { total += id.utf8.count + 32 }
+        for s in slotSettings where s.id.utf8.count > 15 { total += s.id.utf8.count + 32 }
         return total
     }
+}
+
+/// A fence's settings that the event pass reads for every event it reports, in one record
+/// (32 bytes: one cache line holds two), so an event costs one miss for them instead of one
+/// per array. Paired in one process, against four separate arrays: `evaluate` 2-3.5% faster
+/// at 1M fences.
+struct SlotSettings: Sendable {
+    var id: String = ""
+    /// Seconds inside before `dwell`; NaN: the engine's.
+    var dwell: Double = .nan
+    /// Index into `groupNames`; -1: none.
+    var group: Int32 = -1
+    /// `FenceActions` raw value; 0xFF: the engine's.
+    var actions: UInt8 = 0xFF
 }
 
 /// The store's hot word per slot: bits 0-1 the kind (`FlatGeometry.Kind`; 0 a free slot), bits

@@ -167,6 +167,12 @@ final class FenceStoreTests: XCTestCase {
         XCTAssertEqual(store.ids(covering: LonLat(lon: g.lon, lat: g.lat)), [])
     }
 
+    /// The settings an event reads are one 32-byte record a slot: two to a cache line, never
+    /// split across two.
+    func testSlotSettingsAreOneSmallRecord() {
+        XCTAssertEqual(MemoryLayout<SlotSettings>.stride, 32)
+    }
+
     func testMemoryFootprintIsReported() throws {
         var store = FenceStore()
         var rng = TestRandom(seed: 3)

@@ -8,7 +8,7 @@ extension EventEngine {
         guard actions(slot: slot).contains(kind.action) else { return }
         events.append(
             FenceEvent(
-                time: time, device: device, fence: store.slotID[slot], group: group(slot: slot), kind: kind,
+                time: time, device: device, fence: store.slotSettings[slot].id, group: group(slot: slot), kind: kind,
                 lon: lon, lat: lat, initial: initial, reason: reason, insideSeconds: inside))
     }
 

@@ -31,7 +31,7 @@ extension EventEngine {
                 if replacedKeys.contains(pair.fence), let slot = engine.store.slot(ofKey: pair.fence),
                     !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
-                    let id = engine.store.slotID[Int(slot)]
+                    let id = engine.store.slotSettings[Int(slot)].id
                     if let old = before[id], old.actions.contains(.exit) {
                         events.append(
                             FenceEvent(
@@ -102,14 +102,14 @@ extension EventEngine {
         let before = settings
         settings.actions = actions
         let store = self.store
-        return retrigger(before: before) { slot in store.slotActions[slot] == 0xFF }
+        return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }
     }
 
     /// Changes one fence's own action mask (nil: follow the engine's), with the same re-trigger.
     public mutating func setActions(_ actions: FenceActions?, fence id: String) -> [FenceEvent] {
         guard let slot = store.slotByID[id] else { return [] }
         let before = self.actions(slot: Int(slot))
-        store.slotActions[Int(slot)] = actions?.rawValue ?? 0xFF
+        store.slotSettings[Int(slot)].actions = actions?.rawValue ?? 0xFF
         let key = store.key(ofSlot: slot)
         let store = self.store
         return retrigger(previous: { _ in before }) { s in store.slotKey[s] == key }
@@ -121,7 +121,7 @@ extension EventEngine {
         let before = settings
         body(&settings)
         let store = self.store
-        return retrigger(before: before) { slot in store.slotActions[slot] == 0xFF }
+        return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }
     }
 
     func retrigger(before: EventSettings, affects: (Int) -> Bool) -> [FenceEvent] {

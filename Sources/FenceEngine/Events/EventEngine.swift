@@ -78,7 +78,7 @@ public struct EventEngine: Sendable {
     /// Ids of the fences a device is inside (or stayed in), sorted.
     public func fences(insideOf device: String) -> [String] {
         guard let state = state(of: device) else { return [] }
-        return state.pairs.compactMap { store.slot(ofKey: $0.fence).map { store.slotID[Int($0)] } }.sorted()
+        return state.pairs.compactMap { store.slot(ofKey: $0.fence).map { store.slotSettings[Int($0)].id } }.sorted()
     }
 
     /// Bytes of tracker state: devices, their pairs and the id table (capacity-based).
@@ -99,7 +99,7 @@ public struct EventEngine: Sendable {
     /// when cross detection is on).
     @inline(__always)
     func actions(slot: Int) -> FenceActions {
-        let own = store.slotActions[slot]
+        let own = store.slotSettings[slot].actions
         if own != 0xFF { return FenceActions(rawValue: own) }
         return settings.crossDetection ? settings.actions.union(.cross) : settings.actions
     }
@@ -107,12 +107,12 @@ public struct EventEngine: Sendable {
     /// The dwell time that applies to a fence slot.
     @inline(__always)
     func dwell(slot: Int) -> Double {
-        let own = store.slotDwell[slot]
+        let own = store.slotSettings[slot].dwell
         return own.isNaN ? settings.dwell : own
     }
 
     func group(slot: Int) -> String? {
-        let g = store.slotGroup[slot]
+        let g = store.slotSettings[slot].group
         return g < 0 ? nil : store.groupNames[Int(g)]
     }
 }

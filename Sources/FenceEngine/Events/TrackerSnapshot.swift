@@ -29,7 +29,7 @@ extension EventEngine {
             let pairs = state.pairs.compactMap { pair -> TrackerSnapshot.Pair? in
                 guard let slot = store.slot(ofKey: pair.fence) else { return nil }
                 return TrackerSnapshot.Pair(
-                    fence: store.slotID[Int(slot)], stayed: pair.isStayed, exitPending: pair.isExitPending,
+                    fence: store.slotSettings[Int(slot)].id, stayed: pair.isStayed, exitPending: pair.isExitPending,
                     enterTime: pair.enterTime, pendingSince: pair.pendingSince)
             }
             out.append(
