@@ -167,7 +167,7 @@ extension FenceStore {
         slotKey[s] = k
         keySlot[Int(k)] = slot
         let kind: FlatGeometry.Kind = flat.kind == .circle ? .circle : (flat.indexed ? .indexedPolygon : .polygon)
-        let gridOffset = kind == .polygon ? flat.geometry.withUnsafeBufferPointer { SmallPolygonGrid.offset(in: $0.baseAddress!) } : 0
+        let gridOffset = kind == .polygon ? flat.geometry.withUnsafeBufferPointer { FlatGeometry.coordinatesEnd(of: $0.baseAddress!) } : 0
         slotHot[s] = HotWord.make(start: geometry.count, kind: kind, gridOffset: gridOffset)
         geometry.append(contentsOf: flat.geometry)
         slotGeometryCount[s] = Int32(flat.geometry.count)

@@ -27,7 +27,7 @@ extension FenceStore {
         let hot = slotHot[slot]
         return geometry.withUnsafeBufferPointer { g -> Double in
             let record = g.baseAddress! + HotWord.start(hot)
-            if hot & 3 == FlatGeometry.Kind.circle.rawValue {
+            if HotWord.kind(hot) == FlatGeometry.Kind.circle.rawValue {
                 return abs(Geodesic.distance(lon1: record[0], lat1: record[1], lon2: p.lon, lat2: p.lat) - record[2])
             }
             let kx = cos(p.lat * .pi / 180) * 111_319.49

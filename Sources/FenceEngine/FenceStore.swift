@@ -72,7 +72,7 @@ public struct FenceStore: Sendable {
     public static var defaultThreads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     @inline(__always)
-    func kind(_ slot: Int) -> FlatGeometry.Kind { FlatGeometry.Kind(rawValue: slotHot[slot] & 3)! }
+    func kind(_ slot: Int) -> FlatGeometry.Kind { FlatGeometry.Kind(rawValue: HotWord.kind(slotHot[slot]))! }
 
     @inline(__always)
     func geometryStart(_ slot: Int) -> Int { HotWord.start(slotHot[slot]) }

@@ -18,6 +18,18 @@ enum FlatGeometry {
     /// Polygons with more positions than this get an edge index.
     static let indexThreshold = 64
 
+    /// Where what follows a polygon record's coordinates starts, in doubles from the record's
+    /// start: a `.polygon` record's small grid (`SmallPolygonGrid`), an `.indexedPolygon`
+    /// record's cell grid (`insertCellGrid`). Reads only the ring counts, the record's first
+    /// line for up to 7 rings.
+    @inline(__always)
+    static func coordinatesEnd(of record: UnsafePointer<Double>) -> Int {
+        let ringCount = Int(record[0])
+        var n = 0
+        for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
+        return 1 + ringCount + 2 * n
+    }
+
     /// The slab of a latitude: monotonic in `y` (subtraction and multiplication by a positive
     /// number round monotonically), so an edge filed under the slabs of its two ends is found
     /// from every latitude between them.

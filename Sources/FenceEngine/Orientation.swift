@@ -232,10 +232,7 @@ enum RingLocator {
     /// after the coordinates, so finding it takes only the record's first line.
     @inline(__always)
     static func cellGrid(of record: UnsafePointer<Double>) -> UnsafePointer<Double> {
-        let ringCount = Int(record[0])
-        var n = 0
-        for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
-        return record + 1 + ringCount + 2 * n
+        record + FlatGeometry.coordinatesEnd(of: record)
     }
 
     /// Where the edge index of an indexed record starts (`FlatGeometry.appendEdgeIndex`):

@@ -41,15 +41,6 @@ enum SmallPolygonGrid {
     @inline(__always)
     static func maskBytes(positions n: Int) -> Int { n <= 17 ? 2 : (n <= 33 ? 4 : 8) }
 
-    /// Where the grid starts in a `.polygon` record, in doubles from the record's start: after
-    /// the ring counts and the coordinates.
-    static func offset(in record: UnsafePointer<Double>) -> Int {
-        let ringCount = Int(record[0])
-        var n = 0
-        for r in 0..<ringCount { n &+= Int(abs(record[1 &+ r])) }
-        return 1 + ringCount + 2 &* n
-    }
-
     /// Doubles the grid adds to a record of `n` positions.
     static func doubles(positions n: Int) -> Int { headerCount + (rows * maskBytes(positions: n) + 7) / 8 + cellDoubles }
 

@@ -139,7 +139,7 @@ final class PartitionWorker: @unchecked Sendable {
         var messagesOut = 0
         var failedFetches = 0
         // For the crash test's failpoint (`killAfterMessages`): fix messages received and
-        // checkpoints written in this run.
+        // checkpoints written in this session.
         var received = 0
         var checkpointsWritten = 0
 

@@ -310,7 +310,7 @@ func assertHotWords(_ store: FenceStore, _ when: String, line: UInt = #line) {
             XCTAssertEqual(HotWord.start(word), store.geometryStart(s), when, line: line)
             XCTAssertEqual(HotWord.kind(word), store.kind(s).rawValue, when, line: line)
             let record = g.baseAddress! + HotWord.start(word)
-            let expected = store.kind(s) == .polygon ? SmallPolygonGrid.offset(in: record) : 0
+            let expected = store.kind(s) == .polygon ? FlatGeometry.coordinatesEnd(of: record) : 0
             XCTAssertEqual(HotWord.gridOffset(word), expected, "\(when): slot \(s) of kind \(store.kind(s))", line: line)
             if case .polygons(let polygons) = store.fence(slot: Int32(s)).shape, store.kind(s) == .polygon {
                 // The grid's header starts with the box's west and south edges.

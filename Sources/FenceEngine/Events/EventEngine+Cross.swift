@@ -63,7 +63,7 @@ extension EventEngine {
 
     func segment(_ p: LonLat, _ q: LonLat, intersects slot: Int32, scratch: inout ApplyScratch) -> Bool {
         let hot = store.slotHot[Int(slot)]
-        if hot & 3 == FlatGeometry.Kind.circle.rawValue {
+        if HotWord.kind(hot) == FlatGeometry.Kind.circle.rawValue {
             let r = store.geometry[HotWord.start(hot)..<(HotWord.start(hot) + CircleGeometry.stride)].map { $0 }
             let center = LonLat(lon: r[0], lat: r[1])
             let c = CircleGeometry.unitVector(lon: center.lon, lat: center.lat)
