@@ -60,6 +60,8 @@ let package = Package(
             providers: [.apt(["libnats-dev"])]
         ),
         .target(name: "SpatialIndex", swiftSettings: checks + hostCPU),
+        // Reproducible random data for the benchmark and the tests; no product depends on it.
+        .target(name: "SeededRandom"),
         // A cache prefetch hint, which Swift does not expose: one inline C function.
         .target(name: "CPrefetch"),
         .target(name: "FenceEngine", dependencies: ["CGEOS", "CPrefetch", "SpatialIndex"], swiftSettings: checks + hostCPU),
@@ -68,13 +70,13 @@ let package = Package(
         .executableTarget(name: "fence", dependencies: ["FenceIO", "FenceEngine", "FenceNATS"]),
         .executableTarget(
             name: "FenceBench",
-            dependencies: ["FenceEngine", "FenceIO", "SpatialIndex"],
+            dependencies: ["FenceEngine", "FenceIO", "SpatialIndex", "SeededRandom"],
             path: "Benchmarks/FenceBench"
         ),
-        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: checks),
-        .testTarget(name: "FenceEngineTests", dependencies: ["FenceEngine"], swiftSettings: checks),
+        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "SeededRandom"], swiftSettings: checks),
+        .testTarget(name: "FenceEngineTests", dependencies: ["FenceEngine", "SeededRandom"], swiftSettings: checks),
         .testTarget(name: "FenceIOTests", dependencies: ["FenceIO"]),
-        .testTarget(name: "FenceNATSTests", dependencies: ["FenceNATS", "FenceIO", "FenceEngine"]),
+        .testTarget(name: "FenceNATSTests", dependencies: ["FenceNATS", "FenceIO", "FenceEngine", "SeededRandom"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import FenceEngine
 import Foundation
+import SeededRandom
 
 /// A seeded synthetic workload: star-shaped polygons and circles scattered over a region sized
 /// so that a random position falls in about `hits` fences.

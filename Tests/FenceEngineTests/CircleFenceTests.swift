@@ -7,7 +7,7 @@ final class CircleFenceTests: XCTestCase {
     /// circles of many sizes, including ones across the antimeridian and around the poles.
     func testCentimetreBoundaryOverSeeds() throws {
         for seed in UInt64(1)...20 {
-            var rng = TestRandom(seed: seed)
+            var rng = TestRandom(mixing: seed)
             var centers: [LonLat] = [LonLat(lon: 179.95, lat: rng.uniform(-60, 60)), LonLat(lon: -179.99, lat: 10)]
             centers.append(LonLat(lon: rng.uniform(-180, 180), lat: 89.9))
             centers.append(LonLat(lon: rng.uniform(-180, 180), lat: -89.95))

@@ -483,7 +483,7 @@ final class EventOracleExtraTests: XCTestCase {
     }
 
     static func hysteresisScenario(seed: UInt64) -> Scenario {
-        var rng = TestRandom(seed: seed)
+        var rng = TestRandom(mixing: seed)
         let lon0 = 13.30, lat0 = 52.45, span = 0.06
         var fences: [Fence] = []
         for i in 0..<int(&rng, 8...20) {
@@ -642,7 +642,7 @@ final class EventOracleExtraTests: XCTestCase {
     }
 
     static func editScenario(seed: UInt64) -> Scenario {
-        var rng = TestRandom(seed: seed)
+        var rng = TestRandom(mixing: seed)
         let lon0 = 13.20, lat0 = 52.40, span = 0.15
         let fences = (0..<int(&rng, 30...60)).map {
             randomFence(id: "f\($0)", &rng, lon0: lon0, lat0: lat0, span: span, expires: (t0 + 100)...(t0 + 2200))
@@ -684,7 +684,7 @@ final class EventOracleExtraTests: XCTestCase {
         }
         seeds: for seed in UInt64(2001)...2022 {
             let s = Self.editScenario(seed: seed)
-            var rng = TestRandom(seed: seed ^ 0xED17)
+            var rng = TestRandom(mixing: seed ^ 0xED17)
             var engine = Self.makeEngine(s.fences, s.settings)
             let oracle = RuleTracker(fences: s.fences, settings: s.settings)
             defer { add(oracle.stats) }
@@ -766,7 +766,7 @@ final class EventOracleExtraTests: XCTestCase {
     /// decides every case with room to spare. Batches by time, exact duplicates only: the
     /// applied fixes are the generated track in order, so the segments are the generated ones.
     static func crossScenario(seed: UInt64, segmentMinimum: SegmentMinimum) -> (Scenario, redrawn: Int) {
-        var rng = TestRandom(seed: seed)
+        var rng = TestRandom(mixing: seed)
         let lon0 = 13.25, lat0 = 52.40, span = 0.12
         var fences: [Fence] = []
         var circles: [(LonLat, Double)] = []

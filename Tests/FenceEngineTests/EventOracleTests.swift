@@ -129,7 +129,7 @@ final class EventOracleTests: XCTestCase {
     }
 
     static func makeScenario(seed: UInt64, fixesPerDevice: ClosedRange<Int> = 40...100) -> Scenario {
-        var rng = TestRandom(seed: seed)
+        var rng = TestRandom(mixing: seed)
         var fences: [Fence] = []
         for i in 0..<int(&rng, 30...80) {
             let lon = lon0 + rng.uniform(0, span), lat = lat0 + rng.uniform(0, span)
@@ -317,7 +317,7 @@ final class EventOracleTests: XCTestCase {
         var pairsCarried = 0
         for seed in UInt64(201)...224 {
             let s = Self.makeScenario(seed: seed, fixesPerDevice: 30...80)
-            var rng = TestRandom(seed: seed ^ 0xABCD)
+            var rng = TestRandom(mixing: seed ^ 0xABCD)
             // The track with exact duplicates (which copy wins must not depend on the shuffles),
             // stably by time; split at a time boundary so the two runs' outputs concatenate in order.
             var track = s.track
@@ -357,7 +357,7 @@ final class EventOracleTests: XCTestCase {
     func testStreamMatchesBatch() {
         for seed in UInt64(301)...324 {
             let s = Self.makeScenario(seed: seed, fixesPerDevice: 30...80)
-            var rng = TestRandom(seed: seed ^ 0x5EED)
+            var rng = TestRandom(mixing: seed ^ 0x5EED)
             // Exact duplicates only: which copy wins must not depend on arrival order.
             var fixes = s.track
             for _ in 0..<(fixes.count / 40) { fixes.append(fixes[Self.int(&rng, 0...(fixes.count - 1))]) }

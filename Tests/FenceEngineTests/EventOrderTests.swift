@@ -19,7 +19,7 @@ final class EventOrderTests: XCTestCase {
 
     func testMergeMatchesSortOfEverything() {
         for seed: UInt64 in 1...6 {
-            var rng = TestRandom(seed: seed)
+            var rng = TestRandom(mixing: seed)
             // Sizes either side of the parallel cut (65,536 events), empty lists among them.
             let perList = seed % 2 == 0 ? 40 : 4_000
             let times = seed <= 2 ? 3 : 5_000
@@ -44,7 +44,7 @@ final class EventOrderTests: XCTestCase {
 
     /// `sorted` on a list in time order (only ties sorted) and on one out of order.
     func testSortedMatchesStandardSort() {
-        var rng = TestRandom(seed: 9)
+        var rng = TestRandom(mixing: 9)
         for times in [1, 4, 1_000] {
             let events = randomEvents(&rng, count: 3_000, times: times)
             XCTAssertEqual(EventEngine.sorted(events), events.sorted(), "out of order, \(times) times")

@@ -148,7 +148,7 @@ final class EventScenarioTests: XCTestCase {
     /// margin (2.5 sigma) flaps far less.
     func testJitterOnABoundaryWithAndWithoutHysteresis() {
         let fence = Fence.circle(id: "c", lon: 0, lat: 0, radius: 500)
-        var rng = TestRandom(seed: 5)
+        var rng = TestRandom(mixing: 5)
         var fixes: [Position] = []
         for t in 0..<3600 {
             // Box-Muller: 10 m standard deviation along the radius, around the boundary.

@@ -103,7 +103,7 @@ final class FenceStoreTests: XCTestCase {
     /// Many adds, replaces and removes keep the store equal to the oracle and the geometry
     /// arrays compact.
     func testChurnMatchesOracle() throws {
-        var rng = TestRandom(seed: 7)
+        var rng = TestRandom(mixing: 7)
         var store = FenceStore()
         var live: [String: Fence] = [:]
         for round in 0..<30 {
@@ -175,7 +175,7 @@ final class FenceStoreTests: XCTestCase {
 
     func testMemoryFootprintIsReported() throws {
         var store = FenceStore()
-        var rng = TestRandom(seed: 3)
+        var rng = TestRandom(mixing: 3)
         store.add((0..<1000).map { .polygon(id: "p\($0)", exterior: Shapes.star(&rng, lon: rng.uniform(0, 10), lat: rng.uniform(0, 10), radius: 0.1, vertices: 16)) })
         let perFence = store.memoryFootprint / store.count
         XCTAssertGreaterThan(perFence, 16 * 16, "at least the vertices")
@@ -187,7 +187,7 @@ final class FenceStoreBulkTests: XCTestCase {
     /// A large batch into a non-empty store renumbers every fence in spatial order; ids,
     /// groups, properties, settings and containment all survive, replacements included.
     func testBulkAddIntoNonEmptyStoreKeepsEverything() throws {
-        var rng = TestRandom(seed: 11)
+        var rng = TestRandom(mixing: 11)
         func fence(_ id: String) -> Fence {
             var f: Fence =
                 rng.next() % 2 == 0
@@ -233,7 +233,7 @@ final class FenceStoreBulkTests: XCTestCase {
     /// polygon, where its grid starts (what the containment prefetch asks for): through
     /// renumbering, compaction and replacement.
     func testHotWordsNameTheGridThroughEdits() throws {
-        var rng = TestRandom(seed: 23)
+        var rng = TestRandom(mixing: 23)
         var store = FenceStore()
         func batch(_ prefix: String, _ count: Int) -> [Fence] {
             (0..<count).map { i -> Fence in
@@ -268,7 +268,7 @@ final class FenceStoreBulkTests: XCTestCase {
 /// edit, rebuilt only for a batch that pays for it; containment is the oracle's throughout.
 final class FenceStoreCellGridTests: XCTestCase {
     func testEditsDropTheGridAndLargeBatchesRebuildIt() throws {
-        var rng = TestRandom(seed: 31)
+        var rng = TestRandom(mixing: 31)
         var fences: [Fence] = (0..<600).map { i in
             i % 3 == 0
                 ? .circle(id: "c\(i)", lon: rng.uniform(0, 3), lat: rng.uniform(0, 3), radius: rng.uniform(1000, 30_000))

@@ -65,7 +65,7 @@ final class IdleEvictionTests: XCTestCase {
     /// one batch over the whole input, for several batch sizes and seeds.
     func testBoundedMemoryAndBatchInvarianceOverAChangingFleet() {
         for seed in 1...3 as ClosedRange<UInt64> {
-            var rng = TestRandom(seed: seed)
+            var rng = TestRandom(mixing: seed)
             var fences: [Fence] = []
             for i in 0..<40 {
                 let lon = rng.uniform(0, 2)

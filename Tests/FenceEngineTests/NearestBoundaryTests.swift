@@ -5,7 +5,7 @@ import XCTest
 final class NearestBoundaryTests: XCTestCase {
     func testNearestMatchesScanOverSeeds() throws {
         for seed in UInt64(1)...20 {
-            var rng = TestRandom(seed: seed)
+            var rng = TestRandom(mixing: seed)
             var fences: [Fence] = []
             for i in 0..<150 {
                 let lon = rng.uniform(0, 2)

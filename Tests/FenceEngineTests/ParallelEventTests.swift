@@ -42,7 +42,7 @@ final class ParallelEventTests: XCTestCase {
     }
 
     func run(settings: EventSettings, threads: Int, prefix: String = "dev-") -> (events: [FenceEvent], state: TrackerSnapshot) {
-        var rng = TestRandom(seed: 77)
+        var rng = TestRandom(mixing: 77)
         var engine = EventEngine(settings: settings)
         _ = engine.add(fences(&rng), threads: threads)
         var events: [FenceEvent] = []

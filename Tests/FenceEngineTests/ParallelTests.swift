@@ -6,7 +6,7 @@ import XCTest
 /// per-worker scratch and GEOS fallback).
 final class ParallelTests: XCTestCase {
     func testParallelAddAndContainmentAreThreadCountInvariant() throws {
-        var rng = TestRandom(seed: 42)
+        var rng = TestRandom(mixing: 42)
         var fences: [Fence] = []
         for i in 0..<3000 {
             let lon = rng.uniform(0, 4)

@@ -8,7 +8,7 @@ import XCTest
 final class ProbeTests: XCTestCase {
     func testProbeCountsEveryStoredBoxHoldingEachPosition() throws {
         for seed in UInt64(1)...6 {
-            var rng = TestRandom(seed: seed)
+            var rng = TestRandom(mixing: seed)
             var fences: [Fence] = []
             for i in 0..<400 {
                 let lon = rng.uniform(-10, 10)

@@ -8,7 +8,7 @@ final class RingSimplicityTests: XCTestCase {
         var proven = 0
         var validByGEOS = 0
         for seed in UInt64(1)...40 {
-            var rng = TestRandom(seed: seed)
+            var rng = TestRandom(mixing: seed)
             for k in 0..<250 {
                 var ring: [LonLat]
                 switch k % 4 {
@@ -47,7 +47,7 @@ final class RingSimplicityTests: XCTestCase {
         var validByGEOS = 0
         var invalidByGEOS = 0
         for seed in UInt64(1)...12 {
-            var rng = TestRandom(seed: 500 + seed)
+            var rng = TestRandom(mixing: 500 + seed)
             for k in 0..<24 {
                 var ring: [LonLat]
                 let n = 65 + Int(rng.next() % 1900)

@@ -26,7 +26,7 @@ final class SpatialOrderTests: XCTestCase {
     /// (key 0), over several seeds.
     func testMatchesSortedKeysOverSeeds() {
         for seed: UInt64 in 1...4 {
-            var rng = TestRandom(seed: seed)
+            var rng = TestRandom(mixing: seed)
             for (count, span) in [(0, 1.0), (1, 1.0), (2, 1.0), (1000, 0.01), (70_000, 0.5), (100_003, 360.0), (131_072, 20.0)] {
                 var positions: [LonLat] = []
                 for _ in 0..<count {

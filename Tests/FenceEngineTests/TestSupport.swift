@@ -1,22 +1,14 @@
 @testable import FenceEngine
 import Foundation
+import SeededRandom
 
-/// Seeded generator for the tests (same algorithm as the benchmark's, kept separate because
-/// test targets cannot import an executable).
-struct TestRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x2545_F491_4F6C_DD1D &+ 1 }
-    /// Starts from `state` as given: plain SplitMix64 seeding, for tests whose points were
-    /// drawn that way.
-    init(rawState state: UInt64) { self.state = state }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * Double(next() >> 11) * 0x1p-53 }
+/// The tests' generator: `SplitMix64`, the benchmark's. `TestRandom(mixing:)` multiplies the
+/// seed first, so small consecutive seeds (1, 2, 3) start far apart; `TestRandom(seed:)` is
+/// plain splitmix64 seeding, for tests whose points were drawn that way.
+typealias TestRandom = SplitMix64
+
+extension SplitMix64 {
+    init(mixing seed: UInt64) { self.init(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1) }
 }
 
 /// Random shapes for oracle tests.

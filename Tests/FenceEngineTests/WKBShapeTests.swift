@@ -112,7 +112,7 @@ final class WKBShapeTests: XCTestCase {
             WKBWriter(), WKBWriter(bigEndian: true), WKBWriter(zStyle: .iso), WKBWriter(bigEndian: true, zStyle: .extended, srid: 4326),
         ]
         for seed in 1...200 {
-            var rng = TestRandom(seed: UInt64(seed))
+            var rng = TestRandom(mixing: UInt64(seed))
             let count = 1 + Int(rng.next() % 3)
             let polygons = (0..<count).map { k in
                 Shapes.polygonWithHoles(&rng, lon: rng.uniform(-170, 170) + 0 * Double(k), lat: rng.uniform(-80, 80), radius: rng.uniform(0.001, 1))

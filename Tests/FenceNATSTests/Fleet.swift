@@ -1,19 +1,6 @@
 import FenceEngine
 import Foundation
-
-/// Seeded PRNG (splitmix64): reproducible on every platform.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * Double(next() >> 11) * 0x1p-53 }
-}
+import SeededRandom
 
 /// A generated fleet and its fences over a `size`° square at (0, 0): circles (200-1000 m, in
 /// proportion to the square) and octagons, in groups; vehicles on random walks (5-30 m/s)

@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SpatialIndex
+import SeededRandom
 
 /// The cell grid point candidate queries start from (`RTree+CellIndex.swift`): the same
 /// candidates as the Float32 walk from the root, once each, over many shapes of data.

@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SpatialIndex
+import SeededRandom
 
 final class EdgeCaseTests: XCTestCase {
     func testEmptyTree() {

@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SpatialIndex
+import SeededRandom
 
 /// The checker itself: each kind of corruption is noticed and named.
 final class InvariantCheckerTests: XCTestCase {

@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SpatialIndex
+import SeededRandom
 
 final class RebuildPolicyTests: XCTestCase {
     /// Fence-like data: 20,000 boxes of 0.05 .. 2 units in a 100 x 100 square.

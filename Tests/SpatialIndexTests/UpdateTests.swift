@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import SpatialIndex
+import SeededRandom
 
 final class UpdateTests: XCTestCase {
     /// Trees grown by inserts alone (from empty, with and without the rebuild policy).
