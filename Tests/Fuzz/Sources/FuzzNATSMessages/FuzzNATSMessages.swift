@@ -1,8 +1,9 @@
-import FenceEngine
 import FenceIO
 import FuzzDriver
 import FuzzSupport
 
+// Testable for the internals it fuzzes; FenceEngine too, for CRC32 (package access).
+@testable import FenceEngine
 @testable import FenceNATS
 
 /// What a fence worker decodes off the network, every decoder on every input: a fix batch
