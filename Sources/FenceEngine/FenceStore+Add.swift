@@ -205,7 +205,7 @@ extension FenceStore {
         for (item, box) in pendingBoxes where item & 1 == 0 { boxes[item >> 1] = box }
         var live: [(key: UInt32, slot: Int32)] = []
         live.reserveCapacity(count)
-        for s in slotHot.indices where slotHot[s] & 3 != 0 {
+        for s in slotHot.indices where HotWord.isLive(slotHot[s]) {
             let box = boxes[Int32(s)] ?? tree.box(of: Int32(s) * 2)!
             let center = LonLat(lon: (box.minX + box.maxX) / 2, lat: (box.minY + box.maxY) / 2)
             live.append((SpatialOrder.key(center), Int32(s)))
@@ -262,7 +262,7 @@ extension FenceStore {
         var boxes = ContiguousArray<Box>()
         ids.reserveCapacity(tree.count + pendingBoxes.count)
         boxes.reserveCapacity(tree.count + pendingBoxes.count)
-        for slot in slotHot.indices where slotHot[slot] & 3 != 0 {
+        for slot in slotHot.indices where HotWord.isLive(slotHot[slot]) {
             for part in 0..<Int32(slotBoxCount[slot]) {
                 let item = Int32(slot) * 2 + part
                 if let box = tree.box(of: item) {

@@ -38,7 +38,7 @@ extension FenceStore {
     public func expired(asOf time: Double) -> [String] {
         guard expiring > 0 else { return [] }
         var ids: [String] = []
-        for slot in slotHot.indices where slotHot[slot] & 3 != 0 {
+        for slot in slotHot.indices where HotWord.isLive(slotHot[slot]) {
             let e = slotExpires[slot]
             if !e.isNaN && e <= time { ids.append(slotSettings[slot].id) }
         }
@@ -85,7 +85,7 @@ extension FenceStore {
         guard deadGeometry > 4096 && deadGeometry * 2 > geometry.count else { return }
         var compacted = ContiguousArray<Double>()
         compacted.reserveCapacity(geometry.count - deadGeometry)
-        for s in slotHot.indices where slotHot[s] & 3 != 0 {
+        for s in slotHot.indices where HotWord.isLive(slotHot[s]) {
             let start = geometryStart(s)
             slotHot[s] = HotWord.moved(slotHot[s], to: compacted.count)
             compacted.append(contentsOf: geometry[start..<(start + Int(slotGeometryCount[s]))])

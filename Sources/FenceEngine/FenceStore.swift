@@ -116,7 +116,7 @@ public struct FenceStore: Sendable {
 
     /// Every stored fence, ascending by handle.
     public func allHandles() -> [FenceHandle] {
-        slotHot.indices.filter { slotHot[$0] & 3 != 0 }.map { FenceHandle(rawValue: Int32($0)) }
+        slotHot.indices.filter { HotWord.isLive(slotHot[$0]) }.map { FenceHandle(rawValue: Int32($0)) }
     }
 
     /// Rebuilds the value of a stored fence from the flat arrays.
@@ -189,6 +189,8 @@ enum HotWord {
 
     @inline(__always) static func start(_ word: Int) -> Int { word >> startShift }
     @inline(__always) static func kind(_ word: Int) -> Int { word & 3 }
+    /// Whether the slot holds a fence (kind 0 is a free slot).
+    @inline(__always) static func isLive(_ word: Int) -> Bool { word & 3 != 0 }
     @inline(__always) static func gridOffset(_ word: Int) -> Int { (word >> 2) & 0xFF }
 }
 
