@@ -329,14 +329,18 @@ extension FenceStore {
         let start = out.count
         var unit: (Double, Double, Double)?
         scratch.candidateCount &+= candidates.count
+        let onAntimeridian = p.lon == 180 || p.lon == -180
         slotHot.withUnsafeBufferPointer { hot in
             geometry.withUnsafeBufferPointer { g in
                 for item in candidates {
                     let slot = item >> 1
                     let word = hot[Int(slot)]
-                    let covered =
+                    var covered =
                         FenceStore.fastCovers(kind: HotWord.kind(word), record: g.baseAddress! + HotWord.start(word), p, unit: &unit)
                         ?? slowCovers(slot: slot, p, record: g.baseAddress! + HotWord.start(word), scratch: &scratch)
+                    if !covered && onAntimeridian {
+                        covered = coversUnderOtherName(slot: slot, p, scratch: &scratch)
+                    }
                     guard covered else { continue }
                     let handle = FenceHandle(rawValue: slot)
                     if out.count == start || out[out.count &- 1] < handle {
@@ -358,14 +362,35 @@ extension FenceStore {
         out.insert(handle, at: j)
     }
 
-    /// Whether the fence in `slot` covers `p` (WGS84).
+    /// Whether the fence in `slot` covers `p` (WGS84). A position on the antimeridian is
+    /// tested under both its names (`coversUnderOtherName`).
     @inline(__always)
     func covers(slot: Int32, _ p: LonLat, unit: inout (Double, Double, Double)?, scratch: inout ContainmentScratch) -> Bool {
         let word = slotHot[Int(slot)]
-        return geometry.withUnsafeBufferPointer { g -> Bool in
+        let covered = geometry.withUnsafeBufferPointer { g -> Bool in
             let record = g.baseAddress! + HotWord.start(word)
             return FenceStore.fastCovers(kind: HotWord.kind(word), record: record, p, unit: &unit)
                 ?? slowCovers(slot: slot, p, record: record, scratch: &scratch)
+        }
+        if !covered && (p.lon == 180 || p.lon == -180) { return coversUnderOtherName(slot: slot, p, scratch: &scratch) }
+        return covered
+    }
+
+    /// Whether the polygon in `slot` covers `p`, a position on the antimeridian, under its
+    /// other name: longitude 180 and -180 are one line, and a polygon cut there (RFC 7946)
+    /// has its edge at one of them only, so a position given as -180 lies on a piece ending
+    /// at 180. Circles measure on the ellipsoid, where the two names are one point already.
+    /// Rare (a position exactly on the antimeridian), so kept out of line.
+    @inline(never)
+    func coversUnderOtherName(slot: Int32, _ p: LonLat, scratch: inout ContainmentScratch) -> Bool {
+        let word = slotHot[Int(slot)]
+        guard HotWord.kind(word) != FlatGeometry.Kind.circle.rawValue else { return false }
+        let q = LonLat(lon: -p.lon, lat: p.lat)
+        var unit: (Double, Double, Double)?
+        return geometry.withUnsafeBufferPointer { g -> Bool in
+            let record = g.baseAddress! + HotWord.start(word)
+            return FenceStore.fastCovers(kind: HotWord.kind(word), record: record, q, unit: &unit)
+                ?? slowCovers(slot: slot, q, record: record, scratch: &scratch)
         }
     }
 

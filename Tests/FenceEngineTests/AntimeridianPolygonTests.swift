@@ -21,4 +21,52 @@ final class AntimeridianPolygonTests: XCTestCase {
         let stats = store.probeStatistics([LonLat(lon: 0, lat: -15)])
         XCTAssertEqual(stats.candidatesPerPosition, 0)
     }
+
+    /// Longitude 180 and -180 name one line. A polygon whose edge is at 180 covers a position
+    /// given as -180 on that edge, and the other way round, in every path that tests
+    /// containment: one position, a batch (on 1 and 2 threads), the direct test and events.
+    func testAPositionOnTheAntimeridianIsCoveredUnderEitherName() throws {
+        var store = FenceStore()
+        let added = store.add([
+            Fence(id: "east-edge", shape: .polygons([Polygon(exterior: ring([(170, 0), (180, 0), (180, 10), (170, 10), (170, 0)]))])),
+            Fence(id: "west-edge", shape: .polygons([Polygon(exterior: ring([(-180, 0), (-170, 0), (-170, 10), (-180, 10), (-180, 0)]))])),
+            // Near the antimeridian but not on it: covers neither name.
+            Fence(id: "near", shape: .polygons([Polygon(exterior: ring([(-179.5, 0), (-170, 0), (-170, 10), (-179.5, 10), (-179.5, 0)]))])),
+            Fence(id: "circle", shape: .circle(center: LonLat(lon: 180, lat: 5), radius: 1000)),
+        ])
+        XCTAssertEqual(added.compactMap(\.error), [])
+        let both = ["circle", "east-edge", "west-edge"]
+        let cases: [(LonLat, [String])] = [
+            (LonLat(lon: 180, lat: 5), both), (LonLat(lon: -180, lat: 5), both),
+            (LonLat(lon: 180, lat: 0), ["east-edge", "west-edge"]), (LonLat(lon: -180, lat: 10), ["east-edge", "west-edge"]),
+            (LonLat(lon: -180, lat: 10.5), []), (LonLat(lon: 180, lat: -0.5), []),
+            (LonLat(lon: 179.9, lat: 5), ["east-edge"]), (LonLat(lon: -179.9, lat: 5), ["west-edge"]),
+        ]
+        for (p, want) in cases {
+            XCTAssertEqual(store.ids(covering: p), want, "\(p)")
+            let direct = store.allHandles().filter { store.fence($0, covers: p) }.map { store.id(of: $0) }.sorted()
+            XCTAssertEqual(direct, want, "direct \(p)")
+        }
+        // The batch path, with enough positions to be cut into chunks.
+        let positions = (0..<20_000).map { cases[$0 % cases.count].0 }
+        for threads in [1, 2] {
+            let coverage = store.covering(positions, threads: threads)
+            for (i, p) in positions.enumerated() {
+                let got = coverage[i].map { store.id(of: $0) }.sorted()
+                if got != cases[i % cases.count].1 {
+                    XCTFail("batch, \(threads) threads, position \(i) \(p): \(got)")
+                    break
+                }
+            }
+        }
+        var engine = EventEngine(store: store)
+        let result = engine.evaluate([
+            Position(device: "a", time: 0, lon: 175, lat: 5), Position(device: "a", time: 10, lon: -180, lat: 5),
+            Position(device: "b", time: 0, lon: -180, lat: 5),
+        ])
+        let entered = result.events.filter { $0.kind == .enter }.map { "\($0.device) \($0.fence) \($0.time)" }
+        // Device a walks from (175, 5) onto the line as -180; b starts on it.
+        XCTAssertEqual(entered, ["a east-edge 0.0", "b circle 0.0", "b east-edge 0.0", "b west-edge 0.0", "a circle 10.0", "a west-edge 10.0"])
+        XCTAssertFalse(result.events.contains { $0.kind == .exit })
+    }
 }
