@@ -18,45 +18,22 @@ extension FenceStore {
 
     /// Distance in metres from `p` to the boundary of the fence in `slot`.
     ///
-    /// Circles: |geodesic distance to the centre - radius| on the WGS84 ellipsoid. Polygons: the
-    /// nearest edge in a local equirectangular projection at `p` (metres east = degrees x
-    /// cos(lat) x 111,320, north = degrees x 111,133); within 0.5% for distances up to tens of
-    /// kilometres, the scale hysteresis margins and report delays need.
+    /// Circles: |geodesic distance to the centre - radius| on the WGS84 ellipsoid. Polygons:
+    /// `PolygonDistance.boundary`: edges screened in a local projection at `p` with the
+    /// ellipsoid's scales there (within about 0.1% up to 10 km below 80 degrees of latitude:
+    /// the scale hysteresis margins need), and with `exact` the nearest ones measured on the
+    /// ellipsoid (at any range and latitude; what `nearestBoundary` reports).
     /// - Complexity: O(v) for v vertices.
-    func boundaryDistance(slot: Int, _ p: LonLat) -> Double {
+    /// - Parameter cutoff: with `exact`, a distance already found: a polygon that cannot come
+    ///   nearer is not measured on the ellipsoid, and a value beyond `cutoff` is returned.
+    func boundaryDistance(slot: Int, _ p: LonLat, exact: Bool = false, cutoff: Double = .infinity) -> Double {
         let hot = slotHot[slot]
         return geometry.withUnsafeBufferPointer { g -> Double in
             let record = g.baseAddress! + HotWord.start(hot)
             if HotWord.kind(hot) == FlatGeometry.Kind.circle.rawValue {
                 return abs(Geodesic.distance(lon1: record[0], lat1: record[1], lon2: p.lon, lat2: p.lat) - record[2])
             }
-            let kx = cos(p.lat * .pi / 180) * 111_319.49
-            let ky = Self.metresPerDegreeLat
-            let ringCount = Int(record[0])
-            var q = record + 1 + ringCount
-            var best = Double.infinity
-            for r in 0..<ringCount {
-                let n = Int(abs(record[1 + r]))
-                for i in 0..<max(0, n - 1) {
-                    var ax = (q[2 * i] - p.lon) * kx
-                    var bx = (q[2 * i + 2] - p.lon) * kx
-                    // An edge seen across the antimeridian from p is measured the short way.
-                    if ax > 180 * kx { ax -= 360 * kx } else if ax < -180 * kx { ax += 360 * kx }
-                    if bx > 180 * kx { bx -= 360 * kx } else if bx < -180 * kx { bx += 360 * kx }
-                    let ay = (q[2 * i + 1] - p.lat) * ky
-                    let by = (q[2 * i + 3] - p.lat) * ky
-                    let dx = bx - ax
-                    let dy = by - ay
-                    let len2 = dx * dx + dy * dy
-                    var t = len2 > 0 ? -(ax * dx + ay * dy) / len2 : 0
-                    t = min(1, max(0, t))
-                    let cx = ax + t * dx
-                    let cy = ay + t * dy
-                    best = min(best, cx * cx + cy * cy)
-                }
-                q += 2 * n
-            }
-            return best.squareRoot()
+            return PolygonDistance.boundary(record, p, exact: exact, cutoff: cutoff)
         }
     }
 

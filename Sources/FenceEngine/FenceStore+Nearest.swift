@@ -22,10 +22,11 @@ extension FenceStore {
     /// The nearest fence boundary, found by searching the R-tree outward (best-first by a
     /// lower bound on the distance to each box), not by a scan.
     ///
-    /// The bound for a box is the larger of its latitude gap times 110,574 m per degree (the
-    /// shortest metre of latitude, a true lower bound on the ellipsoid) and its longitude gap
-    /// times 111,319 m x cos(the highest latitude involved) x 0.99. Distances to candidates are
-    /// `boundaryDistance` (exact for circles, local projection for polygons).
+    /// The bound for a box is its great-circle distance from the position on the mean sphere,
+    /// reduced by the largest relative gap between sphere and ellipsoid
+    /// (`Geodesic.sphericalRelativeBand`) and 1 m: a true lower bound on the ellipsoid, also
+    /// over a pole. Distances to candidates are `boundaryDistance(exact: true)`: geodesic
+    /// for circles, the nearest edges measured on the ellipsoid for polygons.
     /// - Complexity: O(log n + k v) for the k fences whose bound is below the answer.
     public func nearestBoundary(to position: LonLat, coord: CoordinateSystem = .wgs84) -> NearestBoundary {
         var p = position
@@ -37,11 +38,12 @@ extension FenceStore {
         var best = NearestBoundary(fence: nil, distance: .infinity)
         var seen = Set<Int32>()
         var scratch = ContainmentScratch()
-        tree.nearest(lowerBound: { box in Self.lowerBound(p, box) }) { item, bound in
+        let origin = SphereOrigin(p)
+        tree.nearest(lowerBound: { box in Self.lowerBound(origin, box) }) { item, bound in
             if bound > abs(best.distance) { return false }
             let slot = item >> 1
             guard seen.insert(slot).inserted else { return true }
-            let d = boundaryDistance(slot: Int(slot), p)
+            let d = boundaryDistance(slot: Int(slot), p, exact: true, cutoff: abs(best.distance))
             if d < abs(best.distance) {
                 var unit: (Double, Double, Double)?
                 let inside = covers(slot: slot, p, unit: &unit, scratch: &scratch)
@@ -52,17 +54,68 @@ extension FenceStore {
         return best
     }
 
-    /// A lower bound in metres on the distance from `p` to any point of `box`.
+    /// A lower bound in metres on the ellipsoidal distance from `p` to any point of `box`:
+    /// the chord (no longer than the arc) to the box's nearest point on the mean sphere, less
+    /// the sphere's largest relative gap from the ellipsoid and 1 m.
     static func lowerBound(_ p: LonLat, _ box: Box) -> Double {
-        let dLat = max(0, box.minY - p.lat, p.lat - box.maxY)
-        var dLon = max(0, box.minX - p.lon, p.lon - box.maxX)
-        // Around the antimeridian the short way may be shorter.
-        if box.minX > p.lon { dLon = min(dLon, p.lon + 360 - box.maxX) }
-        if box.maxX < p.lon { dLon = min(dLon, box.minX + 360 - p.lon) }
-        dLon = max(0, dLon)
-        let maxLat = min(90, max(abs(p.lat), abs(box.minY), abs(box.maxY)))
-        let latPart = dLat * 110_574
-        let lonPart = dLon * 111_319 * cos(maxLat * .pi / 180) * 0.99
-        return max(latPart, lonPart, 0)
+        lowerBound(SphereOrigin(p), box)
+    }
+
+    static func lowerBound(_ origin: SphereOrigin, _ box: Box) -> Double {
+        let chord = origin.chord(to: box)
+        return max(0, chord * 6_371_008.8 * (1 - Geodesic.sphericalRelativeBand) - 1)
+    }
+
+    /// A position made ready for `chord(to:)`: its sine and cosine of latitude, once per query.
+    struct SphereOrigin {
+        let lon: Double
+        let lat: Double
+        let sinLat: Double
+        let cosLat: Double
+
+        init(_ p: LonLat) {
+            lon = p.lon
+            lat = p.lat * .pi / 180
+            sinLat = sin(lat)
+            cosLat = cos(lat)
+        }
+
+        /// The chord (unit sphere) from here to the nearest point of the longitude / latitude
+        /// box; 0 inside it.
+        ///
+        /// Within the box's longitudes the nearest point is on this meridian. Otherwise it is
+        /// on the box's meridian side with the smaller longitude gap `dl` (a parallel's nearest
+        /// point is at this longitude, so along the parallel sides the distance only grows
+        /// away from the corners; the two meridian sides span the same latitudes, and cos of
+        /// the angle, sin(lat) sin(plat) + cos(lat) cos(plat) cos(dl), falls as `dl` grows).
+        /// On that side it is a cosine of lat, largest at sin(lat) = sin(plat) / C with
+        /// C = sqrt(sin²(plat) + cos²(plat) cos²(dl)) when cos(dl) >= 0: that point if the side
+        /// reaches it, else the better end.
+        /// - Complexity: O(1); five trigonometric calls off this meridian, none on it.
+        func chord(to box: Box) -> Double {
+            let degree = Double.pi / 180
+            let lo = max(-90, box.minY) * degree
+            let hi = min(90, box.maxY) * degree
+            guard lo <= hi else { return .infinity }
+            func inLongitudes(_ l: Double) -> Bool { box.minX <= l && l <= box.maxX }
+            if inLongitudes(lon) || inLongitudes(lon - 360) || inLongitudes(lon + 360) || box.maxX - box.minX >= 360 {
+                let angle = max(0, lo - lat, lat - hi)
+                return 2 * sin(min(angle, .pi) / 2)
+            }
+            // Longitude gaps to the two sides, each the short way round, in [0, 180].
+            func gap(_ l: Double) -> Double {
+                let d = abs(l - lon).truncatingRemainder(dividingBy: 360)
+                return d > 180 ? 360 - d : d
+            }
+            let cosDl = cos(min(gap(box.minX), gap(box.maxX)) * degree)
+            let sinLo = sin(lo)
+            let sinHi = sin(hi)
+            var best = max(sinLo * sinLat + cos(lo) * cosLat * cosDl, sinHi * sinLat + cos(hi) * cosLat * cosDl)
+            if cosDl >= 0 {
+                let c = (sinLat * sinLat + cosLat * cosLat * cosDl * cosDl).squareRoot()
+                if c > 0 && sinLo * c <= sinLat && sinLat <= sinHi * c { best = c }
+            }
+            return (max(0, 2 - 2 * min(1, best))).squareRoot()
+        }
     }
 }

@@ -1,0 +1,250 @@
+import Foundation
+import SpatialIndex
+
+/// Distance from a position to a polygon record's boundary: its edges, straight lines in
+/// longitude/latitude (RFC 7946), so not geodesics.
+///
+/// Two stages:
+/// 1. **Screen** every edge in a local projection at the position, with the ellipsoid's
+///    scales there (metres per degree east `N cos(lat) pi/180`, north `M pi/180`, from the
+///    prime-vertical and meridional radii of curvature). An edge is shifted as a whole by the
+///    multiple of 360 degrees that brings it nearest the position, so an edge seen across the
+///    antimeridian is measured the short way, and one spanning more than 180 degrees of
+///    longitude (a polar cap's, a whole-world fence's) keeps its length. Within about 0.1%
+///    for distances up to 10 km below 80 degrees of latitude; the error grows with distance and
+///    towards the poles (the east scale changes along the way).
+/// 2. **Measure** (`exact`): the edges screened near enough to the nearest (1% plus the
+///    projection's error, which grows with the distance), at most 8, are measured on the
+///    ellipsoid. Above 75 degrees of latitude or beyond 100 km, where the projection
+///    misjudges, every edge whose true lower bound is below the nearest measured is
+///    (`boundaryByBounds`). The edge's nearest point is found by a golden-section search on
+///    the sphere (after sampling a long edge at 9 points, so that its other local minimum is
+///    not taken), then polished on the ellipsoid with Karney's geodesic. The result is the
+///    ellipsoidal distance to a point of the boundary, within about 1e-8 of the nearest's for
+///    the edge picked (tests hold it to 2e-6 of an independent scan), at any latitude and range.
+///
+/// - Complexity: O(v) for v vertices, a few flops an edge; `exact` adds about 30 spherical
+///   distances (0.05 µs each) and 4 geodesics (0.4 µs each) per measured edge, and 0.1 µs per
+///   edge on the bounded path.
+enum PolygonDistance {
+    /// Metres per degree of longitude and latitude at `lat` on the WGS84 ellipsoid.
+    static func scales(lat: Double) -> (east: Double, north: Double) {
+        let phi = lat * .pi / 180
+        let e2 = Geodesic.wgs84F * (2 - Geodesic.wgs84F)
+        let s = sin(phi)
+        let w2 = 1 - e2 * s * s
+        let w = w2.squareRoot()
+        let n = Geodesic.wgs84A / w
+        let m = Geodesic.wgs84A * (1 - e2) / (w2 * w)
+        return (max(0, n * cos(phi)) * .pi / 180, m * .pi / 180)
+    }
+
+    /// An edge of the record, as `boundary` visits it: start and end in degrees.
+    struct Edge {
+        var ax, ay, bx, by: Double
+    }
+
+    /// Distance in metres from `p` to the boundary of the polygon record (its rings' edges).
+    /// - Parameter cutoff: with `exact`, a distance already found (another fence's): a polygon
+    ///   whose screened distance, allowing for the projection's error, is beyond it is not
+    ///   measured, and a value beyond `cutoff` is returned.
+    static func boundary(_ record: UnsafePointer<Double>, _ p: LonLat, exact: Bool, cutoff: Double = .infinity) -> Double {
+        if exact && abs(p.lat) >= polarLatitude { return boundaryByBounds(record, p, cutoff: cutoff) }
+        let (kx, ky) = scales(lat: p.lat)
+        let ringCount = Int(record[0])
+        var q = record + 1 + ringCount
+        // How far the projection may misjudge, relative: the east scale changes by about
+        // tan(lat) per radian of latitude travelled; 1% for the rest.
+        let growth = 2 * (tan(abs(p.lat) * .pi / 180) + 1) / 6_371_000
+        func reach(_ d: Double) -> Double { d * (1.01 + growth * d) + 1 }
+        var best = Double.infinity
+        var near: [(estimate: Double, edge: Edge, t: Double)] = []
+        for r in 0..<ringCount {
+            let n = Int(abs(record[1 + r]))
+            for i in 0..<max(0, n - 1) {
+                let e = Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
+                let (d2, t) = screen(e, p, kx: kx, ky: ky)
+                if exact {
+                    let d = d2.squareRoot()
+                    if d <= reach(best) {
+                        near.append((d, e, t))
+                        best = min(best, d)
+                    }
+                } else {
+                    best = min(best, d2)
+                }
+            }
+            q += 2 * n
+        }
+        guard exact else { return best.squareRoot() }
+        // Not the nearest fence, whatever the edges measure.
+        if reach(cutoff) < best { return best }
+        // Far away the projection's error lets too many edges through.
+        if best > farDistance { return boundaryByBounds(record, p, cutoff: cutoff) }
+        near.sort { $0.estimate < $1.estimate }
+        var measured = Double.infinity
+        for candidate in near.prefix(8) {
+            if candidate.estimate > reach(min(measured, reach(best))) { break }
+            measured = min(measured, onEllipsoid(candidate.edge, p, hint: candidate.t, estimate: candidate.estimate))
+        }
+        return measured
+    }
+
+    /// Above this latitude (either hemisphere) the projection cannot screen edges: a few
+    /// kilometres from a pole the shortest way to an edge may run over the pole.
+    static let polarLatitude = 75.0
+    /// Beyond this distance (metres) the projection cannot screen edges either: its error
+    /// grows with the distance.
+    static let farDistance = 100_000.0
+
+    /// `boundary(exact: true)` near a pole or far from the polygon: every edge gets a true
+    /// lower bound (the chord to its longitude/latitude box, `FenceStore.lowerBound`), and
+    /// edges are measured on the ellipsoid in order of that bound until the bound passes the
+    /// nearest measured. About 0.1 µs an edge more.
+    static func boundaryByBounds(_ record: UnsafePointer<Double>, _ p: LonLat, cutoff: Double) -> Double {
+        let origin = FenceStore.SphereOrigin(p)
+        let ringCount = Int(record[0])
+        var q = record + 1 + ringCount
+        var edges: [(bound: Double, edge: Edge)] = []
+        for r in 0..<ringCount {
+            let n = Int(abs(record[1 + r]))
+            for i in 0..<max(0, n - 1) {
+                let e = Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
+                let box = Box(minX: min(e.ax, e.bx), minY: min(e.ay, e.by), maxX: max(e.ax, e.bx), maxY: max(e.ay, e.by))
+                edges.append((FenceStore.lowerBound(origin, box), e))
+            }
+            q += 2 * n
+        }
+        edges.sort { $0.bound < $1.bound }
+        if let first = edges.first, first.bound > cutoff { return first.bound }
+        var best = Double.infinity
+        let (kx, ky) = scales(lat: p.lat)
+        for (bound, e) in edges {
+            if bound > best { break }
+            let (d2, hint) = screen(e, p, kx: kx, ky: ky)
+            best = min(best, onEllipsoid(e, p, hint: hint, estimate: d2.squareRoot()))
+        }
+        return best
+    }
+
+    /// Squared projected distance (m²) from `p` to the edge, and the edge parameter of the
+    /// nearest point, over the shifts of the edge by -360, 0 and +360 degrees that reach
+    /// within 180 degrees of `p`.
+    @inline(__always)
+    static func screen(_ e: Edge, _ p: LonLat, kx: Double, ky: Double) -> (Double, Double) {
+        let ax = e.ax - p.lon
+        let bx = e.bx - p.lon
+        let ay = (e.ay - p.lat) * ky
+        let by = (e.by - p.lat) * ky
+        var best = segment(ax * kx, ay, bx * kx, by)
+        let lo = min(ax, bx)
+        let hi = max(ax, bx)
+        if hi > 180 {
+            let shifted = segment((ax - 360) * kx, ay, (bx - 360) * kx, by)
+            if shifted.0 < best.0 { best = shifted }
+        }
+        if lo < -180 {
+            let shifted = segment((ax + 360) * kx, ay, (bx + 360) * kx, by)
+            if shifted.0 < best.0 { best = shifted }
+        }
+        return best
+    }
+
+    /// Squared distance from the origin to the segment (a, b) in the plane, and the
+    /// parameter of its nearest point.
+    @inline(__always)
+    static func segment(_ ax: Double, _ ay: Double, _ bx: Double, _ by: Double) -> (Double, Double) {
+        let dx = bx - ax
+        let dy = by - ay
+        let len2 = dx * dx + dy * dy
+        var t = len2 > 0 ? -(ax * dx + ay * dy) / len2 : 0
+        t = min(1, max(0, t))
+        let cx = ax + t * dx
+        let cy = ay + t * dy
+        return (cx * cx + cy * cy, t)
+    }
+
+    /// The ellipsoidal distance from `p` to the edge's nearest point, found on the sphere.
+    /// - Parameters:
+    ///   - hint: the edge parameter of the nearest point in the projection.
+    ///   - estimate: the projected distance, metres.
+    static func onEllipsoid(_ e: Edge, _ p: LonLat, hint: Double, estimate: Double) -> Double {
+        func point(_ t: Double) -> (lon: Double, lat: Double) {
+            (e.ax + t * (e.bx - e.ax), e.ay + t * (e.by - e.ay))
+        }
+        func sphere(_ t: Double) -> Double {
+            let c = point(t)
+            return Geodesic.sphericalDistance(lon1: p.lon, lat1: p.lat, lon2: c.lon, lat2: c.lat)
+        }
+        let a = point(0)
+        let b = point(1)
+        let length = Geodesic.sphericalDistance(lon1: a.lon, lat1: a.lat, lon2: b.lon, lat2: b.lat)
+        var bestT = min(1, max(0, hint))
+        var bestD = sphere(bestT)
+        var lo = 0.0
+        var hi = 1.0
+        // An edge long beside the distance (or spanning more than 90 degrees of longitude) may
+        // have a second local minimum: sample it, and search beside the best sample.
+        if length > 0.5 * estimate || abs(e.bx - e.ax) > 90 {
+            for k in 0...8 {
+                let t = Double(k) / 8
+                let d = sphere(t)
+                if d < bestD { (bestT, bestD) = (t, d) }
+            }
+            lo = max(0, bestT - 0.125)
+            hi = min(1, bestT + 0.125)
+        }
+        // Golden-section search on the sphere until the bracket is within 0.2% of the
+        // distance along the edge.
+        let onSphere = goldenMinimum(lo, hi, f: sphere) { ($1 - $0) * length <= 0.002 * bestD + 0.01 }
+        if onSphere.f < bestD { (bestT, bestD) = onSphere }
+        // The ellipsoid's nearest point lies within about 0.6% of the distance (the sphere's
+        // anisotropy against it) of the sphere's: polish there on the geodesic itself, by the
+        // vertex of the parabola through three geodesics 1% of the distance apart (the
+        // distance is smooth there: an error far below 1e-8 of it).
+        func ellipsoid(_ t: Double) -> Double {
+            let c = point(t)
+            return Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: c.lon, lat2: c.lat)
+        }
+        let atBest = ellipsoid(bestT)
+        let h = length > 0 ? min(0.125, 0.01 * bestD / length) : 0
+        guard h > 1e-12 else { return atBest }
+        // Near an end of the edge the three points move inside it.
+        let mid = min(1 - h, max(h, bestT))
+        let f0 = mid == bestT ? atBest : ellipsoid(mid)
+        let fm = ellipsoid(mid - h)
+        let fp = ellipsoid(mid + h)
+        let curvature = fm - 2 * f0 + fp
+        guard curvature > 0 else { return min(atBest, f0, fm, fp) }
+        let vertex = min(1, max(0, mid + h * (fm - fp) / (2 * curvature)))
+        return min(atBest, f0, fm, fp, ellipsoid(vertex))
+    }
+
+    /// Golden-section search for a minimum of `f` in [lo, hi], until `done(lo, hi)`: the
+    /// smallest value seen and where. At most 60 steps.
+    static func goldenMinimum(
+        _ lo: Double, _ hi: Double, f: (Double) -> Double, done: (Double, Double) -> Bool
+    ) -> (t: Double, f: Double) {
+        let g = (5.0.squareRoot() - 1) / 2
+        var lo = lo
+        var hi = hi
+        var x1 = hi - g * (hi - lo)
+        var x2 = lo + g * (hi - lo)
+        var f1 = f(x1)
+        var f2 = f(x2)
+        for _ in 0..<60 where !done(lo, hi) {
+            if f1 <= f2 {
+                hi = x2
+                (x2, f2) = (x1, f1)
+                x1 = hi - g * (hi - lo)
+                f1 = f(x1)
+            } else {
+                lo = x1
+                (x1, f1) = (x2, f2)
+                x2 = lo + g * (hi - lo)
+                f2 = f(x2)
+            }
+        }
+        return f1 <= f2 ? (x1, f1) : (x2, f2)
+    }
+}
