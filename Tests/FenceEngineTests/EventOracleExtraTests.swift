@@ -253,7 +253,7 @@ final class EventOracleExtraTests: XCTestCase {
                 event(kind, fence, device: device, time: t, lon: fix.lon, lat: fix.lat, initial: initial, inside: inside, into: &events)
             }
             func dwellIfDue(_ v: inout Visit, _ fence: Fence) {
-                if !v.stayed && t >= v.enterTime + (fence.dwell ?? settings.dwell) {
+                if !v.stayed && t - v.enterTime >= (fence.dwell ?? settings.dwell) - 1e-6 {
                     emit(.dwell, fence, inside: t - v.enterTime)
                     v.stayed = true
                 }
@@ -268,7 +268,7 @@ final class EventOracleExtraTests: XCTestCase {
                             emit(.exit, fence, inside: t - v.enterTime)
                             mine[id] = nil
                         } else if let since = v.pendingSince {
-                            if t - since >= delay {
+                            if t - since >= delay - 1e-6 {
                                 emit(.exit, fence, inside: t - v.enterTime)
                                 mine[id] = nil
                             }

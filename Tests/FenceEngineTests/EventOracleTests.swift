@@ -88,7 +88,7 @@ final class EventOracleTests: XCTestCase {
                         mine[id]!.pendingSince = nil
                     }
                     let visit = mine[id]!
-                    if !visit.stayed && fix.time >= visit.enterTime + (fence.dwell ?? settings.dwell) {
+                    if !visit.stayed && fix.time - visit.enterTime >= (fence.dwell ?? settings.dwell) - 1e-6 {
                         emit(.dwell, fence, inside: fix.time - visit.enterTime)
                         mine[id]!.stayed = true
                     }
@@ -98,7 +98,7 @@ final class EventOracleTests: XCTestCase {
                         emit(.exit, fence, inside: fix.time - visit.enterTime)
                         mine[id] = nil
                     } else if let since = visit.pendingSince {
-                        if fix.time - since >= d {
+                        if fix.time - since >= d - 1e-6 {
                             emit(.exit, fence, inside: fix.time - visit.enterTime)
                             mine[id] = nil
                         }

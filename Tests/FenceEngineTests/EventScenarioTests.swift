@@ -28,6 +28,20 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertEqual(e.status(device: "w", fence: "sq"), .unknown)
     }
 
+    /// A fix exactly at enter + dwell dwells, also where that sum rounds up: 1073741224.011 +
+    /// 600 crosses 2^30 seconds (2004-01-10T13:37:04Z), and in Double the sum is one step past
+    /// the fix's time 1073741824.011. Before, the dwell came a fix late.
+    func testDwellAtExactlyTheDwellTimeAcrossAPowerOfTwo() {
+        let enter = 1_073_741_224.011
+        let atDwell = 1_073_741_824.011
+        XCTAssertLessThan(atDwell, enter + 600, "the case this test is about: the sum rounds past the fix")
+        var e = engine([Fence(id: "sq", shape: .polygons([Polygon(exterior: square)]))])
+        let r = e.evaluate([fix("v", enter, 0.5, 0.5), fix("v", atDwell, 0.5, 0.5), fix("v", atDwell + 1, 0.5, 0.5)])
+        XCTAssertEqual(r.events.map(\.kind), [.enter, .dwell])
+        XCTAssertEqual(r.events.last?.time, atDwell)
+        XCTAssertEqual(r.events.last?.insideSeconds ?? 0, 600, accuracy: 1e-6)
+    }
+
     /// Two fixes of one device at one time, far apart in a batch (different check chunks, of
     /// 16,384 fixes): the first in input order is applied and the second is the duplicate,
     /// whatever the thread count. Bad fixes in between must not shift anyone's place.

@@ -104,6 +104,14 @@ public struct EventEngine: Sendable {
         return settings.crossDetection ? settings.actions.union(.cross) : settings.actions
     }
 
+    /// Times are compared to the microsecond: `elapsed` (a difference of two fix times) has
+    /// reached `duration` when it is at most 1 µs short. Epoch seconds in Double carry about
+    /// 0.1-0.5 µs of rounding each (their step is 2^-22 s around 2004-2038), so a fix written
+    /// exactly at enter + dwell (to the millisecond, as the output shows it) can come out a
+    /// few tenths of a microsecond early; it must still dwell. Also for the exit delay.
+    @inline(__always)
+    static func hasPassed(_ elapsed: Double, _ duration: Double) -> Bool { elapsed >= duration - 1e-6 }
+
     /// The dwell time that applies to a fence slot.
     @inline(__always)
     func dwell(slot: Int) -> Double {
