@@ -75,7 +75,7 @@ let package = Package(
         ),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "SeededRandom"], swiftSettings: checks),
         .testTarget(name: "FenceEngineTests", dependencies: ["FenceEngine", "SeededRandom"], swiftSettings: checks),
-        .testTarget(name: "FenceIOTests", dependencies: ["FenceIO"]),
+        .testTarget(name: "FenceIOTests", dependencies: ["FenceIO", "SeededRandom"]),
         .testTarget(name: "FenceNATSTests", dependencies: ["FenceNATS", "FenceIO", "FenceEngine", "SeededRandom"]),
     ],
     swiftLanguageModes: [.v6]

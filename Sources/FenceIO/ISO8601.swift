@@ -26,49 +26,107 @@ public enum ISO8601 {
         }
         guard let year = digits(4), expect(45), let month = digits(2), expect(45), let day = digits(2) else { return nil }
         guard month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month: month, year: year) else { return nil }
-        var seconds = Double(daysFromCivil(year: year, month: month, day: day)) * 86400
-        if i == n { return seconds }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        if i == n { return Double(days * 86400) }
         guard s[i] == 84 || s[i] == 32 || s[i] == 116 else { return nil }  // T, space, t
         i += 1
         guard let hour = digits(2), expect(58), let minute = digits(2) else { return nil }
-        var second = 0.0
+        var whole = 0
+        var fraction = 0..<0
         if i < n && s[i] == 58 {
             i += 1
-            guard let whole = digits(2) else { return nil }
-            second = Double(whole)
+            guard let w = digits(2) else { return nil }
+            whole = w
             if i < n && (s[i] == 46 || s[i] == 44) {  // . or ,
                 i += 1
-                var scale = 0.1
-                var any = false
-                while i < n && s[i] >= 48 && s[i] <= 57 {
-                    second += Double(s[i] - 48) * scale
-                    scale /= 10
-                    i += 1
-                    any = true
-                }
-                if !any { return nil }
+                let start = i
+                while i < n && s[i] >= 48 && s[i] <= 57 { i += 1 }
+                if i == start { return nil }
+                fraction = start..<i
             }
         }
-        guard hour <= 24 && minute <= 59 && second < 61 else { return nil }
-        seconds += Double(hour * 3600 + minute * 60) + second
-        if i == n { return seconds }
-        if s[i] == 90 || s[i] == 122 {  // Z
-            i += 1
-            return i == n ? seconds : nil
-        }
-        guard s[i] == 43 || s[i] == 45 else { return nil }
-        let sign: Double = s[i] == 43 ? 1 : -1
-        i += 1
-        guard let oh = digits(2) else { return nil }
-        var om = 0
+        guard hour <= 24 && minute <= 59 && whole <= 60 else { return nil }
+        var total = days * 86400 + hour * 3600 + minute * 60 + whole
         if i < n {
-            _ = expect(58)
-            guard let m = digits(2) else { return nil }
-            om = m
+            if s[i] == 90 || s[i] == 122 {  // Z
+                i += 1
+                guard i == n else { return nil }
+            } else {
+                guard s[i] == 43 || s[i] == 45 else { return nil }
+                let sign = s[i] == 43 ? 1 : -1
+                i += 1
+                guard let oh = digits(2) else { return nil }
+                var om = 0
+                if i < n {
+                    _ = expect(58)
+                    guard let m = digits(2) else { return nil }
+                    om = m
+                }
+                guard i == n, oh <= 23, om <= 59 else { return nil }
+                total -= sign * (oh * 3600 + om * 60)
+            }
         }
-        guard i == n, oh <= 23, om <= 59 else { return nil }
-        return seconds - sign * Double(oh * 3600 + om * 60)
+        return epochSeconds(total, fraction: UnsafeBufferPointer(rebasing: s[fraction]))
     }
+
+    /// `whole` seconds plus the decimal fraction whose digits are given, as the number parser
+    /// reads the same value written as epoch seconds: correctly rounded, so a time written in
+    /// ISO 8601 and as an epoch number is the same Double (a duplicate is a duplicate, and a
+    /// fix at enter + dwell is at it). Fraction digits past the 18th are dropped.
+    /// - Complexity: O(digits); no allocation.
+    static func epochSeconds(_ whole: Int, fraction: UnsafeBufferPointer<UInt8>) -> Double {
+        var digits = UnsafeBufferPointer(rebasing: fraction.prefix(18))
+        while let last = digits.last, last == 48 { digits = UnsafeBufferPointer(rebasing: digits.dropLast()) }
+        if digits.isEmpty { return Double(whole) }
+        // The value is N / 10^k with N = whole * 10^k + F: one correctly rounded divide when
+        // N is exact in a Double (Clinger's fast path, as the number parser takes it).
+        var f = 0
+        for d in digits { f = f * 10 + Int(d - 48) }
+        let scale = powersOfTen[digits.count]
+        let (shifted, overflow) = whole.multipliedReportingOverflow(by: scale)
+        if !overflow, abs(shifted) < (1 << 53) - f {
+            return Double(shifted + f) / Double(scale)
+        }
+        // Otherwise the number parser reads the decimal text: `whole.fraction`, or for a
+        // negative time -(|whole| - 1).(10^k - F).
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { text -> Double in
+            var k = 0
+            var integer = whole
+            if whole < 0 {
+                text[k] = 45
+                k += 1
+                integer = -(whole + 1)
+            }
+            var width = 1
+            var rest = integer / 10
+            while rest > 0 {
+                width += 1
+                rest /= 10
+            }
+            for p in stride(from: k + width - 1, through: k, by: -1) {
+                text[p] = UInt8(48 + integer % 10)
+                integer /= 10
+            }
+            k += width
+            text[k] = 46
+            k += 1
+            var carry = 1
+            for idx in stride(from: digits.count - 1, through: 0, by: -1) {
+                let d = Int(digits[idx] - 48)
+                if whole < 0 {
+                    let v = 9 - d + carry
+                    text[k + idx] = UInt8(48 + v % 10)
+                    carry = v / 10
+                } else {
+                    text[k + idx] = digits[idx]
+                }
+            }
+            k += digits.count
+            return NumberParser.parseDouble(UnsafeBufferPointer(rebasing: text[0..<k])) ?? .nan
+        }
+    }
+
+    private static let powersOfTen: [Int] = (0...18).map { (0..<$0).reduce(1) { r, _ in r * 10 } }
 
     public static func parse(_ text: String) -> Double? {
         var text = text

@@ -1,5 +1,7 @@
 import FenceEngine
 @testable import FenceIO
+import Foundation
+import SeededRandom
 import XCTest
 
 final class PositionReaderTests: XCTestCase {
@@ -94,6 +96,34 @@ final class PositionReaderTests: XCTestCase {
             let t = Double(rng >> 33) / 1000 - 1_000_000
             let ms = (t * 1000).rounded() / 1000
             XCTAssertEqual(ISO8601.parse(ISO8601.format(t))!, ms, accuracy: 1e-6)
+        }
+    }
+
+    /// An ISO 8601 time is the same Double as the same instant written as epoch seconds (the
+    /// correctly rounded decimal; oracle: Foundation's Decimal, then Swift's own parse), over
+    /// 1874-2096, fractions of 1-12 digits and zones. Before, fractions were summed digit by
+    /// digit: "1970-01-01T00:58:57.356Z" and 3537.356 were different times, and a duplicate
+    /// of a fix was not dropped.
+    func testISOTimeIsTheSameDoubleAsTheEpochNumber() throws {
+        XCTAssertEqual(ISO8601.parse("1970-01-01T00:58:57.356Z"), 3537.356)
+        XCTAssertEqual(ISO8601.parse("1969-12-31T23:59:59.75Z"), -0.25)
+        var rng = SplitMix64(seed: 8601)
+        for _ in 0..<50_000 {
+            let whole = rng.int(-3_000_000_000...4_000_000_000)
+            let digits = rng.int(1...12)
+            let fraction = String((0..<digits).map { _ in Character(String(rng.int(0...9))) })
+            let offset = rng.chance(0.5) ? 0 : rng.int(-14...14) * 3600 + rng.int(0...3) * 900
+            let local = whole + offset
+            let days = Int((Double(local) / 86400).rounded(.down))
+            let inDay = local - days * 86400
+            let (y, m, d) = ISO8601.civilFromDays(days)
+            func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+            let zone = offset == 0 ? "Z" : (offset > 0 ? "+" : "-") + two(abs(offset) / 3600) + ":" + two(abs(offset) % 3600 / 60)
+            let text = String(format: "%04d-%@-%@T%@:%@:%@.%@%@", y, two(m), two(d), two(inDay / 3600), two(inDay % 3600 / 60), two(inDay % 60), fraction, zone)
+            let exact = Decimal(whole) + Decimal(string: "0.\(fraction)")!
+            let want = Double("\(exact)")!
+            XCTAssertEqual(ISO8601.parse(text), want, text)
+            if ISO8601.parse(text) != want { break }
         }
     }
 
