@@ -42,6 +42,34 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertEqual(r.events.last?.insideSeconds ?? 0, 600, accuracy: 1e-6)
     }
 
+    /// A state file whose checksum holds but whose values no engine writes (a NaN time, a
+    /// position off the globe) is refused, naming the device and the value: before, a NaN
+    /// enter time was restored and printed as `"inside_s":nan`, which is not JSON.
+    func testStateFileWithImpossibleValuesIsRefused() throws {
+        let good = TrackerSnapshot.Pair(fence: "sq", stayed: false, exitPending: false, enterTime: 10, pendingSince: 0)
+        let device = TrackerSnapshot.Device(id: "v", lastTime: 20, lastLon: 0.5, lastLat: 0.5, pairs: [good])
+        XCTAssertNoThrow(try TrackerSnapshot(decoding: TrackerSnapshot(watermark: 20, devices: [device]).encoded()))
+        var bad: [(TrackerSnapshot, String)] = []
+        var nanEnter = device
+        nanEnter.pairs[0].enterTime = .nan
+        bad.append((TrackerSnapshot(watermark: 20, devices: [nanEnter]), "enter time nan"))
+        var infPending = device
+        infPending.pairs[0].pendingSince = .infinity
+        bad.append((TrackerSnapshot(watermark: 20, devices: [infPending]), "pending time inf"))
+        var offGlobe = device
+        offGlobe.lastLat = 91
+        bad.append((TrackerSnapshot(watermark: 20, devices: [offGlobe]), "last position (0.5, 91.0)"))
+        var nanTime = device
+        nanTime.lastTime = .nan
+        bad.append((TrackerSnapshot(watermark: 20, devices: [nanTime]), "last fix time nan"))
+        bad.append((TrackerSnapshot(watermark: .nan, devices: [device]), "watermark nan"))
+        for (snapshot, why) in bad {
+            XCTAssertThrowsError(try TrackerSnapshot(decoding: snapshot.encoded()), why) { error in
+                XCTAssertTrue("\(error)".contains(why), "\(error)")
+            }
+        }
+    }
+
     /// Two fixes of one device at one time, far apart in a batch (different check chunks, of
     /// 16,384 fixes): the first in input order is applied and the second is the duplicate,
     /// whatever the thread count. Bad fixes in between must not shift anyone's place.

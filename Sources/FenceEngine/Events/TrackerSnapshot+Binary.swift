@@ -58,6 +58,9 @@ extension TrackerSnapshot {
             guard CRC32.checksum(payload) == crc else { return .failure(fail("checksum mismatch: the file is corrupted")) }
             var r = ByteReader(payload)
             guard let watermark = r.f64(), let count = r.u64() else { return .failure(fail("truncated payload")) }
+            // A file whose checksum holds can still carry values no engine writes (a bug
+            // elsewhere, or a hand-made file): they would reach the output as `nan`.
+            guard !watermark.isNaN && watermark != .infinity else { return .failure(fail("watermark \(watermark) is not a time")) }
             // Each device takes at least 32 bytes: a count beyond that is corruption, not a reason to allocate.
             guard count <= UInt64(payload.count / 32) else { return .failure(fail("device count \(count) does not fit the file")) }
             var devices: [Device] = []
@@ -67,10 +70,18 @@ extension TrackerSnapshot {
                     return .failure(fail("truncated device record"))
                 }
                 guard UInt64(n) <= UInt64(payload.count / 21) else { return .failure(fail("pair count \(n) does not fit the file")) }
+                let which = "device \(devices.count + 1) (\(id.debugDescription))"
+                guard t.isFinite || t == -.infinity else { return .failure(fail("\(which): last fix time \(t) is not a time")) }
+                guard !t.isFinite || (lon.isFinite && lat.isFinite && abs(lon) <= 180 && abs(lat) <= 90) else {
+                    return .failure(fail("\(which): last position (\(lon), \(lat)) is not a WGS84 position"))
+                }
                 var pairs: [Pair] = []
                 for _ in 0..<n {
                     guard let fence = r.string(), let flags = r.u8(), let enter = r.f64(), let pending = r.f64() else {
                         return .failure(fail("truncated pair record"))
+                    }
+                    guard enter.isFinite && pending.isFinite else {
+                        return .failure(fail("\(which): fence \(fence.debugDescription) has enter time \(enter) and pending time \(pending); both must be finite"))
                     }
                     pairs.append(Pair(fence: fence, stayed: flags & 1 != 0, exitPending: flags & 2 != 0, enterTime: enter, pendingSince: pending))
                 }
