@@ -35,7 +35,8 @@ extension Arguments {
         guard settings.hysteresisMargin >= 0, settings.exitDelay >= 0 else {
             throw UsageError("--margin and --exit-delay must be >= 0")
         }
-        settings.crossDetection = flags.contains("cross")
+        // Asking for `cross` in the actions asks for its detection too.
+        settings.crossDetection = flags.contains("cross") || settings.actions.contains(.cross)
         return settings
     }
 }

@@ -38,7 +38,8 @@ enum EvalCommand {
           --exit-delay SECONDS  exit only after staying outside this long (default 0)
           --evict-idle SECONDS  forget devices without a fix for this long (event time); their
                                 open visits end with exit, reason device-idle (default 0: never)
-          --cross               detect cross events between two outside fixes
+          --cross               detect cross events between two outside fixes (also on
+                                when cross is in --actions or in a fence's actions)
           --threads N           worker threads (default: all cores)
           --help                this text
 
@@ -83,14 +84,23 @@ enum EvalCommand {
         guard settings.hysteresisMargin >= 0, settings.exitDelay >= 0 else {
             throw UsageError("--margin and --exit-delay must be >= 0")
         }
-        settings.crossDetection = a.flags.contains("cross")
+        // Asking for `cross` in the actions (engine-wide or a fence's own) asks for its
+        // detection too; see below for the fences.
+        settings.crossDetection = a.flags.contains("cross") || settings.actions.contains(.cross)
         settings.idleEviction = try a.double("evict-idle", default: 0)!
         guard settings.idleEviction >= 0 else { throw UsageError("--evict-idle must be >= 0") }
 
         let stderr = StandardError()
         let loading = try FenceLoading(a)
+        var fences = loading.read.fences
+        if !settings.crossDetection && fences.contains(where: { $0.actions?.contains(.cross) == true }) {
+            // Detection on for the fences whose own mask asks for cross; the others get the
+            // engine's mask as their own, so that it stays without cross for them.
+            settings.crossDetection = true
+            for i in fences.indices where fences[i].actions == nil { fences[i].actions = settings.actions }
+        }
         var engine = EventEngine(store: loading.emptyStore(), settings: settings)
-        let (results, _) = engine.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads)
+        let (results, _) = engine.add(fences, repair: a.flags.contains("repair"), threads: threads)
         let badFences = loading.rejected(after: results)
         loading.report(badFences)
 

@@ -111,6 +111,30 @@ final class CLITests: XCTestCase {
     }
 }
 
+extension CLITests {
+    /// Asking for `cross` in --actions, or in a fence's own actions, turns its detection on:
+    /// before, only --cross did, and the other two asked for an event that never came.
+    func testCrossInTheActionsTurnsOnItsDetection() throws {
+        let fences = """
+            {"type":"FeatureCollection","features":[
+             {"type":"Feature","properties":{"id":"gate","actions":"enter,exit,cross"},"geometry":{"type":"Polygon","coordinates":[[[0.01,-0.01],[0.011,-0.01],[0.011,0.01],[0.01,0.01],[0.01,-0.01]]]}},
+             {"type":"Feature","properties":{"id":"wall"},"geometry":{"type":"Polygon","coordinates":[[[0.02,-0.01],[0.021,-0.01],[0.021,0.01],[0.02,0.01],[0.02,-0.01]]]}}
+            ]}
+            """
+        let fencePath = try CLI.temp(self, "gates.geojson", fences)
+        // Two fixes, both outside, on either side of both fences.
+        let fixes = "device,time,lon,lat\nv,0,0,0\nv,60,0.03,0\n"
+        func crossed(_ extra: [String]) throws -> [String] {
+            let r = try CLI.run(["eval", "--fences", fencePath, "--positions", "-", "--format", "csv"] + extra, stdin: fixes)
+            XCTAssertEqual(r.status, 0, r.err)
+            return r.out.split(separator: "\n").dropFirst().filter { $0.contains(",cross,") }.map { String($0.split(separator: ",")[2]) }
+        }
+        XCTAssertEqual(try crossed([]), ["gate"], "the fence's own mask asks for cross")
+        XCTAssertEqual(try crossed(["--actions", "enter,exit,cross"]), ["gate", "wall"])
+        XCTAssertEqual(try crossed(["--cross"]), ["gate", "wall"])
+    }
+}
+
 final class CLICheckAndNearestTests: XCTestCase {
     func testCheckListsEveryProblem() throws {
         let t = CLI.self
