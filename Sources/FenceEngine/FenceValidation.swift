@@ -23,6 +23,19 @@ public struct FenceLimits: Sendable, Hashable {
 }
 
 enum FenceValidation {
+    /// How far past ±180 or ±90 degrees a fence coordinate may lie and be taken as the bound:
+    /// 1e-9 degrees (0.1 mm). Reprojected data carries that much floating-point noise
+    /// (Natural Earth's Russia reaches 180.00000000000006); beyond it is out of range.
+    static let rangeTolerance = 1e-9
+
+    /// `p` with a coordinate within `rangeTolerance` beyond its range put on the bound.
+    static func snappedToRange(_ p: LonLat) -> LonLat {
+        func snap(_ v: Double, _ bound: Double) -> Double {
+            v > bound && v <= bound + rangeTolerance ? bound : (v < -bound && v >= -bound - rangeTolerance ? -bound : v)
+        }
+        return LonLat(lon: snap(p.lon, 180), lat: snap(p.lat, 90))
+    }
+
     /// Checks one fence and converts it to the flat WGS84 form.
     ///
     /// Rules (SPEC "Fences"): radius positive and finite; every coordinate finite and in range
@@ -52,7 +65,7 @@ enum FenceValidation {
                 return fail(.coordinateOutOfRange, "center \(center) is not a finite coordinate")
             }
             let c = CoordinateConversion.toWGS84(lon: center.lon, lat: center.lat, from: fence.coord)
-            let wgs = LonLat(lon: c.lon, lat: c.lat)
+            let wgs = snappedToRange(LonLat(lon: c.lon, lat: c.lat))
             guard wgs.isValidWGS84Range else {
                 return fail(.coordinateOutOfRange, "center \(center) is outside [-180, 180] x [-90, 90]")
             }
@@ -98,6 +111,7 @@ enum FenceValidation {
                             let c = CoordinateConversion.toWGS84(lon: point.lon, lat: point.lat, from: fence.coord)
                             q = LonLat(lon: c.lon, lat: c.lat)
                         }
+                        q = snappedToRange(q)
                         guard q.isValidWGS84Range else {
                             return fail(
                                 .coordinateOutOfRange,

@@ -69,4 +69,22 @@ final class AntimeridianPolygonTests: XCTestCase {
         XCTAssertEqual(entered, ["a east-edge 0.0", "b circle 0.0", "b east-edge 0.0", "b west-edge 0.0", "a circle 10.0", "a west-edge 10.0"])
         XCTAssertFalse(result.events.contains { $0.kind == .exit })
     }
+
+    /// Coordinates within 1e-9 degrees past the range (reprojection noise: Natural Earth's
+    /// Russia reaches 180.00000000000006) are taken as the bound; further out is refused.
+    func testCoordinatesWithinNoiseOfTheRangeAreTheBound() throws {
+        let noisy = 180.00000000000006
+        var store = FenceStore()
+        let results = store.add([
+            Fence(id: "russia-like", shape: .polygons([Polygon(exterior: ring([(170, 60), (noisy, 60), (noisy, 70), (170, 70), (170, 60)]))])),
+            .circle(id: "pole", lon: 0, lat: 90 + 1e-12, radius: 1000),
+            Fence(id: "too-far", shape: .polygons([Polygon(exterior: ring([(170, 0), (180.000001, 0), (180.000001, 5), (170, 5), (170, 0)]))])),
+        ])
+        XCTAssertNil(results[0].error)
+        XCTAssertNil(results[1].error)
+        XCTAssertEqual(results[2].error?.kind, .coordinateOutOfRange)
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 180, lat: 65)), ["russia-like"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: -180, lat: 65)), ["russia-like"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0, lat: 90)), ["pole"])
+    }
 }
