@@ -77,6 +77,25 @@ public struct FenceStore: Sendable {
     @inline(__always)
     func geometryStart(_ slot: Int) -> Int { HotWord.start(slotHot[slot]) }
 
+    /// A 64-bit FNV-1a digest of the fence's stored shape: its kind and the WGS84 numbers
+    /// that define it (a circle's centre and radius; a polygon's ring counts and
+    /// coordinates), not the derived grids. Equal shapes give equal digests on every machine;
+    /// `restoreReportingChanges` uses it to tell a replaced fence.
+    /// - Complexity: O(v) for v vertices.
+    func shapeDigest(slot: Int32) -> UInt64 {
+        let s = Int(slot)
+        let kind = HotWord.kind(slotHot[s])
+        return geometry.withUnsafeBufferPointer { g -> UInt64 in
+            let record = g.baseAddress! + geometryStart(s)
+            let count = kind == FlatGeometry.Kind.circle.rawValue ? 3 : FlatGeometry.coordinatesEnd(of: record)
+            var digest = FNV1a.hash(CollectionOfOne(UInt8(kind)))
+            for v in UnsafeBufferPointer(start: record, count: count) {
+                withUnsafeBytes(of: v.bitPattern.littleEndian) { digest = FNV1a.hash($0, seed: digest) }
+            }
+            return digest
+        }
+    }
+
     // MARK: - Reading
 
     /// The handle of the fence with this id.

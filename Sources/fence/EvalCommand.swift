@@ -104,9 +104,17 @@ enum EvalCommand {
         let badFences = loading.rejected(after: results)
         loading.report(badFences)
 
+        // Fences removed, replaced or given another mask since the state was written: their
+        // exits and re-triggers come first, at each device's last fix.
+        var restoreEvents: [FenceEvent] = []
         if let statePath = a.values["state"], let snapshot = try CheckpointFile.read(path: statePath) {
-            let dropped = engine.restore(snapshot)
-            if dropped > 0 { stderr.write("fence: \(statePath): \(dropped) inside pairs name fences that are not loaded; dropped\n") }
+            let (dropped, events) = engine.restoreReportingChanges(snapshot)
+            restoreEvents = events
+            if dropped > 0 {
+                stderr.write(
+                    "fence: \(statePath): \(dropped) inside pairs name fences that are not loaded; "
+                        + (snapshot.engineActions == nil ? "dropped (a version 1 state file cannot word their exits)\n" : "they exit, reason fence-removed\n"))
+            }
         }
 
         let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
@@ -115,16 +123,24 @@ enum EvalCommand {
             .filter { !$0.isEmpty }
         let writer = EventWriter(format: format, propertyNames: propertyNames, fences: loading.read.fences)
         out.write(writer.header)
+        var byKind: [FenceEventKind: Int] = [:]
+        do {
+            var bytes: [UInt8] = []
+            for e in restoreEvents {
+                byKind[e.kind, default: 0] += 1
+                writer.append(e, to: &bytes)
+            }
+            out.write(bytes)
+        }
         var read = 0
         var rejected = 0
         var late = 0
         var duplicates = 0
-        var byKind: [FenceEventKind: Int] = [:]
         var stoppedForBadInput = false
         // A live progress line, on a terminal only and only when the input is a file (a pipe's
         // progress belongs to whatever feeds it).
         let progress = isatty(2) == 1 && positionsPath != "-"
-        var eventCount = 0
+        var eventCount = restoreEvents.count
         let prefetch = PrefetchingReader(reader, limit: batchSize)
         while true {
             let (batch, errors, more) = try prefetch.next()

@@ -354,6 +354,103 @@ final class EventOracleTests: XCTestCase {
         XCTAssertGreaterThan(pairsCarried, 50)
     }
 
+    /// A snapshot restored against edited fences and settings (`restoreReportingChanges`, what
+    /// `fence eval --state` does between runs) gives the events the live engine gives for the
+    /// same edits made through its API at that point: removals, replacements (moved shapes),
+    /// fence masks and the engine's mask; and the two engines then agree on what follows.
+    func testRestoreAgainstEditedFencesReportsTheEditsAsTheLiveEngineDoes() throws {
+        var edits = 0
+        for seed in UInt64(401)...440 {
+            let s = Self.makeScenario(seed: seed)
+            var rng = TestRandom(mixing: seed ^ 0xED17)
+            let fixes = s.track.sorted { ($0.time, $0.device) < ($1.time, $1.device) }
+            let split = fixes[fixes.count / 2].time
+            let firstHalf = fixes.filter { $0.time < split }, secondHalf = fixes.filter { $0.time >= split }
+            var live = Self.makeEngine(s)
+            _ = live.evaluate(firstHalf, threads: 2)
+            let snapshot = try TrackerSnapshot(decoding: live.snapshot().encoded())
+
+            // Edit about a third of the fences, one edit each; maybe the engine's mask too.
+            var edited = s.fences
+            var removed: [String] = []
+            var replaced: [Fence] = []
+            var masked: [(String, FenceActions?)] = []
+            for i in edited.indices.reversed() {
+                switch rng.next() % 9 {
+                case 0:
+                    removed.append(edited[i].id)
+                    edited.remove(at: i)
+                case 1:
+                    var f = edited[i]
+                    let dx = rng.uniform(-0.02, 0.02), dy = rng.uniform(-0.02, 0.02)
+                    switch f.shape {
+                    case .circle(let c, let r): f.shape = .circle(center: LonLat(lon: c.lon + dx, lat: c.lat + dy), radius: r)
+                    case .polygons(let ps):
+                        f.shape = .polygons(ps.map { Polygon(exterior: $0.exterior.map { LonLat(lon: $0.lon + dx, lat: $0.lat + dy) }) })
+                    }
+                    if rng.next() % 2 == 0 { f.group = "moved" }
+                    edited[i] = f
+                    replaced.append(f)
+                case 2:
+                    let mask: FenceActions? = rng.next() % 3 == 0 ? nil : FenceActions(rawValue: UInt8(rng.next() % 8))
+                    edited[i].actions = mask
+                    masked.append((edited[i].id, mask))
+                default: break
+                }
+            }
+            var settings = s.settings
+            let newEngineMask: FenceActions? = rng.next() % 3 == 0 ? FenceActions(rawValue: UInt8(1 + rng.next() % 7)) : nil
+            if let m = newEngineMask { settings.actions = m }
+            edits += removed.count + replaced.count + masked.count
+
+            // The live engine, edited through its API.
+            var expected: [FenceEvent] = []
+            for id in removed { expected += live.remove(id: id) }
+            expected += live.add(replaced, threads: 1).events
+            for (id, mask) in masked { expected += live.setActions(mask, fence: id) }
+            if let m = newEngineMask { expected += live.setActions(m) }
+            expected = EventEngine.sorted(expected)
+
+            // A new engine over the edited fences, restored from the snapshot.
+            var store = FenceStore()
+            XCTAssertTrue(store.add(edited, threads: 1).allSatisfy { $0.error == nil })
+            var restored = EventEngine(store: store, settings: settings)
+            let (_, events) = restored.restoreReportingChanges(snapshot)
+            Self.assertSame(events, expected, "seed \(seed) restore vs live edits")
+            Self.assertSame(
+                restored.evaluate(secondHalf, threads: 2).events, live.evaluate(secondHalf, threads: 2).events,
+                "seed \(seed) after the edits")
+        }
+        XCTAssertGreaterThan(edits, 200)
+    }
+
+    /// A version 1 state file (no fence records) still reads; a restore from it drops the
+    /// pairs of missing fences without events, as before.
+    func testVersionOneStateFileStillReads() throws {
+        let s = Self.makeScenario(seed: 450)
+        var engine = Self.makeEngine(s)
+        _ = engine.evaluate(s.track)
+        var snapshot = engine.snapshot()
+        snapshot.fences = []
+        snapshot.engineActions = nil
+        // Version 1 is version 2 without the records: rewrite the header and drop the tail.
+        var bytes = snapshot.encoded()
+        let header = TrackerSnapshot.magic.count + 16
+        var payload = Array(bytes[header...])
+        payload.removeLast(9)  // the mask byte and the record count
+        bytes = Array(bytes[..<header])
+        bytes.replaceSubrange(TrackerSnapshot.magic.count..<(TrackerSnapshot.magic.count + 4), with: [1, 0, 0, 0])
+        withUnsafeBytes(of: UInt64(payload.count).littleEndian) { bytes.replaceSubrange((TrackerSnapshot.magic.count + 4)..<(TrackerSnapshot.magic.count + 12), with: $0) }
+        withUnsafeBytes(of: CRC32.checksum(payload).littleEndian) { bytes.replaceSubrange((TrackerSnapshot.magic.count + 12)..<header, with: $0) }
+        bytes += payload
+        let decoded = try TrackerSnapshot(decoding: bytes)
+        XCTAssertEqual(decoded, snapshot)
+        var other = EventEngine(store: FenceStore(), settings: s.settings)
+        let (dropped, events) = other.restoreReportingChanges(decoded)
+        XCTAssertEqual(dropped, snapshot.devices.reduce(0) { $0 + $1.pairs.count })
+        XCTAssertEqual(events, [])
+    }
+
     func testStreamMatchesBatch() {
         for seed in UInt64(301)...324 {
             let s = Self.makeScenario(seed: seed, fixesPerDevice: 30...80)

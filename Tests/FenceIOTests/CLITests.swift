@@ -112,6 +112,37 @@ final class CLITests: XCTestCase {
 }
 
 extension CLITests {
+    /// Fences removed or replaced between two runs with --state: the devices inside exit,
+    /// reasons fence-removed and fence-replaced, at their last fix of the first run, with the
+    /// old group, before the second run's own events.
+    func testStateRunsReportFencesChangedBetweenThem() throws {
+        let fencePath = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let state = (fencePath as NSString).deletingLastPathComponent + "/state"
+        let first = try CLI.run(
+            ["eval", "--fences", fencePath, "--positions", "-", "--state", state, "--format", "csv"],
+            stdin: "device,time,lon,lat\na,0,0,0\nb,0,0.03,0.01\n")
+        XCTAssertEqual(first.status, 0, first.err)
+        XCTAssertEqual(first.out.split(separator: "\n").filter { $0.contains(",enter,") }.count, 2, first.out)
+        // The port is gone; the yard has moved a degree away.
+        let moved = """
+            {"type":"FeatureCollection","features":[
+             {"type":"Feature","properties":{"id":"yard"},"geometry":{"type":"Polygon","coordinates":[[[1.02,1],[1.04,1],[1.04,1.02],[1.02,1.02],[1.02,1]]]}}
+            ]}
+            """
+        let movedPath = try CLI.temp(self, "moved.geojson", moved)
+        let second = try CLI.run(
+            ["eval", "--fences", movedPath, "--positions", "-", "--state", state, "--format", "csv"],
+            stdin: "device,time,lon,lat\na,100,0,0\nb,100,0.03,0.01\n")
+        XCTAssertEqual(second.status, 0, second.err)
+        XCTAssertEqual(
+            second.out.split(separator: "\n").dropFirst().map(String.init),
+            [
+                "1970-01-01T00:00:00.000Z,a,port,harbor,exit,0.0,0.0,,fence-removed,0",
+                "1970-01-01T00:00:00.000Z,b,yard,,exit,0.03,0.01,,fence-replaced,0",
+            ])
+        XCTAssertTrue(second.err.contains("reason fence-removed"), second.err)
+    }
+
     /// Asking for `cross` in --actions, or in a fence's own actions, turns its detection on:
     /// before, only --cross did, and the other two asked for an event that never came.
     func testCrossInTheActionsTurnsOnItsDetection() throws {

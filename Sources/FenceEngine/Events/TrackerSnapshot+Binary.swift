@@ -4,11 +4,14 @@
 /// (u64), CRC-32 (IEEE) of the payload (u32), then the payload: watermark (f64), device count
 /// (u64), and per device: id (u32 length + UTF-8), last time, lon, lat (f64), pair count (u32),
 /// per pair: fence id (u32 length + UTF-8), flags (u8), enter time, pending-since (f64).
+/// Version 2 adds, after the devices: the engine's action mask (u8), the fence record count
+/// (u64), and per record: id (u32 length + UTF-8), whether it has a group (u8) and the group,
+/// its own mask (u8; 0xFF the engine's), its shape digest (u64). Version 1 files still read.
 /// A truncated or altered file fails the length or checksum test and is refused; it is never
 /// read as an empty state.
 extension TrackerSnapshot {
     static let magic = Array("FENCESTATE".utf8)
-    public static let formatVersion: UInt32 = 1
+    public static let formatVersion: UInt32 = 2
 
     public func encoded() -> [UInt8] {
         var payload = ByteWriter()
@@ -26,6 +29,15 @@ extension TrackerSnapshot {
                 payload.f64(p.enterTime)
                 payload.f64(p.pendingSince)
             }
+        }
+        payload.u8((engineActions ?? .standard).rawValue)
+        payload.u64(UInt64(fences.count))
+        for f in fences {
+            payload.string(f.id)
+            payload.u8(f.group == nil ? 0 : 1)
+            if let g = f.group { payload.string(g) }
+            payload.u8(f.actions)
+            payload.u64(f.shapeDigest)
         }
         var out = ByteWriter()
         out.bytes.append(contentsOf: Self.magic)
@@ -47,7 +59,7 @@ extension TrackerSnapshot {
                 return .failure(fail("not a fence state file (bad magic)"))
             }
             guard let version = header.u32() else { return .failure(fail("truncated header")) }
-            guard version == Self.formatVersion else {
+            guard version == 1 || version == Self.formatVersion else {
                 return .failure(fail("format version \(version), this build reads \(Self.formatVersion)"))
             }
             guard let length = header.u64(), let crc = header.u32() else { return .failure(fail("truncated header")) }
@@ -87,8 +99,26 @@ extension TrackerSnapshot {
                 }
                 devices.append(Device(id: id, lastTime: t, lastLon: lon, lastLat: lat, pairs: pairs))
             }
-            guard r.remaining == 0 else { return .failure(fail("\(r.remaining) unexpected bytes after the last device")) }
-            return .success(TrackerSnapshot(watermark: watermark, devices: devices))
+            var fences: [FenceRecord] = []
+            var engineActions: FenceActions?
+            if version >= 2 {
+                guard let mask = r.u8(), let n = r.u64() else { return .failure(fail("truncated fence records")) }
+                // Each record takes at least 14 bytes.
+                guard n <= UInt64(payload.count / 14) else { return .failure(fail("fence record count \(n) does not fit the file")) }
+                engineActions = FenceActions(rawValue: mask)
+                for _ in 0..<n {
+                    guard let id = r.string(), let hasGroup = r.u8() else { return .failure(fail("truncated fence record")) }
+                    var group: String?
+                    if hasGroup != 0 {
+                        guard let g = r.string() else { return .failure(fail("truncated fence record")) }
+                        group = g
+                    }
+                    guard let actions = r.u8(), let digest = r.u64() else { return .failure(fail("truncated fence record")) }
+                    fences.append(FenceRecord(id: id, group: group, actions: actions, shapeDigest: digest))
+                }
+            }
+            guard r.remaining == 0 else { return .failure(fail("\(r.remaining) unexpected bytes after the last record")) }
+            return .success(TrackerSnapshot(watermark: watermark, devices: devices, fences: fences, engineActions: engineActions))
         }
         self = try decoded.get()
     }

@@ -15,8 +15,23 @@ public struct TrackerSnapshot: Sendable, Hashable {
         public var lastLat: Double
         public var pairs: [Pair]
     }
+    /// What a fence that device pairs name looked like when the snapshot was taken, so that a
+    /// restore against other fences can report the change (`restoreReportingChanges`).
+    public struct FenceRecord: Sendable, Hashable {
+        public var id: String
+        public var group: String?
+        /// `FenceActions` raw value of the fence's own mask; 0xFF: the engine's.
+        public var actions: UInt8
+        /// `FenceStore.shapeDigest` of its stored geometry.
+        public var shapeDigest: UInt64
+    }
     public var watermark: Double
     public var devices: [Device]
+    /// The fences the pairs name (format version 2; empty from version 1 files).
+    public var fences: [FenceRecord] = []
+    /// The engine's own action mask when the snapshot was taken, cross included if detected
+    /// (version 2; nil from version 1 files).
+    public var engineActions: FenceActions?
 }
 
 extension EventEngine {
@@ -37,7 +52,90 @@ extension EventEngine {
                     id: state.id, lastTime: state.lastTime, lastLon: state.lastLon, lastLat: state.lastLat, pairs: pairs))
         }
         out.sort { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
-        return TrackerSnapshot(watermark: watermark, devices: out)
+        var records: [TrackerSnapshot.FenceRecord] = []
+        var recorded = Set<Int32>()
+        for device in out {
+            for pair in device.pairs {
+                guard let slot = store.slotByID[pair.fence], recorded.insert(slot).inserted else { continue }
+                records.append(
+                    TrackerSnapshot.FenceRecord(
+                        id: pair.fence, group: group(slot: Int(slot)), actions: store.slotSettings[Int(slot)].actions,
+                        shapeDigest: store.shapeDigest(slot: slot)))
+            }
+        }
+        records.sort { $0.id < $1.id }
+        let engineActions = settings.crossDetection ? settings.actions.union(.cross) : settings.actions
+        return TrackerSnapshot(watermark: watermark, devices: out, fences: records, engineActions: engineActions)
+    }
+
+    /// Replaces the tracker's state with a snapshot taken against other fences or settings,
+    /// and reports the change as the live engine reports edits (SPEC: exits when a fence is
+    /// removed or replaced, Baidu's re-trigger when a mask changes), at each device's last fix:
+    /// - a pair whose fence is gone: `exit`, reason `fence-removed`;
+    /// - a pair whose fence has another shape (`FenceStore.shapeDigest`) that does not cover
+    ///   the device's last fix: `exit`, reason `fence-replaced`;
+    /// - a pair whose fence's mask now reports its status and did not: `enter` or `dwell`,
+    ///   reason `actions-changed`.
+    /// Exits are worded with the fence's old group and mask. A version 1 snapshot has no fence
+    /// records: pairs of missing fences are dropped without events, as `restore` does.
+    /// - Returns: the pairs dropped, and the events in output order.
+    /// - Complexity: O(devices + pairs), plus a containment test per pair of a changed shape.
+    public mutating func restoreReportingChanges(_ snapshot: TrackerSnapshot) -> (dropped: Int, events: [FenceEvent]) {
+        let dropped = restore(snapshot)
+        guard let oldEngine = snapshot.engineActions else { return (dropped, []) }
+        var records: [String: TrackerSnapshot.FenceRecord] = [:]
+        for r in snapshot.fences { records[r.id] = r }
+        func oldMask(_ r: TrackerSnapshot.FenceRecord?) -> FenceActions {
+            guard let r, r.actions != 0xFF else { return oldEngine }
+            return FenceActions(rawValue: r.actions)
+        }
+        var events: [FenceEvent] = []
+        // Pairs of fences no longer loaded were dropped by `restore`: their exits.
+        for device in snapshot.devices {
+            for pair in device.pairs where store.slotByID[pair.fence] == nil {
+                let record = records[pair.fence]
+                guard oldMask(record).contains(.exit) else { continue }
+                events.append(
+                    FenceEvent(
+                        time: device.lastTime, device: device.id, fence: pair.fence, group: record?.group, kind: .exit,
+                        lon: device.lastLon, lat: device.lastLat, reason: .fenceRemoved, insideSeconds: device.lastTime - pair.enterTime))
+            }
+        }
+        // Pairs of fences loaded with another shape or mask.
+        var scratch = ContainmentScratch()
+        let engine = self
+        updateEveryDevice { state in
+            guard !state.pairs.isEmpty else { return }
+            let last = LonLat(lon: state.lastLon, lat: state.lastLat)
+            var unit: (Double, Double, Double)?
+            var kept: [PairState] = []
+            for pair in state.pairs {
+                guard let slot = engine.store.slot(ofKey: pair.fence) else { continue }
+                let id = engine.store.slotSettings[Int(slot)].id
+                let record = records[id]
+                let was = oldMask(record)
+                if let record, record.shapeDigest != engine.store.shapeDigest(slot: slot),
+                    !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
+                {
+                    if was.contains(.exit) {
+                        events.append(
+                            FenceEvent(
+                                time: state.lastTime, device: state.id, fence: id, group: record.group, kind: .exit, lon: last.lon,
+                                lat: last.lat, reason: .fenceReplaced, insideSeconds: state.lastTime - pair.enterTime))
+                    }
+                    continue
+                }
+                kept.append(pair)
+                let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
+                if !was.contains(kind.action) {
+                    engine.emit(
+                        kind, device: state.id, slot: Int(slot), time: state.lastTime, lon: last.lon, lat: last.lat,
+                        reason: .actionsChanged, inside: kind == .dwell ? state.lastTime - pair.enterTime : nil, into: &events)
+                }
+            }
+            state.pairs = kept
+        }
+        return (dropped, Self.sorted(events))
     }
 
     /// Replaces the tracker's state with a snapshot, against the fences now in the store.
