@@ -63,6 +63,15 @@ public enum GeoJSONFences {
         return result
     }
 
+    /// The CRS named in the refusal `read(path:options:)` gives a document that declares one
+    /// other than WGS84, or nil for any other error.
+    static func declaredCRS(refused error: FenceError) -> String? {
+        guard let start = error.reason.range(of: " declares the CRS "),
+            let end = error.reason.range(of: "; the built-in reader takes", range: start.upperBound..<error.reason.endIndex)
+        else { return nil }
+        return String(error.reason[start.upperBound..<end.lowerBound])
+    }
+
     /// Reads a document held in memory.
     public static func read(_ data: Data, layer: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         try parse(data, layer: layer, options: options).result

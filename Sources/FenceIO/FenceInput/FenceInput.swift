@@ -44,7 +44,11 @@ public enum FenceInput {
             guard usesNativeReader(source) else { return try OGRFences.read(source, options: options) }
             do {
                 return try GeoJSONFences.read(path: source, options: options)
-            } catch where error.reason.contains("declares the CRS") && source != "-" {
+            } catch {
+                guard source != "-", let crs = GeoJSONFences.declaredCRS(refused: error) else { throw error }
+                // OGR reprojects from the declared CRS; its GeoJSON driver reads a CRS GDAL
+                // does not know as WGS84, silently. Refuse that by name first.
+                try OGRReprojection.checkKnown(crs, declaredBy: source)
                 return try OGRFences.read(source, options: options)
             }
         }

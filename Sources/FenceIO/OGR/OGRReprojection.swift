@@ -17,6 +17,20 @@ final class OGRReprojection {
     /// The source CRS's name, for messages.
     let sourceName: String
 
+    /// Throws unless OSR can read `definition` (as `--fence-crs` takes it).
+    static func checkKnown(_ definition: String, declaredBy source: String) throws(FenceError) {
+        try GDALErrorState.collecting { () throws(FenceError) in
+            guard let made = OSRNewSpatialReference(nil) else { throw FenceError(.malformedInput, reason: "cannot make a CRS") }
+            defer { OSRRelease(made) }
+            GDALErrorState.reset()
+            guard OSRSetFromUserInput(made, definition) == OGRERR_NONE else {
+                throw FenceError(
+                    .malformedInput,
+                    reason: "\(source) declares the CRS \(definition), which GDAL does not know: \(GDALErrorState.message ?? "OSR cannot read it")")
+            }
+        }
+    }
+
     /// The reprojection a layer needs, or nil when its coordinates already are WGS84
     /// longitude/latitude (or it declares no CRS and none is assumed).
     /// - Parameters:
