@@ -34,6 +34,24 @@ final class GeoJSONFencesTests: XCTestCase {
         XCTAssertEqual(report.errors[0].fence, "noradius")
     }
 
+    /// A well-formed number past Double's range (1e400) refuses the feature holding it, not
+    /// the document, as OGR does (found by an independent audit).
+    func testANumberPastDoubleRefusesItsFeatureOnly() throws {
+        let doc = """
+            {"type":"FeatureCollection","features":[
+             {"type":"Feature","properties":{"id":"a"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1e400,0],[1,1],[0,1],[0,0]]]}},
+             {"type":"Feature","properties":{"id":"b","radius":-1e400},"geometry":{"type":"Point","coordinates":[0,0]}},
+             {"type":"Feature","properties":{"id":"c"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}}
+            ]}
+            """
+        let report = try GeoJSONFences.read(Data(doc.utf8))
+        var store = FenceStore()
+        let added = store.add(report.fences)
+        XCTAssertEqual(store.allHandles().map { store.id(of: $0) }, ["c"])
+        let refused = report.errors.compactMap(\.fence) + added.filter { $0.error != nil }.map(\.id)
+        XCTAssertEqual(Set(refused), ["a", "b"])
+    }
+
     func testNotGeoJSONIsRefusedAsAWhole() {
         XCTAssertThrowsError(try GeoJSONFences.read(Data("{\"type\":\"FeatureCollection\"".utf8)))
         XCTAssertThrowsError(try GeoJSONFences.read(Data("[1,2]".utf8)))

@@ -275,11 +275,14 @@ struct JSONScanner {
             guard at > expStart else { throw Failure(offset: start, message: "malformed number") }
             exponent += expNegative ? -e : e
         }
+        // A well-formed number past Double's range is infinite: JSON allows it, and the
+        // feature holding it is refused for it (a coordinate or radius that is not finite),
+        // not the document.
         guard
             let v = NumberParser.convert(
                 mantissa: mantissa, exponent: exponent, significant: significant, negative: negative,
                 text: UnsafeBufferPointer(rebasing: bytes[start..<at]))
-        else { throw Failure(offset: start, message: "number out of range") }
+        else { return negative ? -.infinity : .infinity }
         return v
     }
 
