@@ -55,7 +55,7 @@ enum PolygonDistance {
         var q = record + 1 + ringCount
         // How far the projection may misjudge, relative: the east scale changes by about
         // tan(lat) per radian of latitude travelled; 1% for the rest.
-        let growth = 2 * (tan(abs(p.lat) * .pi / 180) + 1) / 6_371_000
+        let growth = exact ? 2 * (tan(abs(p.lat) * .pi / 180) + 1) / 6_371_000 : 0
         func reach(_ d: Double) -> Double { d * (1.01 + growth * d) + 1 }
         var best = Double.infinity
         var near: [(estimate: Double, edge: Edge, t: Double)] = []
