@@ -70,17 +70,20 @@ final class OGRReprojectionTests: XCTestCase {
 
     /// A GeoJSON file declaring a CRS that GDAL does not know is refused by name. OGR's
     /// GeoJSON driver would read it as WGS84, silently (found by an independent audit).
+    /// A name that is no authority name (a path, a URL) is refused before OSR sees it.
     func testUnknownDeclaredCRSIsRefused() throws {
-        let text = """
-            {"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"EPSG:999999"}},"features":[
-            {"type":"Feature","properties":{"id":"a"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}}]}
-            """
-        let path = NSTemporaryDirectory() + "fence-unknown-crs-\(UUID().uuidString).geojson"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        XCTAssertThrowsError(try FenceInput.read(path)) { error in
-            let reason = (error as? FenceError)?.reason ?? "\(error)"
-            XCTAssertTrue(reason.contains("declares the CRS EPSG:999999, which GDAL does not know"), reason)
+        for (name, why) in [("EPSG:999999", "which GDAL does not know"), ("/etc/passwd", "which is not an authority name")] {
+            let text = """
+                {"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"\(name)"}},"features":[
+                {"type":"Feature","properties":{"id":"a"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}}]}
+                """
+            let path = NSTemporaryDirectory() + "fence-unknown-crs-\(UUID().uuidString).geojson"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            XCTAssertThrowsError(try FenceInput.read(path)) { error in
+                let reason = (error as? FenceError)?.reason ?? "\(error)"
+                XCTAssertTrue(reason.contains("declares the CRS \(name), \(why)"), reason)
+            }
         }
     }
 

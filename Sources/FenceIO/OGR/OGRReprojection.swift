@@ -17,8 +17,18 @@ final class OGRReprojection {
     /// The source CRS's name, for messages.
     let sourceName: String
 
-    /// Throws unless OSR can read `definition` (as `--fence-crs` takes it).
+    /// Throws unless `definition`, a CRS a file declares, is an authority name (`EPSG:n`,
+    /// `urn:ogc:def:crs:...`, `http://www.opengis.net/def/crs/...`) that OSR knows. Only such
+    /// names: OSR's user input also opens files and URLs, which a file's own text must not
+    /// make it do, and GDAL's GeoJSON driver reads nothing else either.
     static func checkKnown(_ definition: String, declaredBy source: String) throws(FenceError) {
+        let lower = definition.lowercased()
+        let authority = ["epsg:", "urn:ogc:def:crs:", "http://www.opengis.net/def/crs/", "https://www.opengis.net/def/crs/"]
+        guard authority.contains(where: { lower.hasPrefix($0) }) else {
+            throw FenceError(
+                .malformedInput,
+                reason: "\(source) declares the CRS \(definition), which is not an authority name (EPSG:n, urn:ogc:def:crs:...)")
+        }
         try GDALErrorState.collecting { () throws(FenceError) in
             guard let made = OSRNewSpatialReference(nil) else { throw FenceError(.malformedInput, reason: "cannot make a CRS") }
             defer { OSRRelease(made) }
