@@ -13,15 +13,17 @@ import SpatialIndex
 ///    longitude (a polar cap's, a whole-world fence's) keeps its length. Within about 0.1%
 ///    for distances up to 10 km below 80 degrees of latitude; the error grows with distance and
 ///    towards the poles (the east scale changes along the way).
-/// 2. **Measure** (`exact`): the edges screened near enough to the nearest (1% plus the
-///    projection's error, which grows with the distance), at most 8, are measured on the
-///    ellipsoid. Above 75 degrees of latitude or beyond 100 km, where the projection
+/// 2. **Measure** (`exact`): every edge screened near enough to the nearest (1% plus the
+///    projection's error, which grows with the distance) is measured on the ellipsoid,
+///    nearest first, until the next cannot beat the nearest measured (a ring of many edges
+///    all about as far, the position at its centre, measures them all). Above 75 degrees of latitude or beyond 100 km, where the projection
 ///    misjudges, every edge whose true lower bound is below the nearest measured is
 ///    (`boundaryByBounds`). The edge's nearest point is found by a golden-section search on
 ///    the sphere (after sampling a long edge at 9 points, so that its other local minimum is
 ///    not taken), then polished on the ellipsoid with Karney's geodesic. The result is the
 ///    ellipsoidal distance to a point of the boundary, within about 1e-8 of the nearest's for
-///    the edge picked (tests hold it to 2e-6 of an independent scan), at any latitude and range.
+///    the edge measured (tests hold the result to 2e-6 of an independent scan), at any
+///    latitude and range, so long as the projection misjudges by less than the margin.
 ///
 /// - Complexity: O(v) for v vertices, a few flops an edge; `exact` adds about 30 spherical
 ///   distances (0.05 µs each) and 4 geodesics (0.4 µs each) per measured edge, and 0.1 µs per
@@ -83,7 +85,7 @@ enum PolygonDistance {
         if best > farDistance { return boundaryByBounds(record, p, cutoff: cutoff) }
         near.sort { $0.estimate < $1.estimate }
         var measured = Double.infinity
-        for candidate in near.prefix(8) {
+        for candidate in near {
             if candidate.estimate > reach(min(measured, reach(best))) { break }
             measured = min(measured, onEllipsoid(candidate.edge, p, hint: candidate.t, estimate: candidate.estimate))
         }
