@@ -1,23 +1,24 @@
 // Little-endian byte building and reading for the engine's state file and the NATS worker's
 // wire and checkpoint formats. `package` access: every module of this package shares them,
-// and they are not part of the library's public surface.
+// and they are not part of the library's public surface. Inlinable: FenceNATS decodes every
+// message with them, and a call across the module boundary per byte read would cost.
 
 /// Appends little-endian values to a byte array.
 package struct ByteWriter {
     package var bytes: [UInt8] = []
-    package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
-    package mutating func u8(_ v: UInt8) { bytes.append(v) }
-    package mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
-    package mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
-    package mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
-    package mutating func f64(_ v: Double) { u64(v.bitPattern) }
+    @inlinable package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+    @inlinable package mutating func u8(_ v: UInt8) { bytes.append(v) }
+    @inlinable package mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    @inlinable package mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    @inlinable package mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+    @inlinable package mutating func f64(_ v: Double) { u64(v.bitPattern) }
     /// A length-prefixed (u32) UTF-8 string.
-    package mutating func string(_ s: String) {
+    @inlinable package mutating func string(_ s: String) {
         u32(UInt32(s.utf8.count))
         bytes.append(contentsOf: s.utf8)
     }
     /// A length-prefixed (u64) byte block.
-    package mutating func block(_ b: [UInt8]) {
+    @inlinable package mutating func block(_ b: [UInt8]) {
         u64(UInt64(b.count))
         bytes.append(contentsOf: b)
     }
@@ -28,25 +29,25 @@ package struct ByteWriter {
 package struct ByteReader {
     package let bytes: UnsafeRawBufferPointer
     package var offset = 0
-    package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    @inlinable package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    package var remaining: Int { bytes.count - offset }
+    @inlinable package var remaining: Int { bytes.count - offset }
 
-    package mutating func take(_ n: Int) -> UnsafeRawBufferPointer? {
+    @inlinable package mutating func take(_ n: Int) -> UnsafeRawBufferPointer? {
         guard n >= 0, remaining >= n else { return nil }
         defer { offset += n }
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)])
     }
-    package mutating func u8() -> UInt8? { take(1)?.first }
-    package mutating func u16() -> UInt16? { take(2).map { UInt16(littleEndian: $0.loadUnaligned(as: UInt16.self)) } }
-    package mutating func u32() -> UInt32? { take(4).map { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } }
-    package mutating func u64() -> UInt64? { take(8).map { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } }
-    package mutating func f64() -> Double? { u64().map(Double.init(bitPattern:)) }
-    package mutating func string() -> String? {
+    @inlinable package mutating func u8() -> UInt8? { take(1)?.first }
+    @inlinable package mutating func u16() -> UInt16? { take(2).map { UInt16(littleEndian: $0.loadUnaligned(as: UInt16.self)) } }
+    @inlinable package mutating func u32() -> UInt32? { take(4).map { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } }
+    @inlinable package mutating func u64() -> UInt64? { take(8).map { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } }
+    @inlinable package mutating func f64() -> Double? { u64().map(Double.init(bitPattern:)) }
+    @inlinable package mutating func string() -> String? {
         guard let n = u32(), let b = take(Int(n)) else { return nil }
         return String(decoding: b, as: UTF8.self)
     }
-    package mutating func block() -> [UInt8]? {
+    @inlinable package mutating func block() -> [UInt8]? {
         guard let n = u64(), n <= UInt64(remaining), let b = take(Int(n)) else { return nil }
         return [UInt8](b)
     }
@@ -55,13 +56,13 @@ package struct ByteReader {
 /// CRC-32 (IEEE 802.3, reflected, as zlib and gzip compute it): the state file's and the
 /// checkpoints' integrity check. O(n), a table lookup a byte.
 package enum CRC32 {
-    static let table: [UInt32] = (0..<256).map { i -> UInt32 in
+    @usableFromInline static let table: [UInt32] = (0..<256).map { i -> UInt32 in
         var c = UInt32(i)
         for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
         return c
     }
 
-    package static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
+    @inlinable package static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
         var c: UInt32 = 0xFFFF_FFFF
         for b in bytes { c = table[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
         return c ^ 0xFFFF_FFFF

@@ -389,6 +389,10 @@ final class EventOracleTests: XCTestCase {
                         f.shape = .polygons(ps.map { Polygon(exterior: $0.exterior.map { LonLat(lon: $0.lon + dx, lat: $0.lat + dy) }) })
                     }
                     if rng.next() % 2 == 0 { f.group = "moved" }
+                    // A replacement may bring its own mask as well (it re-triggers then).
+                    if rng.next() % 3 == 0 { f.actions = FenceActions(rawValue: UInt8(rng.next() % 8)) }
+                    // Or only nudge the shape, so that the device stays inside it.
+                    if rng.next() % 3 == 0 { f.shape = edited[i].shape; f.dwell = (f.dwell ?? 0) + 1 }
                     edited[i] = f
                     replaced.append(f)
                 case 2:
@@ -403,12 +407,15 @@ final class EventOracleTests: XCTestCase {
             if let m = newEngineMask { settings.actions = m }
             edits += removed.count + replaced.count + masked.count
 
-            // The live engine, edited through its API.
+            // The live engine, edited through its API. The restore compares each fence's mask
+            // before and after; the live edits must not pass through a third mask on the way:
+            // own masks first, then the engine's, then the fences that now follow it.
             var expected: [FenceEvent] = []
             for id in removed { expected += live.remove(id: id) }
             expected += live.add(replaced, threads: 1).events
-            for (id, mask) in masked { expected += live.setActions(mask, fence: id) }
+            for (id, mask) in masked where mask != nil { expected += live.setActions(mask, fence: id) }
             if let m = newEngineMask { expected += live.setActions(m) }
+            for (id, mask) in masked where mask == nil { expected += live.setActions(mask, fence: id) }
             expected = EventEngine.sorted(expected)
 
             // A new engine over the edited fences, restored from the snapshot.

@@ -63,6 +63,10 @@ final class EventScenarioTests: XCTestCase {
         nanTime.lastTime = .nan
         bad.append((TrackerSnapshot(watermark: 20, devices: [nanTime]), "last fix time nan"))
         bad.append((TrackerSnapshot(watermark: .nan, devices: [device]), "watermark nan"))
+        var noFix = device
+        noFix.lastTime = -.infinity
+        noFix.lastLon = .nan
+        bad.append((TrackerSnapshot(watermark: 20, devices: [noFix]), "1 pairs but no last fix"))
         for (snapshot, why) in bad {
             XCTAssertThrowsError(try TrackerSnapshot(decoding: snapshot.encoded()), why) { error in
                 XCTAssertTrue("\(error)".contains(why), "\(error)")

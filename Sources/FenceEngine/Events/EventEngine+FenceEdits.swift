@@ -1,22 +1,29 @@
 extension EventEngine {
-    /// Adds fences (see `FenceStore.add`). A fence that replaces one with the same id is
-    /// re-checked against the last fix of every device inside it: where the new shape no longer
-    /// covers that fix, the device gets `exit` with reason `fence-replaced` (at its last fix's
-    /// time). A new fence covering a device produces `enter` at the device's next fix.
+    /// Adds fences (see `FenceStore.add`). A fence that replaces one with the same id by
+    /// another shape is re-checked against the last fix of every device inside it: where the
+    /// new shape does not cover that fix, the device gets `exit` with reason `fence-replaced`
+    /// (at its last fix's time). The same shape again ends no visit, not even one waiting out
+    /// an exit delay. A replacement with another mask re-triggers as `setActions(_:fence:)`
+    /// does. A new fence covering a device produces `enter` at the device's next fix.
     /// - Returns: per-fence results, and the events, in output order.
     public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
         -> (results: [FenceAddResult], events: [FenceEvent])
     {
         // What each fence about to be replaced reported, to word its exits: its group and
-        // action mask before the replacement, not the new fence's.
-        var before: [String: (group: String?, actions: FenceActions)] = [:]
+        // action mask before the replacement, not the new fence's; and its shape.
+        var before: [String: (group: String?, actions: FenceActions, shape: UInt64)] = [:]
         for f in fences {
-            if let slot = store.slotByID[f.id] { before[f.id] = (group(slot: Int(slot)), actions(slot: Int(slot))) }
+            if let slot = store.slotByID[f.id] {
+                before[f.id] = (group(slot: Int(slot)), actions(slot: Int(slot)), store.shapeDigest(slot: slot))
+            }
         }
         let results = store.add(fences, repair: repair, threads: threads)
         var replacedKeys = Set<Int32>()
+        var reshapedKeys = Set<Int32>()
         for r in results where r.outcome == .replaced {
-            if let slot = store.slotByID[r.id] { replacedKeys.insert(store.key(ofSlot: slot)) }
+            guard let slot = store.slotByID[r.id] else { continue }
+            replacedKeys.insert(store.key(ofSlot: slot))
+            if before[r.id]?.shape != store.shapeDigest(slot: slot) { reshapedKeys.insert(store.key(ofSlot: slot)) }
         }
         guard !replacedKeys.isEmpty else { return (results, []) }
         var events: [FenceEvent] = []
@@ -28,15 +35,12 @@ extension EventEngine {
             var unit: (Double, Double, Double)?
             var kept: [PairState] = []
             for pair in state.pairs {
-                if replacedKeys.contains(pair.fence), let slot = engine.store.slot(ofKey: pair.fence),
+                if reshapedKeys.contains(pair.fence), let slot = engine.store.slot(ofKey: pair.fence),
                     !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
                     let id = engine.store.slotSettings[Int(slot)].id
                     if let old = before[id], old.actions.contains(.exit) {
-                        events.append(
-                            FenceEvent(
-                                time: state.lastTime, device: state.id, fence: id, group: old.group, kind: .exit, lon: last.lon,
-                                lat: last.lat, reason: .fenceReplaced, insideSeconds: state.lastTime - pair.enterTime))
+                        events.append(Self.exitWithoutFix(state, pair, fence: id, group: old.group, reason: .fenceReplaced))
                     }
                 } else {
                     kept.append(pair)
@@ -44,7 +48,31 @@ extension EventEngine {
             }
             state.pairs = kept
         }
+        // A replacement that brings another mask re-triggers, as `setActions(_:fence:)` does.
+        let store = self.store
+        events += retrigger(previous: { before[store.slotSettings[$0].id]?.actions ?? [] }) { slot in
+            replacedKeys.contains(store.slotKey[slot])
+        }
         return (results, Self.sorted(events))
+    }
+
+    /// The `exit` of a pair ended by an edit rather than a fix: at the device's last fix, worded
+    /// with the fence's group as it was.
+    static func exitWithoutFix(
+        _ state: DeviceState, _ pair: PairState, fence id: String, group: String?, reason: FenceEventReason
+    ) -> FenceEvent {
+        exitWithoutFix(
+            device: state.id, lastFix: (state.lastTime, state.lastLon, state.lastLat), enterTime: pair.enterTime, fence: id,
+            group: group, reason: reason)
+    }
+
+    static func exitWithoutFix(
+        device: String, lastFix: (time: Double, lon: Double, lat: Double), enterTime: Double, fence id: String, group: String?,
+        reason: FenceEventReason
+    ) -> FenceEvent {
+        FenceEvent(
+            time: lastFix.time, device: device, fence: id, group: group, kind: .exit, lon: lastFix.lon, lat: lastFix.lat,
+            reason: reason, insideSeconds: lastFix.time - enterTime)
     }
 
     /// Removes a fence; every device inside gets `exit` with reason `fence-removed`.

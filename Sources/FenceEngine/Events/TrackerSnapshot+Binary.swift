@@ -87,6 +87,7 @@ extension TrackerSnapshot {
                 guard !t.isFinite || (lon.isFinite && lat.isFinite && abs(lon) <= 180 && abs(lat) <= 90) else {
                     return .failure(fail("\(which): last position (\(lon), \(lat)) is not a WGS84 position"))
                 }
+                guard t.isFinite || n == 0 else { return .failure(fail("\(which): \(n) pairs but no last fix")) }
                 var pairs: [Pair] = []
                 for _ in 0..<n {
                     guard let fence = r.string(), let flags = r.u8(), let enter = r.f64(), let pending = r.f64() else {

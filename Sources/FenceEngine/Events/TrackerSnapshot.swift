@@ -96,9 +96,9 @@ extension EventEngine {
                 let record = records[pair.fence]
                 guard oldMask(record).contains(.exit) else { continue }
                 events.append(
-                    FenceEvent(
-                        time: device.lastTime, device: device.id, fence: pair.fence, group: record?.group, kind: .exit,
-                        lon: device.lastLon, lat: device.lastLat, reason: .fenceRemoved, insideSeconds: device.lastTime - pair.enterTime))
+                    Self.exitWithoutFix(
+                        device: device.id, lastFix: (device.lastTime, device.lastLon, device.lastLat), enterTime: pair.enterTime,
+                        fence: pair.fence, group: record?.group, reason: .fenceRemoved))
             }
         }
         // Pairs of fences loaded with another shape or mask.
@@ -118,10 +118,7 @@ extension EventEngine {
                     !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
                     if was.contains(.exit) {
-                        events.append(
-                            FenceEvent(
-                                time: state.lastTime, device: state.id, fence: id, group: record.group, kind: .exit, lon: last.lon,
-                                lat: last.lat, reason: .fenceReplaced, insideSeconds: state.lastTime - pair.enterTime))
+                        events.append(Self.exitWithoutFix(state, pair, fence: id, group: record.group, reason: .fenceReplaced))
                     }
                     continue
                 }
