@@ -315,7 +315,7 @@ public final class PositionReader {
             timeText: { self.withFieldText(.time, withField) },
             lon: withField(.lon) { NumberParser.parseDouble($0) } ?? nil,
             lat: withField(.lat) { NumberParser.parseDouble($0) } ?? nil,
-            lonText: { self.withFieldText(.lon, withField) }, latText: { self.withFieldText(.lat, withField) },
+            lonText: { "\"\(self.withFieldText(.lon, withField))\"" }, latText: { "\"\(self.withFieldText(.lat, withField))\"" },
             accuracy: withField(.accuracy) { b -> Double?? in
                 b.allSatisfy { $0 == 32 } ? .some(nil) : NumberParser.parseDouble(b).map { .some($0) }
             } ?? .some(nil),
@@ -347,8 +347,8 @@ public final class PositionReader {
         }
         if device.isEmpty { return fail("empty device") }
         guard let time else { return fail("time \"\(timeText())\" is neither epoch seconds nor ISO 8601") }
-        guard let lon else { return fail("lon \"\(lonText())\" is not a number") }
-        guard let lat else { return fail("lat \"\(latText())\" is not a number") }
+        guard let lon else { return fail("lon \(lonText()) is not a number") }
+        guard let lat else { return fail("lat \(latText()) is not a number") }
         guard let accuracy else { return fail("accuracy is not a number") }
         var coord = defaultCoord
         if let coordText, !coordText.trimmingCharacters(in: .whitespaces).isEmpty {
@@ -381,6 +381,15 @@ public final class PositionReader {
             default: return nil
             }
         }
+        /// The value as a message names it: its text in quotes, else what JSON value it is.
+        func shown(_ f: PositionField) -> String {
+            switch values[f] {
+            case .bool(let b)?: return b ? "true" : "false"
+            case .null?: return "null"
+            case .nested?: return "an object or array"
+            default: return "\"\(String((text(f) ?? "").prefix(40)))\""
+            }
+        }
         func number(_ f: PositionField) -> Double? {
             guard let t = text(f) else { return nil }
             var t2 = t
@@ -402,7 +411,7 @@ public final class PositionReader {
         }
         return build(
             device: text(.device) ?? "", time: time, timeText: { String((text(.time) ?? "").prefix(40)) },
-            lon: number(.lon), lat: number(.lat), lonText: { String((text(.lon) ?? "?").prefix(40)) },
-            latText: { String((text(.lat) ?? "?").prefix(40)) }, accuracy: accuracy, coordText: text(.coord))
+            lon: number(.lon), lat: number(.lat), lonText: { shown(.lon) }, latText: { shown(.lat) }, accuracy: accuracy,
+            coordText: text(.coord))
     }
 }

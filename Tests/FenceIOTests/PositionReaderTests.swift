@@ -70,6 +70,25 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertTrue(e[3].reason.contains("yesterday"), e[3].reason)
     }
 
+    /// A coordinate that is no number is named as written, or as the JSON value it is
+    /// (before, `null` and arrays were shown as "?").
+    func testNonNumericCoordinatesAreNamedInTheMessage() throws {
+        let (p, e) = try read(
+            """
+            {"device":"a","time":0,"lon":null,"lat":1}
+            {"device":"b","time":0,"lon":1,"lat":[1]}
+            {"device":"c","time":0,"lon":"x","lat":1}
+            {"device":"d","time":0,"lon":true,"lat":1}
+
+            """, format: .ndjson)
+        XCTAssertEqual(p, [])
+        XCTAssertEqual(
+            e.map(\.reason),
+            ["lon null is not a number", "lat an object or array is not a number", "lon \"x\" is not a number", "lon true is not a number"])
+        let (_, csv) = try read("device,time,lon,lat\na,0,abc,1\n")
+        XCTAssertEqual(csv.map(\.reason), ["lon \"abc\" is not a number"])
+    }
+
     func testLineOverTheLimitIsSkipped() throws {
         let long = String(repeating: "x", count: 300_000)
         let (p, e) = try read("device,time,lon,lat\na,0,1,1\n\(long),0,1,1\nb,0,1,1\n", maxLine: 100_000)
