@@ -26,6 +26,24 @@ extension EventEngine {
             if before[r.id]?.shape != store.shapeDigest(slot: slot) { reshapedKeys.insert(store.key(ofSlot: slot)) }
         }
         guard !replacedKeys.isEmpty else { return (results, []) }
+        let store = self.store
+        var events = endVisitsOfReshapedFences { slot in
+            let key = store.slotKey[slot]
+            guard reshapedKeys.contains(key), let old = before[store.slotSettings[slot].id] else { return nil }
+            return (old.group, old.actions)
+        }
+        // A replacement that brings another mask re-triggers, as `setActions(_:fence:)` does.
+        events += retrigger(previous: { before[store.slotSettings[$0].id]?.actions ?? [] }) { slot in
+            replacedKeys.contains(store.slotKey[slot])
+        }
+        return (results, Self.sorted(events))
+    }
+
+    /// Ends the visits whose fence has taken a shape that does not cover the device's last
+    /// fix: `exit`, reason `fence-replaced`, at that fix, worded with the fence's group and
+    /// mask as they were. `before(slot)` gives those for a reshaped fence, nil for the others.
+    /// - Complexity: O(devices + pairs), a containment test per pair of a reshaped fence.
+    mutating func endVisitsOfReshapedFences(_ before: (Int) -> (group: String?, actions: FenceActions)?) -> [FenceEvent] {
         var events: [FenceEvent] = []
         var scratch = ContainmentScratch()
         let engine = self
@@ -35,11 +53,11 @@ extension EventEngine {
             var unit: (Double, Double, Double)?
             var kept: [PairState] = []
             for pair in state.pairs {
-                if reshapedKeys.contains(pair.fence), let slot = engine.store.slot(ofKey: pair.fence),
+                if let slot = engine.store.slot(ofKey: pair.fence), let old = before(Int(slot)),
                     !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
-                    let id = engine.store.slotSettings[Int(slot)].id
-                    if let old = before[id], old.actions.contains(.exit) {
+                    if old.actions.contains(.exit) {
+                        let id = engine.store.slotSettings[Int(slot)].id
                         events.append(Self.exitWithoutFix(state, pair, fence: id, group: old.group, reason: .fenceReplaced))
                     }
                 } else {
@@ -48,12 +66,7 @@ extension EventEngine {
             }
             state.pairs = kept
         }
-        // A replacement that brings another mask re-triggers, as `setActions(_:fence:)` does.
-        let store = self.store
-        events += retrigger(previous: { before[store.slotSettings[$0].id]?.actions ?? [] }) { slot in
-            replacedKeys.contains(store.slotKey[slot])
-        }
-        return (results, Self.sorted(events))
+        return events
     }
 
     /// The `exit` of a pair ended by an edit rather than a fix: at the device's last fix, worded

@@ -101,37 +101,13 @@ extension EventEngine {
                         fence: pair.fence, group: record?.group, reason: .fenceRemoved))
             }
         }
-        // Pairs of fences loaded with another shape or mask.
-        var scratch = ContainmentScratch()
-        let engine = self
-        updateEveryDevice { state in
-            guard !state.pairs.isEmpty else { return }
-            let last = LonLat(lon: state.lastLon, lat: state.lastLat)
-            var unit: (Double, Double, Double)?
-            var kept: [PairState] = []
-            for pair in state.pairs {
-                guard let slot = engine.store.slot(ofKey: pair.fence) else { continue }
-                let id = engine.store.slotSettings[Int(slot)].id
-                let record = records[id]
-                let was = oldMask(record)
-                if let record, record.shapeDigest != engine.store.shapeDigest(slot: slot),
-                    !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
-                {
-                    if was.contains(.exit) {
-                        events.append(Self.exitWithoutFix(state, pair, fence: id, group: record.group, reason: .fenceReplaced))
-                    }
-                    continue
-                }
-                kept.append(pair)
-                let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
-                if !was.contains(kind.action) {
-                    engine.emit(
-                        kind, device: state.id, slot: Int(slot), time: state.lastTime, lon: last.lon, lat: last.lat,
-                        reason: .actionsChanged, inside: kind == .dwell ? state.lastTime - pair.enterTime : nil, into: &events)
-                }
-            }
-            state.pairs = kept
+        // Pairs of fences loaded with another shape, then with another mask.
+        let store = self.store
+        events += endVisitsOfReshapedFences { slot in
+            guard let r = records[store.slotSettings[slot].id], r.shapeDigest != store.shapeDigest(slot: Int32(slot)) else { return nil }
+            return (r.group, oldMask(r))
         }
+        events += retrigger(previous: { oldMask(records[store.slotSettings[$0].id]) }, affects: { _ in true })
         return (dropped, Self.sorted(events))
     }
 
