@@ -20,7 +20,8 @@ public struct EventWriter {
         self.propertyNames = propertyNames
         var table: [String: [String?]] = [:]
         if !propertyNames.isEmpty {
-            for f in fences { table[f.id] = propertyNames.map { f.properties[$0] } }
+            // Raw JSON from the fence file: U+2028 / U+2029 escaped as in every other string.
+            for f in fences { table[f.id] = propertyNames.map { f.properties[$0].map(OutputEscaping.escapingLineSeparators) } }
         }
         properties = table
     }

@@ -68,6 +68,14 @@ public enum OutputEscaping {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// JSON text with U+2028 / U+2029 written as `\u2028` / `\u2029`, as `appendJSONString`
+    /// writes them. JSON allows them raw only inside strings, so the replacement keeps the
+    /// text's meaning. For property values copied from a fence file as they were written.
+    public static func escapingLineSeparators(inJSON raw: String) -> String {
+        guard raw.contains("\u{2028}") || raw.contains("\u{2029}") else { return raw }
+        return raw.replacingOccurrences(of: "\u{2028}", with: "\\u2028").replacingOccurrences(of: "\u{2029}", with: "\\u2029")
+    }
+
     /// Appends a JSON string literal to a byte buffer: `"`, `\` and control characters
     /// escaped, and U+2028 / U+2029 as `\u2028` / `\u2029` (legal in JSON, but line breaks to
     /// JavaScript and to some log viewers).

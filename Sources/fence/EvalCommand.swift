@@ -8,7 +8,8 @@ enum EvalCommand {
         Usage: fence eval --fences SOURCE --positions POSITIONS|- [options]
 
         Applies each device's fixes in time order and writes enter / exit / dwell (and, with
-        --cross, cross) events, ordered by (time, device, fence, event).
+        --cross, cross) events, ordered by (time, device, fence, event) within each batch
+        (--batch): across batches too when the input is in time order.
 
         Input and output:
           --fences SOURCE       fences: GeoJSON or any OGR source (see below)

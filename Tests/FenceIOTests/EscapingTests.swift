@@ -100,6 +100,24 @@ final class EscapingTests: XCTestCase {
         }
     }
 
+    /// A property value written with raw U+2028 / U+2029 in the fence file comes out escaped,
+    /// as every other NDJSON string (the built-in reader copied it as written: a consumer
+    /// splitting lines on U+2028 broke the record; found by an independent audit).
+    func testRawLineSeparatorsInPropertiesAreEscaped() throws {
+        let fences = """
+            {"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"f","radius":1000,"note":"a\u{2028}b\u{2029}c","tags":["x\u{2028}"]},"geometry":{"type":"Point","coordinates":[0,0]}}]}
+            """
+        let path = try CLI.temp(self, "ls.geojson", fences)
+        let r = try CLI.run(["eval", "--fences", path, "--positions", "-", "--properties", "note,tags"], stdin: "device,time,lon,lat\nd,0,0,0\n")
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertFalse(r.out.contains("\u{2028}") || r.out.contains("\u{2029}"), r.out)
+        XCTAssertTrue(r.out.contains(#""note":"a\u2028b\u2029c""#), r.out)
+        let record = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as! [String: Any]
+        let props = record["properties"] as! [String: Any]
+        XCTAssertEqual(props["note"] as? String, "a\u{2028}b\u{2029}c")
+        XCTAssertEqual(props["tags"] as? [String], ["x\u{2028}"])
+    }
+
     func testEvalCSV() throws {
         let (fences, positions) = try fixtures()
         let r = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--format", "csv", "--properties", "note,depth"])
