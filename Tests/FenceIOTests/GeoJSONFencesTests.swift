@@ -1,4 +1,5 @@
 import FenceEngine
+import Foundation
 @testable import FenceIO
 import XCTest
 
@@ -50,6 +51,28 @@ final class GeoJSONFencesTests: XCTestCase {
         XCTAssertEqual(store.allHandles().map { store.id(of: $0) }, ["c"])
         let refused = report.errors.compactMap(\.fence) + added.filter { $0.error != nil }.map(\.id)
         XCTAssertEqual(Set(refused), ["a", "b"])
+    }
+
+    /// Properties come out the same through either reader: nested values as compact JSON
+    /// (OGR's JSON columns were quoted as strings), null as no property (the built-in reader
+    /// kept `null`, OGR dropped it; found by an independent audit).
+    func testPropertiesAreTheSameThroughEitherReader() throws {
+        let doc = """
+            {"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"f","radius":1000,
+             "obj":{"a":[1,2,{"b":"x y"}]},"arr":[1,"2"],"nul":null,"s":"t","n":2.5,"yes":true},
+             "geometry":{"type":"Point","coordinates":[0,0]}}]}
+            """
+        let path = NSTemporaryDirectory() + "fence-props-\(UUID().uuidString).geojson"
+        try Data(doc.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var native = FenceInputOptions()
+        native.reader = .native
+        var ogr = FenceInputOptions()
+        ogr.reader = .ogr
+        let a = try FenceInput.read(path, options: native).fences[0].properties
+        let b = try FenceInput.read(path, options: ogr).fences[0].properties
+        XCTAssertEqual(a, ["obj": #"{"a":[1,2,{"b":"x y"}]}"#, "arr": #"[1,"2"]"#, "s": #""t""#, "n": "2.5", "yes": "true"])
+        XCTAssertEqual(b, a)
     }
 
     func testNotGeoJSONIsRefusedAsAWhole() {

@@ -152,7 +152,9 @@ struct GeoJSONDocument {
                 if depth > options.limits.maxNesting {
                     draft.noteNesting(key, depth: depth, limit: options.limits.maxNesting)
                 } else {
-                    draft.properties[key] = scanner.compactText(range)
+                    // A null property is no property, as through OGR (a null column is unset).
+                    let text = scanner.compactText(range)
+                    if text != "null" { draft.properties[key] = text }
                 }
             }
         } while try scanner.next(closing: 125)

@@ -73,6 +73,19 @@ struct JSONScanner {
         throw fail(closing == 93 ? "expected , or ] in an array" : "expected , or } in an object")
     }
 
+    /// `text` as compact JSON (no white space outside strings: one line), or nil when it is
+    /// not one JSON value nested at most `maxDepth` deep. O(length); no recursion.
+    static func compactJSON(_ text: String, maxDepth: Int = 64) -> String? {
+        var copy = text
+        return copy.withUTF8 { bytes -> String? in
+            var scanner = JSONScanner(bytes)
+            guard let (range, depth) = try? scanner.skipValue(), depth <= maxDepth, (try? scanner.expectEnd()) != nil else {
+                return nil
+            }
+            return scanner.compactText(range)
+        }
+    }
+
     /// The atEnd check after the document: only white space may follow.
     mutating func expectEnd() throws(Failure) {
         space()

@@ -66,7 +66,11 @@ final class OGRFeature {
         case OFTStringList:
             return "[" + stringList(i).map(OutputEscaping.jsonString).joined(separator: ",") + "]"
         default:
-            return OutputEscaping.jsonString(text(i))
+            // A JSON column carries its value as JSON, compact, as the built-in reader does,
+            // when it is JSON indeed (the column's declaration is the file's word, not a proof).
+            let s = text(i)
+            if field.isJSON, let json = JSONScanner.compactJSON(s) { return json }
+            return OutputEscaping.jsonString(s)
         }
     }
 

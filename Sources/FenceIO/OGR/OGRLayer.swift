@@ -20,7 +20,7 @@ struct OGRLayer {
             guard let field = OGR_FD_GetFieldDefn(definition, Int32(i)) else { return nil }
             return OGRField(
                 index: i, name: String(cString: OGR_Fld_GetNameRef(field)), type: OGR_Fld_GetType(field),
-                isBoolean: OGR_Fld_GetSubType(field) == OFSTBoolean)
+                isBoolean: OGR_Fld_GetSubType(field) == OFSTBoolean, isJSON: OGR_Fld_GetSubType(field) == OFSTJSON)
         }
     }
 
@@ -40,4 +40,7 @@ struct OGRField {
     var type: OGRFieldType
     /// An integer column holding booleans (subtype OFSTBoolean).
     var isBoolean: Bool
+    /// A text column holding JSON (subtype OFSTJSON: a GeoJSON object or array property, a
+    /// GeoPackage JSON column).
+    var isJSON: Bool = false
 }
