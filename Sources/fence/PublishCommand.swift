@@ -47,14 +47,35 @@ enum PublishCommand {
         var batch: [Position] = []
         var errors: [PositionLineError] = []
         var bad = 0
+        // Fixes more than a window older than one read before them: a stream is consumed in
+        // event time, and workers drop what is later than their --lateness (a file sorted by
+        // device, say, would lose most of its fixes). Counted and reported, not refused.
+        var latest = -Double.infinity
+        var backwards = 0
+        var firstBackwards: (line: Int, time: Double, latest: Double)?
+        var line = 1
         while true {
             batch.removeAll(keepingCapacity: true)
             errors.removeAll(keepingCapacity: true)
             let more = try reader.read(limit: 100_000, into: &batch, errors: &errors)
             for e in errors.prefix(100) { stderr.write("fence: \(path): \(e)\n") }
             bad += errors.count
+            for fix in batch {
+                line += 1
+                if fix.time < latest - window {
+                    backwards += 1
+                    if firstBackwards == nil { firstBackwards = (line, fix.time, latest) }
+                }
+                latest = max(latest, fix.time)
+            }
             try publisher.add(batch)
             if !more { break }
+        }
+        if let first = firstBackwards {
+            stderr.write(
+                "fence publish: warning: \(backwards) fixes are more than --window \(window) s older than a fix read before "
+                    + "them (the first near line \(first.line): \(ISO8601.format(first.time)) after \(ISO8601.format(first.latest))); "
+                    + "workers drop fixes later than their --lateness: publish input in time order\n")
         }
         try publisher.finish()
         var flush = ""

@@ -310,7 +310,28 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", folder + "/part1.csv", "--window", "30", "--no-flush"], log: log), 0)
         XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--remove-group", "g1,g2"], log: log), 0)
         XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--remove", "c1,c2,c3,c4,c6,p0,p5"], log: log), 0)
+        // A change file with a fault is refused before it is published (a change in the stream
+        // stays there): a self-intersecting polygon beside a good fence.
+        let broken = folder + "/broken.geojson"
+        try Data(
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"ok","radius":50},"geometry":{"type":"Point","coordinates":[5,5]}},{"type":"Feature","properties":{"id":"bow"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}}]}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: broken))
+        let brokenLog = folder + "/broken.log"
+        XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--add", broken], log: brokenLog), 1)
+        let brokenText = try String(contentsOfFile: brokenLog, encoding: .utf8)
+        XCTAssertTrue(brokenText.contains("fence bow") && brokenText.contains("nothing published"), brokenText)
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", folder + "/part2.csv", "--window", "30"], log: log), 0)
+        // Input out of time order by more than the window is published, with a warning: a
+        // device far from every fence, an hour back after its first fix (at the end, so that
+        // the first does not move any partition's watermark: the oracle has one for all).
+        let t = all.map(\.time).max()!
+        let backwards = folder + "/backwards.csv"
+        try Data("device,time,lon,lat\nfar,\(Int(t)),10,10\nfar,\(Int(t) - 3600),10,10\n".utf8).write(to: URL(fileURLWithPath: backwards))
+        let backwardsLog = folder + "/backwards.log"
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", backwards, "--window", "30"], log: backwardsLog), 0)
+        let warning = try String(contentsOfFile: backwardsLog, encoding: .utf8)
+        XCTAssertTrue(warning.contains("warning: 1 fixes are more than --window 30.0 s older than a fix read before them"), warning)
         try waitDrained(urls, timeout: 300)
         try stop(w1)
         try stop(w2)
