@@ -92,6 +92,16 @@ public struct FenceChange: Sendable, Hashable {
         self.init(operation, previous: previous)
     }
 
+    /// What every worker will refuse in a fence file to add (the document, or single fences),
+    /// found as they find it: `apply` to an empty engine. `fence change` checks with this
+    /// before publishing, since a change stays in the stream.
+    public static func problems(adding geoJSON: [UInt8]) -> [String] {
+        var engine = EventEngine()
+        var errors: [String] = []
+        _ = FenceChange(.add(geoJSON: geoJSON)).apply(to: &engine, errors: &errors)
+        return errors
+    }
+
     /// Applies the change to an engine; the events are those of the fences' removal or
     /// replacement (exits at each device's last fix), sorted. Fences the GeoJSON gets wrong are
     /// reported in `errors` and skipped, the same way in every partition.

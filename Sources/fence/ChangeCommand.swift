@@ -1,5 +1,4 @@
 import FenceEngine
-import FenceIO
 import FenceNATS
 import Foundation
 
@@ -24,18 +23,6 @@ enum ChangeCommand {
           --name NAME           deployment name given to `fence setup` (default FENCE)
         """
 
-    /// What the workers would refuse in a fence file to add: the document, or single fences.
-    static func problems(adding data: Data) -> [String] {
-        do {
-            let report = try GeoJSONFences.read(data)
-            var store = FenceStore()
-            let results = store.add(report.fences, threads: 1)
-            return report.errors.map { "\($0)" } + results.compactMap { $0.error.map { "\($0)" } }
-        } catch {
-            return ["\(error)"]
-        }
-    }
-
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
             args, valued: ["nats", "add", "remove", "remove-group", "name"], flagNames: ["remove-all", "flush"])
@@ -50,7 +37,7 @@ enum ChangeCommand {
             guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
             // Checked as every worker will read it: a change in the stream stays there, so a
             // file with any fault is refused here, before it is published.
-            let problems = Self.problems(adding: data)
+            let problems = FenceChange.problems(adding: [UInt8](data))
             guard problems.isEmpty else {
                 let stderr = StandardError()
                 for p in problems { stderr.write("fence: \(path): \(p)\n") }
