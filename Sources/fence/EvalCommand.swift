@@ -125,14 +125,18 @@ enum EvalCommand {
         let writer = EventWriter(format: format, propertyNames: propertyNames, fences: loading.read.fences)
         out.write(writer.header)
         var byKind: [FenceEventKind: Int] = [:]
-        do {
+        var eventCount = 0
+        func write(_ events: [FenceEvent]) {
             var bytes: [UInt8] = []
-            for e in restoreEvents {
+            bytes.reserveCapacity(events.count * 160)
+            for e in events {
                 byKind[e.kind, default: 0] += 1
                 writer.append(e, to: &bytes)
             }
             out.write(bytes)
+            eventCount += events.count
         }
+        write(restoreEvents)
         var read = 0
         var rejected = 0
         var late = 0
@@ -141,7 +145,6 @@ enum EvalCommand {
         // A live progress line, on a terminal only and only when the input is a file (a pipe's
         // progress belongs to whatever feeds it).
         let progress = isatty(2) == 1 && positionsPath != "-"
-        var eventCount = restoreEvents.count
         let prefetch = PrefetchingReader(reader, limit: batchSize)
         while true {
             let (batch, errors, more) = try prefetch.next()
@@ -158,14 +161,7 @@ enum EvalCommand {
             rejected += result.rejected.count
             late += result.late
             duplicates += result.duplicates
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(result.events.count * 160)
-            for e in result.events {
-                byKind[e.kind, default: 0] += 1
-                writer.append(e, to: &bytes)
-            }
-            out.write(bytes)
-            eventCount += result.events.count
+            write(result.events)
             if progress {
                 stderr.write(
                     "\rfence eval: \(read) positions, \(eventCount) events, "
