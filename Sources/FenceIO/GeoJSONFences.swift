@@ -43,6 +43,14 @@ public enum GeoJSONFences {
     ///   declares a CRS other than WGS84 longitude/latitude (OGR reprojects those).
     /// - Complexity: O(bytes + positions); memory: the mapped file and the fences kept.
     public static func read(path: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
+        let (result, crs) = try readDeclaringCRS(path: path, options: options)
+        if let crs, !isLonLatWGS84(crs) { throw refusal(path, declaring: crs) }
+        return result
+    }
+
+    /// Reads a file as `read(path:options:)` does, with the CRS it declares (nil: none)
+    /// whatever that is, for the caller to decide.
+    static func readDeclaringCRS(path: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
         let data: Data
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
@@ -54,22 +62,14 @@ public enum GeoJSONFences {
             }
         }
         let layer = path == "-" ? "stdin" : URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        let (result, crs) = try parse(data, layer: layer, options: options)
-        if let crs, !isLonLatWGS84(crs) {
-            throw FenceError(
-                .malformedInput,
-                reason: "\(path) declares the CRS \(crs); the built-in reader takes WGS84 longitude/latitude only (read it through OGR to reproject)")
-        }
-        return result
+        return try parse(data, layer: layer, options: options)
     }
 
-    /// The CRS named in the refusal `read(path:options:)` gives a document that declares one
-    /// other than WGS84, or nil for any other error.
-    static func declaredCRS(refused error: FenceError) -> String? {
-        guard let start = error.reason.range(of: " declares the CRS "),
-            let end = error.reason.range(of: "; the built-in reader takes", range: start.upperBound..<error.reason.endIndex)
-        else { return nil }
-        return String(error.reason[start.upperBound..<end.lowerBound])
+    /// The refusal of a document that declares a CRS other than WGS84 longitude/latitude.
+    static func refusal(_ path: String, declaring crs: String) -> FenceError {
+        FenceError(
+            .malformedInput,
+            reason: "\(path) declares the CRS \(crs); the built-in reader takes WGS84 longitude/latitude only (read it through OGR to reproject)")
     }
 
     /// Reads a document held in memory.

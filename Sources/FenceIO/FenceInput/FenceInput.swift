@@ -42,15 +42,13 @@ public enum FenceInput {
             return try OGRFences.read(source, options: options)
         case .auto:
             guard usesNativeReader(source) else { return try OGRFences.read(source, options: options) }
-            do {
-                return try GeoJSONFences.read(path: source, options: options)
-            } catch {
-                guard source != "-", let crs = GeoJSONFences.declaredCRS(refused: error) else { throw error }
-                // OGR reprojects from the declared CRS; its GeoJSON driver reads a CRS GDAL
-                // does not know as WGS84, silently. Refuse that by name first.
-                try OGRReprojection.checkKnown(crs, declaredBy: source)
-                return try OGRFences.read(source, options: options)
-            }
+            let (result, crs) = try GeoJSONFences.readDeclaringCRS(path: source, options: options)
+            guard let crs, !GeoJSONFences.isLonLatWGS84(crs) else { return result }
+            guard source != "-" else { throw GeoJSONFences.refusal(source, declaring: crs) }
+            // OGR reprojects from the declared CRS; its GeoJSON driver reads a CRS GDAL does
+            // not know as WGS84, silently. Refuse that by name first.
+            try OGRReprojection.checkKnown(crs, declaredBy: source)
+            return try OGRFences.read(source, options: options)
         }
     }
 
