@@ -335,9 +335,7 @@ extension FenceStore {
                 for item in candidates {
                     let slot = item >> 1
                     let word = hot[Int(slot)]
-                    var covered =
-                        FenceStore.fastCovers(kind: HotWord.kind(word), record: g.baseAddress! + HotWord.start(word), p, unit: &unit)
-                        ?? slowCovers(slot: slot, p, record: g.baseAddress! + HotWord.start(word), scratch: &scratch)
+                    var covered = coversAsGiven(slot: slot, word: word, record: g.baseAddress! + HotWord.start(word), p, unit: &unit, scratch: &scratch)
                     if !covered && onAntimeridian {
                         covered = coversUnderOtherName(slot: slot, p, scratch: &scratch)
                     }
@@ -368,9 +366,7 @@ extension FenceStore {
     func covers(slot: Int32, _ p: LonLat, unit: inout (Double, Double, Double)?, scratch: inout ContainmentScratch) -> Bool {
         let word = slotHot[Int(slot)]
         let covered = geometry.withUnsafeBufferPointer { g -> Bool in
-            let record = g.baseAddress! + HotWord.start(word)
-            return FenceStore.fastCovers(kind: HotWord.kind(word), record: record, p, unit: &unit)
-                ?? slowCovers(slot: slot, p, record: record, scratch: &scratch)
+            coversAsGiven(slot: slot, word: word, record: g.baseAddress! + HotWord.start(word), p, unit: &unit, scratch: &scratch)
         }
         if !covered && (p.lon == 180 || p.lon == -180) { return coversUnderOtherName(slot: slot, p, scratch: &scratch) }
         return covered
@@ -388,10 +384,20 @@ extension FenceStore {
         let q = LonLat(lon: -p.lon, lat: p.lat)
         var unit: (Double, Double, Double)?
         return geometry.withUnsafeBufferPointer { g -> Bool in
-            let record = g.baseAddress! + HotWord.start(word)
-            return FenceStore.fastCovers(kind: HotWord.kind(word), record: record, q, unit: &unit)
-                ?? slowCovers(slot: slot, q, record: record, scratch: &scratch)
+            coversAsGiven(slot: slot, word: word, record: g.baseAddress! + HotWord.start(word), q, unit: &unit, scratch: &scratch)
         }
+    }
+
+    /// Whether the fence in `slot` (its hot word and record given) covers `p` as written: the
+    /// fast filters, else GEOS. Every containment path's one test; the antimeridian's other
+    /// name is the callers' concern.
+    @inline(__always)
+    func coversAsGiven(
+        slot: Int32, word: Int, record: UnsafePointer<Double>, _ p: LonLat, unit: inout (Double, Double, Double)?,
+        scratch: inout ContainmentScratch
+    ) -> Bool {
+        FenceStore.fastCovers(kind: HotWord.kind(word), record: record, p, unit: &unit)
+            ?? slowCovers(slot: slot, p, record: record, scratch: &scratch)
     }
 
     /// Whether the fence of this kind and record covers `p` (WGS84), or nil when the fast
