@@ -101,8 +101,11 @@ public struct EventEngine: Sendable {
     func actions(slot: Int) -> FenceActions {
         let own = store.slotSettings[slot].actions
         if own != 0xFF { return FenceActions(rawValue: own) }
-        return settings.crossDetection ? settings.actions.union(.cross) : settings.actions
+        return engineMask
     }
+
+    /// The mask of fences without their own: the engine's, with `cross` when it is detected.
+    var engineMask: FenceActions { settings.crossDetection ? settings.actions.union(.cross) : settings.actions }
 
     /// Times are compared to the microsecond: `elapsed` (a difference of two fix times) has
     /// reached `duration` when it is at most 1 µs short. Epoch seconds in Double carry about

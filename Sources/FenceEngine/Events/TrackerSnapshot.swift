@@ -40,9 +40,11 @@ extension EventEngine {
     public func snapshot() -> TrackerSnapshot {
         var out: [TrackerSnapshot.Device] = []
         out.reserveCapacity(deviceCount)
+        var named = Set<Int32>()  // the fences the pairs name, for their records
         for state in partitions.flatMap(\.states) {
             let pairs = state.pairs.compactMap { pair -> TrackerSnapshot.Pair? in
                 guard let slot = store.slot(ofKey: pair.fence) else { return nil }
+                named.insert(slot)
                 return TrackerSnapshot.Pair(
                     fence: store.slotSettings[Int(slot)].id, stayed: pair.isStayed, exitPending: pair.isExitPending,
                     enterTime: pair.enterTime, pendingSince: pair.pendingSince)
@@ -52,20 +54,13 @@ extension EventEngine {
                     id: state.id, lastTime: state.lastTime, lastLon: state.lastLon, lastLat: state.lastLat, pairs: pairs))
         }
         out.sort { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
-        var records: [TrackerSnapshot.FenceRecord] = []
-        var recorded = Set<Int32>()
-        for device in out {
-            for pair in device.pairs {
-                guard let slot = store.slotByID[pair.fence], recorded.insert(slot).inserted else { continue }
-                records.append(
-                    TrackerSnapshot.FenceRecord(
-                        id: pair.fence, group: group(slot: Int(slot)), actions: store.slotSettings[Int(slot)].actions,
-                        shapeDigest: store.shapeDigest(slot: slot)))
-            }
+        var records = named.map { slot in
+            TrackerSnapshot.FenceRecord(
+                id: store.slotSettings[Int(slot)].id, group: group(slot: Int(slot)), actions: store.slotSettings[Int(slot)].actions,
+                shapeDigest: store.shapeDigest(slot: slot))
         }
         records.sort { $0.id < $1.id }
-        let engineActions = settings.crossDetection ? settings.actions.union(.cross) : settings.actions
-        return TrackerSnapshot(watermark: watermark, devices: out, fences: records, engineActions: engineActions)
+        return TrackerSnapshot(watermark: watermark, devices: out, fences: records, engineActions: engineMask)
     }
 
     /// Replaces the tracker's state with a snapshot taken against other fences or settings,
