@@ -24,6 +24,21 @@ package struct ByteWriter {
     }
 }
 
+extension ByteWriter {
+    /// A checksummed file: `magic`, `version` (u32), the payload's length (u64) and CRC-32
+    /// (u32), then the payload: the layout of the state file and the partition checkpoint.
+    @inlinable
+    package static func framed(magic: [UInt8], version: UInt32, payload: [UInt8]) -> [UInt8] {
+        var out = ByteWriter(capacity: magic.count + 16 + payload.count)
+        out.bytes.append(contentsOf: magic)
+        out.u32(version)
+        out.u64(UInt64(payload.count))
+        out.u32(CRC32.checksum(payload))
+        out.bytes.append(contentsOf: payload)
+        return out.bytes
+    }
+}
+
 /// Reads what `ByteWriter` wrote; every read returns nil instead of running past the end.
 /// The buffer must outlive the reader (use it inside `withUnsafeBytes`).
 package struct ByteReader {

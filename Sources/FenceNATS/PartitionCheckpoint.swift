@@ -60,13 +60,7 @@ public struct PartitionCheckpoint: Sendable, Hashable {
         p.u64(fingerprint)
         p.string(owner)
         p.block(snapshot.encoded())
-        var out = ByteWriter(capacity: p.bytes.count + 25)
-        out.bytes.append(contentsOf: Self.magic)
-        out.u32(Self.formatVersion)
-        out.u64(UInt64(p.bytes.count))
-        out.u32(CRC32.checksum(p.bytes))
-        out.bytes.append(contentsOf: p.bytes)
-        return out.bytes
+        return ByteWriter.framed(magic: Self.magic, version: Self.formatVersion, payload: p.bytes)
     }
 
     /// Decodes and verifies a checkpoint.

@@ -39,13 +39,7 @@ extension TrackerSnapshot {
             payload.u8(f.actions)
             payload.u64(f.shapeDigest)
         }
-        var out = ByteWriter()
-        out.bytes.append(contentsOf: Self.magic)
-        out.u32(Self.formatVersion)
-        out.u64(UInt64(payload.bytes.count))
-        out.u32(CRC32.checksum(payload.bytes))
-        out.bytes.append(contentsOf: payload.bytes)
-        return out.bytes
+        return ByteWriter.framed(magic: Self.magic, version: Self.formatVersion, payload: payload.bytes)
     }
 
     /// Decodes and verifies a snapshot.
