@@ -54,6 +54,26 @@ extension FenceStore {
         return best
     }
 
+    /// `nearestBoundary` for every position of a batch, in input order, on `threads` workers.
+    ///
+    /// Each position is answered on its own (no state passes between positions), so the
+    /// result is the same for every thread count and batch split.
+    /// - Complexity: that of `nearestBoundary` per position, spread over the workers.
+    public func nearestBoundaries(_ positions: UnsafeBufferPointer<LonLat>, coord: CoordinateSystem = .wgs84, threads: Int = FenceStore.defaultThreads)
+        -> [NearestBoundary]
+    {
+        let m = positions.count
+        return [NearestBoundary](unsafeUninitializedCapacity: m) { buffer, n in
+            nonisolated(unsafe) let out = buffer
+            // Small chunks: a position far from every fence can cost a thousand times one
+            // beside its nearest, and a worker takes the next chunk when it is done.
+            Parallel.forEachChunk(count: m, chunkSize: 256, threads: threads, makeState: { () }) { _, _, range in
+                for k in range { (out.baseAddress! + k).initialize(to: nearestBoundary(to: positions[k], coord: coord)) }
+            }
+            n = m
+        }
+    }
+
     /// A lower bound in metres on the ellipsoidal distance from `p` to any point of `box`:
     /// the chord (no longer than the arc) to the box's nearest point on the mean sphere, less
     /// the sphere's largest relative gap from the ellipsoid and 1 m.

@@ -99,35 +99,71 @@ enum PolygonDistance {
     /// grows with the distance.
     static let farDistance = 100_000.0
 
-    /// `boundary(exact: true)` near a pole or far from the polygon: every edge gets a true
-    /// lower bound (the chord to its longitude/latitude box, `FenceStore.lowerBound`), and
-    /// edges are measured on the ellipsoid in order of that bound until the bound passes the
-    /// nearest measured. About 0.1 µs an edge more.
+    /// `boundary(exact: true)` near a pole or far from the polygon: every edge that may be
+    /// nearest gets a true lower bound (the chord to its longitude/latitude box,
+    /// `FenceStore.lowerBound`), and edges are measured on the ellipsoid in order of that
+    /// bound until the bound passes the nearest measured.
+    ///
+    /// Best-first over two levels: runs of up to `boundsRun` consecutive edges of a ring are
+    /// bounded by their joint box first, and a run's edges are bounded one by one only when
+    /// the run comes up (`BoundHeap`). A run's bound is at most each of its edges', so edges
+    /// still come up in order of their own bounds, and every edge that could be nearest is
+    /// measured; a ring of a thousand edges far away costs about 60 bounds, not a thousand.
+    /// - Complexity: O(v / r) run bounds for v vertices, plus O(r log v) per run opened and
+    ///   about 0.1 µs an edge bounded.
     static func boundaryByBounds(_ record: UnsafePointer<Double>, _ p: LonLat, cutoff: Double) -> Double {
         let origin = FenceStore.SphereOrigin(p)
         let ringCount = Int(record[0])
-        var q = record + 1 + ringCount
-        var edges: [(bound: Double, edge: Edge)] = []
+        let coords = record + 1 + ringCount
+        @inline(__always) func edge(at v: Int) -> Edge { Edge(ax: coords[v], ay: coords[v + 1], bx: coords[v + 2], by: coords[v + 3]) }
+        // Heap refs: a run's index (a node), or `~v` for the edge from coordinate v (an item).
+        var runs: [(start: Int, count: Int)] = []
+        var heap = BoundHeap()
+        var nearestRun = Double.infinity
+        var v = 0
         for r in 0..<ringCount {
             let n = Int(abs(record[1 + r]))
-            for i in 0..<max(0, n - 1) {
-                let e = Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
-                let box = Box(minX: min(e.ax, e.bx), minY: min(e.ay, e.by), maxX: max(e.ax, e.bx), maxY: max(e.ay, e.by))
-                edges.append((FenceStore.lowerBound(origin, box), e))
+            var i = 0
+            while i < n - 1 {
+                let count = min(boundsRun, n - 1 - i)
+                let first = v + 2 * i
+                var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
+                for k in 0...count {
+                    let x = coords[first + 2 * k]
+                    let y = coords[first + 2 * k + 1]
+                    box = Box(minX: min(box.minX, x), minY: min(box.minY, y), maxX: max(box.maxX, x), maxY: max(box.maxY, y))
+                }
+                let bound = FenceStore.lowerBound(origin, box)
+                heap.push(BoundHeap.Element(bound: bound, ref: Int32(runs.count)))
+                runs.append((first, count))
+                nearestRun = min(nearestRun, bound)
+                i += count
             }
-            q += 2 * n
+            v += 2 * n
         }
-        edges.sort { $0.bound < $1.bound }
-        if let first = edges.first, first.bound > cutoff { return first.bound }
+        if nearestRun > cutoff { return nearestRun }
         var best = Double.infinity
         let (kx, ky) = scales(lat: p.lat)
-        for (bound, e) in edges {
-            if bound > best { break }
-            let (d2, hint) = screen(e, p, kx: kx, ky: ky)
-            best = min(best, onEllipsoid(e, p, hint: hint, estimate: d2.squareRoot()))
+        while let top = heap.popMin(), top.bound <= best {
+            if top.ref >= 0 {
+                let run = runs[Int(top.ref)]
+                for k in 0..<run.count {
+                    let e = edge(at: run.start + 2 * k)
+                    let box = Box(minX: min(e.ax, e.bx), minY: min(e.ay, e.by), maxX: max(e.ax, e.bx), maxY: max(e.ay, e.by))
+                    let bound = FenceStore.lowerBound(origin, box)
+                    if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: ~Int32(run.start + 2 * k))) }
+                }
+            } else {
+                let e = edge(at: Int(~top.ref))
+                let (d2, hint) = screen(e, p, kx: kx, ky: ky)
+                best = min(best, onEllipsoid(e, p, hint: hint, estimate: d2.squareRoot()))
+            }
         }
         return best
     }
+
+    /// Consecutive edges bounded together by `boundaryByBounds` before one by one.
+    static let boundsRun = 16
 
     /// Squared projected distance (m²) from `p` to the edge, and the edge parameter of the
     /// nearest point, over the shifts of the edge by -360, 0 and +360 degrees that reach

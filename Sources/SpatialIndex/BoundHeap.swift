@@ -1,13 +1,18 @@
-// The priority queue of `RTree.nearest`: one flat array, no per-element objects, in the manner
-// of swift-collections' `Heap`.
+// The priority queue of `RTree.nearest` (and of `PolygonDistance`'s edge search): one flat
+// array, no per-element objects, in the manner of swift-collections' `Heap`.
 
 /// A binary min-heap in one flat array, ordered by bound; on equal bounds items come before
 /// nodes and lower ids before higher ones.
-struct BoundHeap {
-    struct Element {
-        var bound: Double
+package struct BoundHeap {
+    package struct Element {
+        package var bound: Double
         /// `~id` for an item, the node index for a node.
-        var ref: Int32
+        package var ref: Int32
+
+        package init(bound: Double, ref: Int32) {
+            self.bound = bound
+            self.ref = ref
+        }
 
         /// Tie order: items by id, then nodes by index.
         var rank: Int64 { ref < 0 ? Int64(~ref) : Int64(ref) + (1 << 32) }
@@ -20,10 +25,12 @@ struct BoundHeap {
 
     private var storage = ContiguousArray<Element>()
 
-    var isEmpty: Bool { storage.isEmpty }
+    package init() {}
+
+    package var isEmpty: Bool { storage.isEmpty }
 
     /// - Complexity: O(log n).
-    mutating func push(_ element: Element) {
+    package mutating func push(_ element: Element) {
         storage.append(element)
         storage.withUnsafeMutableBufferPointer { h in
             var i = h.count - 1
@@ -38,7 +45,7 @@ struct BoundHeap {
     }
 
     /// - Complexity: O(log n).
-    mutating func popMin() -> Element? {
+    package mutating func popMin() -> Element? {
         guard let last = storage.popLast() else { return nil }
         guard !storage.isEmpty else { return last }
         return storage.withUnsafeMutableBufferPointer { h in

@@ -60,11 +60,7 @@ enum ContainsCommand {
             rejected += errors.count
             read += batch.count
             // Positions of one batch may mix coordinate systems; group the conversion by system.
-            let points = batch.map { p -> LonLat in
-                if p.coord == .wgs84 { return p.lonLat }
-                let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: p.coord)
-                return LonLat(lon: c.lon, lat: c.lat)
-            }
+            let points = batch.map(\.wgs84)
             store.prepareIndex(forQueries: points.count)
             let coverage = store.covering(points, threads: threads)
             var bytes: [UInt8] = []

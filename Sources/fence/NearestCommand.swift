@@ -18,6 +18,7 @@ enum NearestCommand {
           --input-format FMT  csv or ndjson (default: sniffed)
           --coord SYSTEM      coordinate system of positions without a coord column
           --max-line-bytes N  refuse (and skip) position lines longer than N bytes (default 1048576)
+          --threads N         worker threads (default: all cores)
 
         \(Arguments.fenceHelp)
 
@@ -26,7 +27,7 @@ enum NearestCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes"]),
+            args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes", "threads"]),
             flagNames: [])
         if a.flags.contains("help") {
             print(help)
@@ -42,6 +43,7 @@ enum NearestCommand {
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
         let inputFormat = try a.inputFormat()
         let coord = try a.coordinateSystem()
+        let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let stderr = StandardError()
         let loading = try FenceLoading(a)
         var store = loading.emptyStore()
@@ -57,24 +59,35 @@ enum NearestCommand {
             let more = try reader.read(limit: 65_536, into: &batch, errors: &errors)
             for e in errors { stderr.write("fence: \(e)\n") }
             rejected += errors.count
+            // The searches on every core; the lines in input order.
+            let nearest = batch.map(\.wgs84).withUnsafeBufferPointer { store.nearestBoundaries($0, threads: threads) }
             var bytes: [UInt8] = []
-            for p in batch {
-                let n = store.nearestBoundary(to: p.lonLat, coord: p.coord)
+            for (p, n) in zip(batch, nearest) {
                 let id = n.fence.map { store.id(of: $0) } ?? ""
-                let distance = n.distance.isFinite ? String(format: "%.2f", n.distance) : ""
-                let delay = String(format: "%.1f", n.reportDelay(maxSpeed: speed, minimum: minDelay, maximum: maxDelay))
+                let delay = n.reportDelay(maxSpeed: speed, minimum: minDelay, maximum: maxDelay)
                 if format == "csv" {
-                    bytes.append(contentsOf: Array("\(OutputEscaping.csvField(p.device)),".utf8))
+                    bytes.append(contentsOf: OutputEscaping.csvField(p.device).utf8)
+                    bytes.append(44)
                     ISO8601.append(p.time, to: &bytes)
-                    bytes.append(contentsOf: Array(",\(OutputEscaping.csvField(id)),\(distance),\(delay)\n".utf8))
+                    bytes.append(44)
+                    bytes.append(contentsOf: OutputEscaping.csvField(id).utf8)
+                    bytes.append(44)
+                    if n.distance.isFinite { FixedDecimal.append(n.distance, digits: 2, to: &bytes) }
+                    bytes.append(44)
+                    FixedDecimal.append(delay, digits: 1, to: &bytes)
+                    bytes.append(10)
                 } else {
-                    bytes.append(contentsOf: Array("{\"device\":".utf8))
+                    bytes.append(contentsOf: "{\"device\":".utf8)
                     OutputEscaping.appendJSONString(p.device, to: &bytes)
-                    bytes.append(contentsOf: Array(",\"time\":\"".utf8))
+                    bytes.append(contentsOf: ",\"time\":\"".utf8)
                     ISO8601.append(p.time, to: &bytes)
-                    bytes.append(contentsOf: Array("\",\"fence\":".utf8))
+                    bytes.append(contentsOf: "\",\"fence\":".utf8)
                     OutputEscaping.appendJSONString(id, to: &bytes)
-                    bytes.append(contentsOf: Array(",\"distance_m\":\(distance.isEmpty ? "null" : distance),\"delay_s\":\(delay)}\n".utf8))
+                    bytes.append(contentsOf: ",\"distance_m\":".utf8)
+                    if n.distance.isFinite { FixedDecimal.append(n.distance, digits: 2, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+                    bytes.append(contentsOf: ",\"delay_s\":".utf8)
+                    FixedDecimal.append(delay, digits: 1, to: &bytes)
+                    bytes.append(contentsOf: "}\n".utf8)
                 }
             }
             out.write(bytes)

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `fence eval` and `fence contains` on 8 threads, with small batches so the prefetching reader
+/// `fence eval`, `fence contains` and `fence nearest` on 8 threads, with small batches so the prefetching reader
 /// (a background thread parsing the next batch) overlaps evaluation many times. Run by
 /// `.ci/tsan`, where the `fence` binary is built with the thread sanitizer too: any report makes
 /// it exit non-zero and the test fail. Output must equal the one-thread run's.
@@ -29,5 +29,14 @@ final class CLIParallelTests: XCTestCase {
         let c8 = try CLI.run(["contains", "--fences", fences, "--positions", positions, "--threads", "8"])
         XCTAssertEqual(c8.status, 0, c8.err)
         XCTAssertEqual(c8.out, c1.out)
+        for format in ["csv", "ndjson"] {
+            let n1 = try CLI.run(["nearest", "--fences", fences, "--positions", positions, "--threads", "1", "--format", format])
+            let n8 = try CLI.run(["nearest", "--fences", fences, "--positions", positions, "--threads", "8", "--format", format])
+            XCTAssertEqual(n1.status, 0, n1.err)
+            XCTAssertEqual(n8.status, 0, n8.err)
+            XCTAssertFalse(n8.err.contains("ThreadSanitizer"), n8.err)
+            XCTAssertEqual(n1.out.split(separator: "\n").count, lines.count + (format == "csv" ? 0 : -1))
+            XCTAssertEqual(n8.out, n1.out)
+        }
     }
 }

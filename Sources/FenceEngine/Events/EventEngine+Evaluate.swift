@@ -364,12 +364,7 @@ struct PartitionedFixes: @unchecked Sendable {
                                     let k = next[p]
                                     next[p] = k &+ 1
                                     let fix = fixes.baseAddress! + i
-                                    var point = LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat)
-                                    if fix.pointee.coord != .wgs84 {
-                                        let w = CoordinateConversion.toWGS84(lon: point.lon, lat: point.lat, from: fix.pointee.coord)
-                                        point = LonLat(lon: w.lon, lat: w.lat)
-                                    }
-                                    points[k] = point
+                                    points[k] = fix.pointee.wgs84
                                     (devices.baseAddress! + k).initialize(to: fix.pointee.device)
                                     times[k] = fix.pointee.time
                                     hashes[k] = h[i]

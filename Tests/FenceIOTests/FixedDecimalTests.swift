@@ -1,0 +1,34 @@
+import FenceIO
+import Foundation
+import SeededRandom
+import XCTest
+
+/// `FixedDecimal.append` writes what `String(format: "%.Nf")` writes, the text `fence nearest`
+/// printed before it: over random magnitudes, halfway cases, signs, zero and the non-finite.
+final class FixedDecimalTests: XCTestCase {
+    func testMatchesStringFormat() {
+        var rng = SplitMix64(seed: 2026)
+        var values: [Double] = [0, -0.0, 0.005, 0.015, 0.125, 2.675, -2.675, 1.005, 0.5, 1.5, 2.5, -0.5, 1e15, 1e22, 1e40, -1e300, .greatestFiniteMagnitude,
+                                .leastNonzeroMagnitude, 123_456.785, 3600, .nan, .infinity, -.infinity]
+        for _ in 0..<20_000 {
+            let magnitude = pow(10, Double(rng.next() % 16) - 3)
+            let sign: Double = rng.next() % 2 == 0 ? 1 : -1
+            values.append(sign * Double(rng.next() >> 11) * 0x1p-53 * magnitude)
+            // Halfway in decimal (not exactly in binary): the C library rounds the binary value.
+            values.append(sign * (Double(rng.next() % 1_000_000) + 0.005))
+        }
+        for v in values {
+            for digits in [0, 1, 2, 6] {
+                var out: [UInt8] = []
+                FixedDecimal.append(v, digits: digits, to: &out)
+                XCTAssertEqual(String(decoding: out, as: UTF8.self), String(format: "%.\(digits)f", v), "\(v) with \(digits) digits")
+            }
+        }
+    }
+
+    func testAppendsAfterWhatIsThere() {
+        var out = Array("x=".utf8)
+        FixedDecimal.append(-12.345678, digits: 2, to: &out)
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), "x=-12.35")
+    }
+}
