@@ -19,6 +19,7 @@ enum ContainsCommand {
           --max-line-bytes N   refuse (and skip) position lines longer than N bytes
                                (default 1048576)
           --repair             repair invalid polygons with GEOS MakeValid instead of rejecting
+        \(BadLines.help(column: 23))
           --threads N          worker threads (default: all cores)
           --help               this text
 
@@ -29,7 +30,7 @@ enum ContainsCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "coord", "threads", "max-line-bytes"]),
+            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "coord", "threads", "max-line-bytes", BadLines.option]),
             flagNames: ["repair"])
         if a.flags.contains("help") {
             print(help)
@@ -50,15 +51,12 @@ enum ContainsCommand {
 
         let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         let out = StandardOutput()
-        var read = 0
-        var rejected = 0
+        var badLines = try BadLines(a, path: positionsPath)
         while true {
             var batch: [Position] = []
             var errors: [PositionLineError] = []
             let more = try reader.read(limit: 1 << 16, into: &batch, errors: &errors)
-            for e in errors { stderr.write("fence: \(positionsPath): \(e)\n") }
-            rejected += errors.count
-            read += batch.count
+            guard badLines.take(good: batch.count, errors: errors) else { break }
             // Positions of one batch may mix coordinate systems; group the conversion by system.
             let points = batch.map(\.wgs84)
             store.prepareIndex(forQueries: points.count)
@@ -92,7 +90,7 @@ enum ContainsCommand {
             if !more { break }
         }
         stderr.write(
-            "fence contains: \(store.count) fences (\(bad.count) rejected), \(read) positions (\(rejected) rejected)\n")
-        return bad.isEmpty && rejected == 0 ? 0 : 1
+            "fence contains: \(store.count) fences (\(bad.count) rejected), \(badLines.read) positions (\(badLines.rejected) rejected)\n")
+        return bad.isEmpty && !badLines.exceeded ? 0 : 1
     }
 }

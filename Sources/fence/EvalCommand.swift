@@ -25,8 +25,7 @@ enum EvalCommand {
           --batch N             fixes per evaluation batch (default 1000000); each device's fixes
                                 are ordered within a batch, a fix older than the device's last
                                 applied fix is late and dropped
-          --max-bad SHARE       stop with exit status 1 once more than this share of lines is
-                                bad (default 0.01)
+        \(BadLines.help(column: 24))
           --max-line-bytes N    refuse (and skip) position lines longer than N bytes
                                 (default 1048576)
           --repair              repair invalid polygons with GEOS MakeValid instead of rejecting
@@ -70,8 +69,6 @@ enum EvalCommand {
         let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
-        let maxBad = try a.double("max-bad", default: 0.01)!
-        guard (0...1).contains(maxBad) else { throw UsageError("--max-bad must be a share between 0 and 1") }
         var settings = EventSettings()
         settings.dwell = try a.double("dwell", default: 600)!
         guard settings.dwell >= 0 else { throw UsageError("--dwell must be >= 0") }
@@ -137,8 +134,7 @@ enum EvalCommand {
             eventCount += events.count
         }
         write(restoreEvents)
-        var read = 0
-        var rejected = 0
+        var bad = try BadLines(a, path: positionsPath)
         var late = 0
         var duplicates = 0
         var stoppedForBadInput = false
@@ -148,23 +144,18 @@ enum EvalCommand {
         let prefetch = PrefetchingReader(reader, limit: batchSize)
         while true {
             let (batch, errors, more) = try prefetch.next()
-            for e in errors.prefix(100) { stderr.write("fence: \(positionsPath): \(e)\n") }
-            if errors.count > 100 { stderr.write("fence: \(positionsPath): \(errors.count - 100) more bad lines in this batch\n") }
-            rejected += errors.count
-            read += batch.count + errors.count
-            if rejected > 0 && Double(rejected) > maxBad * Double(read) {
-                stderr.write("fence: \(positionsPath): \(rejected) of \(read) lines are bad, more than --max-bad \(maxBad); stopping\n")
+            guard bad.take(good: batch.count, errors: errors) else {
                 stoppedForBadInput = true
                 break
             }
             let result = engine.evaluate(batch, threads: threads)
-            rejected += result.rejected.count
+            bad.addRejected(result.rejected.count)
             late += result.late
             duplicates += result.duplicates
             write(result.events)
             if progress {
                 stderr.write(
-                    "\rfence eval: \(read) positions, \(eventCount) events, "
+                    "\rfence eval: \(bad.read) positions, \(eventCount) events, "
                         + String(format: "%.1f s", Date().timeIntervalSince(started)) + "\u{1B}[K")
             }
             if !more { break }
@@ -177,7 +168,7 @@ enum EvalCommand {
         let kinds = FenceEventKind.allCases.map { "\($0) \(byKind[$0] ?? 0)" }.joined(separator: ", ")
         let seconds = Date().timeIntervalSince(started)
         stderr.write(
-            "fence eval: \(engine.store.count) fences (\(badFences.count) rejected); \(read) positions read, \(rejected) rejected, "
+            "fence eval: \(engine.store.count) fences (\(badFences.count) rejected); \(bad.read) positions read, \(bad.rejected) rejected, "
                 + "\(late) late, \(duplicates) duplicate; events: \(kinds); \(engine.deviceCount) devices; "
                 + String(format: "%.2f s\n", seconds))
         return badFences.isEmpty && !stoppedForBadInput ? 0 : 1

@@ -19,6 +19,7 @@ enum NearestCommand {
           --coord SYSTEM      coordinate system of positions without a coord column
           --max-line-bytes N  refuse (and skip) position lines longer than N bytes (default 1048576)
           --threads N         worker threads (default: all cores)
+        \(BadLines.help(column: 22))
 
         \(Arguments.fenceHelp)
 
@@ -27,7 +28,7 @@ enum NearestCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes", "threads"]),
+            args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes", "threads", BadLines.option]),
             flagNames: [])
         if a.flags.contains("help") {
             print(help)
@@ -44,7 +45,6 @@ enum NearestCommand {
         let inputFormat = try a.inputFormat()
         let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
-        let stderr = StandardError()
         let loading = try FenceLoading(a)
         var store = loading.emptyStore()
         let bad = loading.rejected(after: store.add(loading.read.fences))
@@ -52,13 +52,12 @@ enum NearestCommand {
         let reader = try PositionReader(path: a.values["positions"] ?? "-", format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         let out = OutputSink()
         if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }
-        var rejected = 0
+        var badLines = try BadLines(a, path: a.values["positions"] ?? "-")
         while true {
             var batch: [Position] = []
             var errors: [PositionLineError] = []
             let more = try reader.read(limit: 65_536, into: &batch, errors: &errors)
-            for e in errors { stderr.write("fence: \(e)\n") }
-            rejected += errors.count
+            guard badLines.take(good: batch.count, errors: errors) else { break }
             // The searches on every core; the lines in input order.
             let nearest = batch.map(\.wgs84).withUnsafeBufferPointer { store.nearestBoundaries($0, threads: threads) }
             var bytes: [UInt8] = []
@@ -94,6 +93,8 @@ enum NearestCommand {
             if !more { break }
         }
         out.flush()
-        return bad.isEmpty && rejected == 0 ? 0 : 1
+        StandardError().write(
+            "fence nearest: \(store.count) fences (\(bad.count) rejected), \(badLines.read) positions (\(badLines.rejected) rejected)\n")
+        return bad.isEmpty && !badLines.exceeded ? 0 : 1
     }
 }

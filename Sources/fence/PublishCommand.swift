@@ -23,12 +23,19 @@ enum PublishCommand {
                                 be at least this
           --max-batch N         fixes per message at most (default 1000)
           --no-flush            do not publish the flush at the end
+          --max-line-bytes N    refuse (and skip) position lines longer than N bytes
+                                (default 1048576)
           --name NAME           deployment name given to `fence setup` (default FENCE)
+        \(BadLines.help(column: 24))
+
+        Exit status: 0 success, 1 bad input (more bad lines than --max-bad: what was read
+        before is published), 2 bad usage.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["nats", "positions", "input-format", "coord", "window", "max-batch", "name"], flagNames: ["no-flush"])
+            args, valued: ["nats", "positions", "input-format", "coord", "window", "max-batch", "name", "max-line-bytes", BadLines.option],
+            flagNames: ["no-flush"])
         if a.flags.contains("help") {
             print(help)
             return 0
@@ -41,12 +48,13 @@ enum PublishCommand {
         let started = Date()
         let connection = try NATSConnection(servers: servers, name: "fence-publish")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
-        let reader = try PositionReader(path: path, format: try a.inputFormat(), coord: try a.coordinateSystem())
+        let reader = try PositionReader(
+            path: path, format: try a.inputFormat(), coord: try a.coordinateSystem(), maxLineBytes: try a.maxLineBytes())
         let publisher = FixPublisher(connection: connection, topology: topology, window: window, maxFixesPerMessage: maxBatch)
         let stderr = StandardError()
         var batch: [Position] = []
         var errors: [PositionLineError] = []
-        var bad = 0
+        var badLines = try BadLines(a, path: path)
         // Fixes more than a window older than one read before them: a stream is consumed in
         // event time, and workers drop what is later than their --lateness (a file sorted by
         // device, say, would lose most of its fixes). Counted and reported, not refused.
@@ -58,8 +66,7 @@ enum PublishCommand {
             batch.removeAll(keepingCapacity: true)
             errors.removeAll(keepingCapacity: true)
             let more = try reader.read(limit: 100_000, into: &batch, errors: &errors)
-            for e in errors.prefix(100) { stderr.write("fence: \(path): \(e)\n") }
-            bad += errors.count
+            guard badLines.take(good: batch.count, errors: errors) else { break }
             for fix in batch {
                 line += 1
                 if fix.time < latest - window {
@@ -79,15 +86,18 @@ enum PublishCommand {
         }
         try publisher.finish()
         var flush = ""
-        if !a.flags.contains("no-flush") {
+        if badLines.exceeded {
+            // Stopped mid-input: the end of input it would announce has not come.
+            flush = "; stopped for bad input, no flush"
+        } else if !a.flags.contains("no-flush") {
             let seq = try Deployment.publishChange(.flush, connection: connection, topology: topology)
             flush = "; flush at \(seq)"
         }
         let seconds = Date().timeIntervalSince(started)
         stderr.write(
             "fence publish: \(publisher.fixes) fixes in \(publisher.messages) messages to \(topology.fixStream) "
-                + "(\(bad) bad lines, \(publisher.retries) batches retried)\(flush); "
+                + "(\(badLines.rejected) bad lines, \(publisher.retries) batches retried)\(flush); "
                 + String(format: "%.2f s, %.0f fixes/s\n", seconds, Double(publisher.fixes) / max(seconds, 1e-9)))
-        return bad > 0 ? 1 : 0
+        return badLines.exceeded ? 1 : 0
     }
 }

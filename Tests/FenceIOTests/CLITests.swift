@@ -253,4 +253,30 @@ final class CLIProgressTests: XCTestCase {
         let piped = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--batch", "100"])
         XCTAssertFalse(piped.err.contains("\r"), piped.err)
     }
+    /// Every command that reads positions treats bad lines alike (`--max-bad`, default 1%):
+    /// each reported with its number and skipped; a few in many lines leave exit status 0,
+    /// more than the share stop the run with 1.
+    func testMaxBadOnEveryPositionCommand() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        var lines = ["device,time,lon,lat"]
+        for k in 0..<199 { lines.append("v\(k % 7),\(k),\(Double(k % 11) * 0.001),0.001") }
+        lines.insert("bad,5,0,NaN", at: 50)  // line 51
+        let few = try CLI.temp(self, "few.csv", lines.joined(separator: "\n") + "\n")
+        let many = try CLI.temp(self, "many.csv", "device,time,lon,lat\nv,0,0,0\nv,1,0,95\nw,2,x,0\n")
+        for command in ["eval", "contains", "nearest"] {
+            let ok = try CLI.run([command, "--fences", fences, "--positions", few])
+            XCTAssertEqual(ok.status, 0, "\(command): \(ok.err)")
+            XCTAssertTrue(ok.err.contains("line 51: lat \"NaN\" is not a number"), "\(command): \(ok.err)")
+            XCTAssertFalse(ok.err.contains("more than --max-bad"), "\(command): \(ok.err)")
+            XCTAssertGreaterThan(ok.out.split(separator: "\n").count, 50, command)
+            let strict = try CLI.run([command, "--fences", fences, "--positions", few, "--max-bad", "0"])
+            XCTAssertEqual(strict.status, 1, "\(command): \(strict.err)")
+            XCTAssertTrue(strict.err.contains("1 of 200 lines are bad, more than --max-bad 0.0; stopping"), "\(command): \(strict.err)")
+            let stopped = try CLI.run([command, "--fences", fences, "--positions", many])
+            XCTAssertEqual(stopped.status, 1, "\(command): \(stopped.err)")
+            XCTAssertTrue(stopped.err.contains("line 3: lat 95.0 is outside [-90, 90]"), "\(command): \(stopped.err)")
+            XCTAssertTrue(stopped.err.contains("2 of 3 lines are bad"), "\(command): \(stopped.err)")
+            XCTAssertEqual(try CLI.run([command, "--fences", fences, "--positions", few, "--max-bad", "2"]).status, 2, command)
+        }
+    }
 }

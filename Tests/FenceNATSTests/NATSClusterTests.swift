@@ -321,6 +321,16 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--add", broken], log: brokenLog), 1)
         let brokenText = try String(contentsOfFile: brokenLog, encoding: .utf8)
         XCTAssertTrue(brokenText.contains("fence bow") && brokenText.contains("nothing published"), brokenText)
+        // Positions over --max-bad stop publish (exit 1) before their batch goes out, and no
+        // flush is published: the end of input has not come.
+        let badFile = folder + "/bad.csv"
+        try Data("device,time,lon,lat\nx,0,NaN,0\ny,1,0,91\n".utf8).write(to: URL(fileURLWithPath: badFile))
+        let badLog = folder + "/bad.log"
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", badFile], log: badLog), 1)
+        let badText = try String(contentsOfFile: badLog, encoding: .utf8)
+        XCTAssertTrue(badText.contains("line 2: lon \"NaN\" is not a number"), badText)
+        XCTAssertTrue(badText.contains("more than --max-bad") && badText.contains("0 fixes in 0 messages"), badText)
+        XCTAssertTrue(badText.contains("stopped for bad input, no flush"), badText)
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", folder + "/part2.csv", "--window", "30"], log: log), 0)
         // Input out of time order by more than the window is published, with a warning: a
         // device far from every fence, an hour back after its first fix (at the end, so that

@@ -1,0 +1,52 @@
+import FenceIO
+
+/// Bad position lines, as every command that reads positions treats them (`eval`, `contains`,
+/// `nearest`, `publish`): each is reported on standard error with its line number (the first
+/// 100 of a batch, then how many more), skipped, and counted; once more than `--max-bad` of
+/// the lines read so far are bad the command stops with exit status 1. A few bad lines in a
+/// large file do not fail the run; a file of the wrong kind stops it at its first batch.
+struct BadLines {
+    let path: String
+    /// `--max-bad`: the share of lines that may be bad (0...1, default 0.01).
+    let maxShare: Double
+    /// Lines read (good and bad).
+    private(set) var read = 0
+    /// Lines refused (by the reader, and whatever the caller adds).
+    private(set) var rejected = 0
+    /// True once the share was passed: the caller stops and exits 1.
+    private(set) var exceeded = false
+
+    static let option = "max-bad"
+    /// The option's lines for a command's `--help`, descriptions starting at `column`.
+    static func help(column: Int) -> String {
+        let name = "  --max-bad SHARE"
+        let pad = String(repeating: " ", count: column)
+        return name + String(repeating: " ", count: max(1, column - name.count))
+            + "stop with exit status 1 once more than this share of lines\n" + pad
+            + "is bad (default 0.01); bad lines are reported and skipped"
+    }
+
+    init(_ a: Arguments, path: String) throws {
+        self.path = path
+        maxShare = try a.double(Self.option, default: 0.01)!
+        guard (0...1).contains(maxShare) else { throw UsageError("--max-bad must be a share between 0 and 1") }
+    }
+
+    /// Takes one batch's count of good lines and its bad lines: reports them, and returns
+    /// false (having said so) when the bad share is now over `--max-bad`.
+    mutating func take(good: Int, errors: [PositionLineError]) -> Bool {
+        let stderr = StandardError()
+        for e in errors.prefix(100) { stderr.write("fence: \(path): \(e)\n") }
+        if errors.count > 100 { stderr.write("fence: \(path): \(errors.count - 100) more bad lines in this batch\n") }
+        rejected += errors.count
+        read += good + errors.count
+        if rejected > 0 && Double(rejected) > maxShare * Double(read) {
+            stderr.write("fence: \(path): \(rejected) of \(read) lines are bad, more than --max-bad \(maxShare); stopping\n")
+            exceeded = true
+        }
+        return !exceeded
+    }
+
+    /// Counts lines refused after reading (fixes the engine rejects), which `take` did not see.
+    mutating func addRejected(_ n: Int) { rejected += n }
+}
