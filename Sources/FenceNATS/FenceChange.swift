@@ -104,7 +104,9 @@ public struct FenceChange: Sendable, Hashable {
 
     /// Applies the change to an engine; the events are those of the fences' removal or
     /// replacement (exits at each device's last fix), sorted. Fences the GeoJSON gets wrong are
-    /// reported in `errors` and skipped, the same way in every partition.
+    /// reported in `errors` and skipped, the same way in every partition; so are ids and
+    /// groups a removal names that no loaded fence has (most likely a typo, which `fence
+    /// change` cannot see: only the workers know their fences).
     /// - Complexity: that of `EventEngine.add` / `remove`: O(devices inside the fences touched)
     ///   plus the store's update.
     public func apply(to engine: inout EventEngine, errors: inout [String]) -> [FenceEvent] {
@@ -122,11 +124,18 @@ public struct FenceChange: Sendable, Hashable {
             }
         case .remove(let ids):
             var events: [FenceEvent] = []
-            for id in ids { events += engine.remove(id: id) }
+            for id in ids {
+                if engine.store.handle(id: id) == nil { errors.append("remove: no fence \"\(id)\" is loaded") }
+                events += engine.remove(id: id)
+            }
             return events.sorted()
         case .removeGroups(let groups):
             var events: [FenceEvent] = []
-            for g in groups { events += engine.remove(group: g) }
+            let loaded = Set(engine.store.groups)
+            for g in groups {
+                if !loaded.contains(g) { errors.append("remove-group: no loaded fence is in group \"\(g)\"") }
+                events += engine.remove(group: g)
+            }
             return events.sorted()
         case .removeAll:
             return engine.removeAll()

@@ -44,6 +44,24 @@ final class FormatTests: XCTestCase {
         }
     }
 
+    /// A removal naming ids or groups no loaded fence has removes what it can and reports the
+    /// rest, which each worker logs (`fence change` cannot check: only workers know fences).
+    func testRemovalOfUnknownFencesIsReported() throws {
+        var engine = EventEngine()
+        _ = engine.add([.circle(id: "a", lon: 0, lat: 0, radius: 100, group: "g"), .circle(id: "b", lon: 1, lat: 1, radius: 100)], threads: 1)
+        var errors: [String] = []
+        _ = FenceChange(.remove(ids: ["a", "typo"])).apply(to: &engine, errors: &errors)
+        XCTAssertEqual(errors, ["remove: no fence \"typo\" is loaded"])
+        XCTAssertNil(engine.store.handle(id: "a"))
+        errors = []
+        _ = FenceChange(.removeGroups(["g", "h"])).apply(to: &engine, errors: &errors)
+        XCTAssertEqual(errors, ["remove-group: no loaded fence is in group \"g\"", "remove-group: no loaded fence is in group \"h\""])
+        errors = []
+        _ = FenceChange(.remove(ids: ["b"])).apply(to: &engine, errors: &errors)
+        XCTAssertEqual(errors, [])
+        XCTAssertEqual(engine.store.count, 0)
+    }
+
     func testCheckpointRoundTripAndDamageIsRefused() throws {
         var engine = EventEngine()
         _ = engine.add([.circle(id: "depot", lon: 0, lat: 0, radius: 500)])
