@@ -88,6 +88,11 @@ public enum Deployment {
         /// The consumer's backlog (nil when no worker has created it).
         public var pending: UInt64?
         public var ackPending: UInt64?
+        /// The partition's event time at the checkpoint (its latest fix time, epoch seconds;
+        /// -infinity before any) and its late fixes so far; nil from a worker before version 2
+        /// heads.
+        public var eventTime: Double?
+        public var late: UInt64?
 
         /// Everything stored for the partition is applied, checkpointed and acknowledged, and
         /// the fence change at `change` (e.g. the flush at the end of an input) is applied.
@@ -107,6 +112,8 @@ public enum Deployment {
                 s.replayFrom = h.replayFrom
                 s.lastChangeSequence = h.lastChangeSequence
                 s.owner = h.owner
+                s.eventTime = h.eventTime
+                s.late = h.late
                 s.written = h.written
             }
             if let c = try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(p)) {

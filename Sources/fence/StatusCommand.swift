@@ -1,3 +1,4 @@
+import FenceIO
 import FenceNATS
 import Foundation
 
@@ -8,7 +9,10 @@ enum StatusCommand {
 
         Prints one line per partition: the checkpoint's last applied fix message, where a
         restart reads again from, the last fence change applied, the consumer's backlog
-        (undelivered, unacknowledged) and the checkpoint's writer and age.
+        (undelivered, unacknowledged), the checkpoint's writer and age, and the partition's
+        event time (its latest fix) and late fixes. A fix from the future moves a partition's
+        event time on and makes the others' fixes late: the line then says the event time is
+        ahead of this machine's clock.
 
         --wait-drained   wait until every partition has applied, checkpointed and acknowledged
                          everything stored, through the last fence change (e.g. the flush at
@@ -56,6 +60,15 @@ enum StatusCommand {
         let age = s.written.map { String(format: "%.1f s ago", Date().timeIntervalSince1970 - $0) } ?? "never"
         return "partition \(s.partition): applied \(v(s.lastSequence)), replay from \(v(s.replayFrom)), "
             + "change \(v(s.lastChangeSequence)), pending \(v(s.pending)), unacknowledged \(v(s.ackPending)), "
-            + "checkpoint \(age) by \(s.owner ?? "-")"
+            + "checkpoint \(age) by \(s.owner ?? "-")" + eventTime(s, now: Date().timeIntervalSince1970)
+    }
+
+    /// ", event time T, late N" when the head carries them, with a warning when T is more
+    /// than an hour ahead of `now`.
+    static func eventTime(_ s: Deployment.PartitionStatus, now: Double) -> String {
+        guard let t = s.eventTime, let late = s.late else { return "" }
+        let shown = t.isFinite ? ISO8601.format(t) : "-"
+        let ahead = t.isFinite && t > now + 3600 ? String(format: " (%.0f s ahead of this machine's clock)", t - now) : ""
+        return ", event time \(shown)\(ahead), late \(late)"
     }
 }

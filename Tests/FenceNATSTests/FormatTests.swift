@@ -62,6 +62,33 @@ final class FormatTests: XCTestCase {
         XCTAssertEqual(engine.store.count, 0)
     }
 
+    /// A head carries the partition's event time and late count (version 2); a version 1
+    /// head, written before, still reads, without them.
+    func testCheckpointHeadVersions() throws {
+        var head = CheckpointStore.Head(
+            slot: 1, chunks: 2, length: 600_000, crc: 7, lastSequence: 9, replayFrom: 5, lastChangeSequence: 3, owner: "w", written: 1e9)
+        let v1 = head.encoded()
+        XCTAssertEqual(v1[9], 1)
+        let old = try CheckpointStore.Head(decoding: v1)
+        XCTAssertNil(old.eventTime)
+        XCTAssertNil(old.late)
+        XCTAssertEqual(old.lastSequence, 9)
+        for (t, late) in [(1.7e9 + 0.25, UInt64(12)), (-Double.infinity, 0)] {
+            head.eventTime = t
+            head.late = late
+            let v2 = head.encoded()
+            XCTAssertEqual(v2[9], 2)
+            let back = try CheckpointStore.Head(decoding: v2)
+            XCTAssertEqual(back.eventTime, t)
+            XCTAssertEqual(back.late, late)
+            XCTAssertEqual(back.encoded(), v2)
+            XCTAssertThrowsError(try CheckpointStore.Head(decoding: Array(v2.dropLast())))
+            XCTAssertThrowsError(try CheckpointStore.Head(decoding: v2 + [0]))
+        }
+        head.eventTime = .nan
+        XCTAssertThrowsError(try CheckpointStore.Head(decoding: head.encoded()))
+    }
+
     func testCheckpointRoundTripAndDamageIsRefused() throws {
         var engine = EventEngine()
         _ = engine.add([.circle(id: "depot", lon: 0, lat: 0, radius: 500)])
