@@ -69,17 +69,56 @@ package struct ByteReader {
 }
 
 /// CRC-32 (IEEE 802.3, reflected, as zlib and gzip compute it): the state file's and the
-/// checkpoints' integrity check. O(n), a table lookup a byte.
+/// checkpoints' integrity check. O(n), eight bytes a step.
 package enum CRC32 {
-    @usableFromInline static let table: [UInt32] = (0..<256).map { i -> UInt32 in
-        var c = UInt32(i)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
+    /// `tables[k * 256 + b]`: the CRC of byte b followed by k zero bytes (slicing-by-8).
+    @usableFromInline static let tables: [UInt32] = {
+        var t = [UInt32](repeating: 0, count: 8 * 256)
+        for i in 0..<256 {
+            var c = UInt32(i)
+            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            t[i] = c
+        }
+        for k in 1..<8 {
+            for i in 0..<256 { t[k * 256 + i] = (t[(k - 1) * 256 + i] >> 8) ^ t[Int(t[(k - 1) * 256 + i] & 0xFF)] }
+        }
+        return t
+    }()
+
+    /// The CRC-32 (IEEE 802.3, as zlib) of the bytes: eight at a time through eight tables
+    /// (slicing-by-8), about 1 ns a byte against 3-5 for a byte at a time through a generic
+    /// sequence; the rest a byte at a time. A checkpoint of a million bytes is checked three
+    /// times on its way out.
+    /// - Complexity: O(n).
+    @inlinable package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var c: UInt32 = 0xFFFF_FFFF
+        let n = bytes.count
+        var i = 0
+        tables.withUnsafeBufferPointer { t in
+            let t = t.baseAddress!
+            if let base = bytes.baseAddress {
+                while i &+ 8 <= n {
+                    let word = UInt64(littleEndian: (base + i).loadUnaligned(as: UInt64.self))
+                    let low = UInt32(truncatingIfNeeded: word) ^ c
+                    let high = UInt32(truncatingIfNeeded: word >> 32)
+                    c = t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
+                        ^ t[5 * 256 + Int((low >> 16) & 0xFF)] ^ t[4 * 256 + Int(low >> 24)]
+                        ^ t[3 * 256 + Int(high & 0xFF)] ^ t[2 * 256 + Int((high >> 8) & 0xFF)]
+                        ^ t[256 + Int((high >> 16) & 0xFF)] ^ t[Int(high >> 24)]
+                    i &+= 8
+                }
+                while i < n {
+                    c = t[Int((c ^ UInt32(base.load(fromByteOffset: i, as: UInt8.self))) & 0xFF)] ^ (c >> 8)
+                    i &+= 1
+                }
+            }
+        }
+        return c ^ 0xFFFF_FFFF
     }
 
+    /// `checksum` of any bytes: contiguous ones directly, others copied first.
     @inlinable package static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
-        var c: UInt32 = 0xFFFF_FFFF
-        for b in bytes { c = table[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
-        return c ^ 0xFFFF_FFFF
+        if let c = bytes.withContiguousStorageIfAvailable({ checksum(UnsafeRawBufferPointer($0)) }) { return c }
+        return Array(bytes).withUnsafeBytes { checksum($0) }
     }
 }

@@ -179,12 +179,14 @@ public struct PartitionStream: Sendable {
 }
 
 extension PartitionStream {
-    /// The partition's position and tracker state, for a checkpoint.
+    /// The partition's position and tracker state, for a checkpoint. Without fence records:
+    /// a partition restores with `restore`, against the fences rebuilt to the checkpoint's
+    /// last change, so there is no change to report.
     public func checkpoint(partition: Int, fingerprint: UInt64, owner: String) -> PartitionCheckpoint {
         PartitionCheckpoint(
             partition: partition, lastSequence: lastSequence, replayFrom: replayFrom, lastChangeSequence: lastChangeSequence,
             horizon: horizon, latestSeen: latestSeen, counters: counters, fingerprint: fingerprint, owner: owner,
-            snapshot: engine.snapshot())
+            snapshot: engine.snapshot(fenceRecords: false))
     }
 
     /// A partition resumed from a checkpoint.

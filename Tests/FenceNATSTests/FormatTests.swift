@@ -1,4 +1,5 @@
 import FenceEngine
+import SeededRandom
 import Foundation
 import XCTest
 
@@ -60,6 +61,48 @@ final class FormatTests: XCTestCase {
         _ = FenceChange(.remove(ids: ["b"])).apply(to: &engine, errors: &errors)
         XCTAssertEqual(errors, [])
         XCTAssertEqual(engine.store.count, 0)
+    }
+
+    /// The acknowledgement subject read in place gives what splitting it into strings gives
+    /// (the oracle below, the parse it replaced, taking decimal digits only): both forms, the
+    /// numbers' limits, and subjects a token short or long, empty tokens and junk.
+    func testAckSubjectSequencesEqualTheSplitParse() {
+        func oracle(_ reply: String) -> (UInt64, UInt64, UInt64)? {
+            guard reply.hasPrefix("$JS.ACK.") else { return nil }
+            let t = reply.split(separator: ".", omittingEmptySubsequences: false)
+            let base = t.count == 9 ? 4 : t.count >= 12 ? 6 : -1
+            func n(_ s: Substring) -> UInt64? { s.allSatisfy { $0.isASCII && $0.isNumber } ? UInt64(s) : nil }
+            guard base > 0, let d = n(t[base]), let s = n(t[base + 1]), let c = n(t[base + 2]) else { return nil }
+            return (s, c, d)
+        }
+        var subjects = [
+            "$JS.ACK.FENCE_FIXES.p0.1.4521.4400.1700000000000000000.12",
+            "$JS.ACK.dom.acchash.FENCE_FIXES.p0.2.18446744073709551615.7.1700000000000000000.0.token",
+            "$JS.ACK.S.C.1.18446744073709551616.7.1.0", "$JS.ACK.S.C.1..7.1.0", "$JS.ACK.S.C.+1.2.3.4.5",
+            "$JS.ACK.S.C.1.2.3.4", "$JS.ACK.S.C.1.2.3.4.5.6", "$JS.ACK.", "$JS.ACK", "_INBOX.abc.1", "",
+        ]
+        var rng = SplitMix64(seed: 77)
+        let alphabet = Array("0123456789..x+-")
+        for _ in 0..<5_000 {
+            let k = Int(rng.next() % 14)
+            var parts = ["$JS", "ACK"]
+            for _ in 0..<k {
+                let length = Int(rng.next() % 4)
+                parts.append(String((0..<length).map { _ in rng.next() % 3 == 0 ? alphabet[Int(rng.next() % UInt64(alphabet.count))] : "7" }))
+            }
+            subjects.append(parts.joined(separator: "."))
+        }
+        for s in subjects {
+            let got = Array(s.utf8).withUnsafeBufferPointer { NATSMessage.ackSequences($0) }
+            let want = oracle(s)
+            XCTAssertEqual(got?.stream, want?.0, s)
+            XCTAssertEqual(got?.consumer, want?.1, s)
+            XCTAssertEqual(got?.delivered, want?.2, s)
+        }
+        let first = Array(subjects[0].utf8).withUnsafeBufferPointer { NATSMessage.ackSequences($0) }
+        XCTAssertEqual(first?.stream, 4521)
+        XCTAssertEqual(first?.consumer, 4400)
+        XCTAssertEqual(first?.delivered, 1)
     }
 
     /// A head carries the partition's event time and late count (version 2); a version 1

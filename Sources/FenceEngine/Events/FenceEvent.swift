@@ -81,8 +81,8 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
     /// total and output is byte-identical however it was produced.
     public static func < (a: FenceEvent, b: FenceEvent) -> Bool {
         if a.time != b.time { return a.time < b.time }
-        if a.device != b.device { return a.device.utf8.lexicographicallyPrecedes(b.device.utf8) }
-        if a.fence != b.fence { return a.fence.utf8.lexicographicallyPrecedes(b.fence.utf8) }
+        if a.device != b.device { return UTF8Order.precedes(a.device, b.device) }
+        if a.fence != b.fence { return UTF8Order.precedes(a.fence, b.fence) }
         if a.kind != b.kind { return a.kind < b.kind }
         if a.reason != b.reason { return (a.reason?.rawValue ?? "") < (b.reason?.rawValue ?? "") }
         if a.initial != b.initial { return !a.initial }

@@ -36,15 +36,20 @@ public struct TrackerSnapshot: Sendable, Hashable {
 
 extension EventEngine {
     /// The tracker's state (not the fences, not the settings).
-    /// - Complexity: O(devices + pairs).
-    public func snapshot() -> TrackerSnapshot {
+    /// - Parameter fenceRecords: also record each paired fence's group, mask and shape digest
+    ///   (`fences`), which `restoreReportingChanges` needs to word the changes a restore meets.
+    ///   A snapshot only ever given back to `restore` (a partition checkpoint) leaves them out:
+    ///   the digests cost O(vertices) of every paired fence, each time.
+    /// - Complexity: O(devices log devices + pairs), plus O(vertices of the paired fences) with
+    ///   `fenceRecords`.
+    public func snapshot(fenceRecords: Bool = true) -> TrackerSnapshot {
         var out: [TrackerSnapshot.Device] = []
         out.reserveCapacity(deviceCount)
         var named = Set<Int32>()  // the fences the pairs name, for their records
         for state in partitions.flatMap(\.states) {
             let pairs = state.pairs.compactMap { pair -> TrackerSnapshot.Pair? in
                 guard let slot = store.slot(ofKey: pair.fence) else { return nil }
-                named.insert(slot)
+                if fenceRecords { named.insert(slot) }
                 return TrackerSnapshot.Pair(
                     fence: store.slotSettings[Int(slot)].id, stayed: pair.isStayed, exitPending: pair.isExitPending,
                     enterTime: pair.enterTime, pendingSince: pair.pendingSince)
@@ -53,7 +58,7 @@ extension EventEngine {
                 TrackerSnapshot.Device(
                     id: state.id, lastTime: state.lastTime, lastLon: state.lastLon, lastLat: state.lastLat, pairs: pairs))
         }
-        out.sort { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        UTF8Order.sort(&out) { $0.id }
         var records = named.map { slot in
             TrackerSnapshot.FenceRecord(
                 id: store.slotSettings[Int(slot)].id, group: group(slot: Int(slot)), actions: store.slotSettings[Int(slot)].actions,
