@@ -23,9 +23,8 @@ public struct PartitionStream: Sendable {
     public let lateness: Double
     public let step: Double
 
-    var pending: [Position] = []
-    /// Stream sequence of each held fix's message.
-    var pendingSequence: [UInt64] = []
+    /// Fixes waiting for the horizon, in buckets of `step` seconds of event time.
+    var held: HeldFixes
     public private(set) var horizon = -Double.infinity
     public private(set) var latestSeen = -Double.infinity
     /// The last fix message applied (S).
@@ -61,6 +60,7 @@ public struct PartitionStream: Sendable {
         self.engine = engine
         self.lateness = max(0, lateness)
         self.step = max(0, step)
+        held = HeldFixes(width: self.step > 0 ? self.step : 1)
     }
 
     /// Where a restored partition's replay began; it stands until the replay is done.
@@ -71,11 +71,11 @@ public struct PartitionStream: Sendable {
     /// partition is still replaying, the replay's own start.
     public var replayFrom: UInt64 {
         guard isCaughtUp else { return restoredReplayFrom }
-        return pendingSequence.min() ?? lastSequence + 1
+        return held.oldestSequence ?? lastSequence + 1
     }
 
     /// Fixes held, waiting for the horizon.
-    public var pendingCount: Int { pending.count }
+    public var pendingCount: Int { held.count }
 
     /// False while a restored partition is still re-reading held fixes: no checkpoint then.
     public var isCaughtUp: Bool { lastReceived >= lastSequence }
@@ -91,17 +91,14 @@ public struct PartitionStream: Sendable {
     /// Takes one fix message (a batch of one device's fixes, or none for a tick).
     /// - Returns: the events of the fixes this released, in output order.
     /// - Complexity: O(k) for k fixes; when the horizon moves, one `EventEngine.evaluate` over
-    ///   the released fixes plus O(held) to split them off.
+    ///   the released fixes, plus O(buckets) to find them (`HeldFixes`).
     public mutating func receive(_ fixes: [Position], sequence: UInt64) -> [FenceEvent] {
         switch disposition(of: sequence) {
         case .skip:
             return []
         case .replay:
             lastReceived = sequence
-            for fix in fixes where Self.isValid(fix) && fix.time > horizon {
-                pending.append(fix)
-                pendingSequence.append(sequence)
-            }
+            for fix in fixes where Self.isValid(fix) && fix.time > horizon { held.append(fix, sequence: sequence) }
             return []
         case .apply:
             lastReceived = sequence
@@ -117,15 +114,14 @@ public struct PartitionStream: Sendable {
                 counters.late += 1
                 continue
             }
-            pending.append(fix)
-            pendingSequence.append(sequence)
+            held.append(fix, sequence: sequence)
             if fix.time > latestSeen { latestSeen = fix.time }
         }
         var next = latestSeen - lateness
         if step > 0 { next = (next / step).rounded(.down) * step }
         guard next > horizon else { return [] }
         horizon = next
-        return release { $0 <= next }
+        return release(upTo: next)
     }
 
     /// Counts a message that could not be decoded, so the position still advances.
@@ -144,7 +140,7 @@ public struct PartitionStream: Sendable {
     public mutating func apply(_ change: FenceChange, sequence: UInt64, errors: inout [String]) -> [FenceEvent]? {
         guard sequence > lastChangeSequence else { return nil }
         lastChangeSequence = sequence
-        var events = release { _ in true }
+        var events = release(upTo: .infinity)
         let edits = change.apply(to: &engine, errors: &errors)
         counters.events += edits.count
         events += edits
@@ -153,20 +149,9 @@ public struct PartitionStream: Sendable {
 
     static func isValid(_ fix: Position) -> Bool { fix.problem == nil && !fix.device.isEmpty }
 
-    mutating func release(_ due: (Double) -> Bool) -> [FenceEvent] {
-        var now: [Position] = []
-        var keep = 0
-        for i in pending.indices {
-            if due(pending[i].time) {
-                now.append(pending[i])
-            } else {
-                pending[keep] = pending[i]
-                pendingSequence[keep] = pendingSequence[i]
-                keep += 1
-            }
-        }
-        pending.removeSubrange(keep...)
-        pendingSequence.removeSubrange(keep...)
+    /// Applies every held fix at or before `limit`.
+    mutating func release(upTo limit: Double) -> [FenceEvent] {
+        let now = held.take(upTo: limit)
         guard !now.isEmpty else { return [] }
         let result = engine.evaluate(now, threads: 1)
         counters.applied += result.applied
