@@ -25,8 +25,9 @@ enum UTF8Order {
     }
 
     /// A sort key over a string's first 16 UTF-8 bytes (big-endian, zero-padded) and its
-    /// length: comparing keys is comparing the strings (`keyPrecedes`) except for two ids
-    /// longer than 16 bytes with the same 16 first, which `precedes` then decides.
+    /// length: comparing the two words, then the lengths, is comparing the strings (as `sort`
+    /// does), except for two ids longer than 16 bytes with the same 16 first, which `precedes`
+    /// then decides.
     struct Key {
         var high: UInt64
         var low: UInt64

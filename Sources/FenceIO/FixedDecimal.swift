@@ -2,7 +2,9 @@ import Foundation
 
 /// Numbers with a fixed count of decimals (`%.2f`), appended to output bytes by the C
 /// library's `vsnprintf` into a stack buffer: the text `String(format:)` gives, without its
-/// Foundation string and locale machinery (a fifth of `fence nearest`'s time went there).
+/// Foundation string and locale machinery (a fifth of `fence nearest`'s time went there). The
+/// C library formats in the process's C locale (`fence` never calls `setlocale`); a host app
+/// that sets `LC_NUMERIC` gets its decimal separator.
 public enum FixedDecimal {
     /// Appends `value` with `digits` decimals (0...9), as `printf("%.*f")` writes it: correctly
     /// rounded, `nan`, `inf` and `-inf` as the C library spells them.
@@ -14,8 +16,9 @@ public enum FixedDecimal {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer in
             let n = withVaList([Int32(digits), value]) { vsnprintf(buffer.baseAddress!, capacity, "%.*f", $0) }
             guard n > 0 else { return }
-            buffer.baseAddress!.withMemoryRebound(to: UInt8.self, capacity: Int(n)) {
-                out.append(contentsOf: UnsafeBufferPointer(start: $0, count: min(Int(n), capacity - 1)))
+            let written = min(Int(n), capacity - 1)
+            buffer.baseAddress!.withMemoryRebound(to: UInt8.self, capacity: written) {
+                out.append(contentsOf: UnsafeBufferPointer(start: $0, count: written))
             }
         }
     }

@@ -32,11 +32,6 @@ struct CheckpointStore {
         var owner: String
         /// Wall time of the write, epoch seconds.
         var written: Double
-        /// The partition's event time (its latest fix time; -infinity before any) and its
-        /// count of late fixes, for `fence status`: a fix from the far future moves the event
-        /// time on and makes every other fix late. Nil in a version 1 head.
-        var eventTime: Double?
-        var late: UInt64?
 
         static let magic = Array("FENCEHEAD".utf8)
         /// Most chunks a head may name: 32 GiB of checkpoint.
@@ -45,8 +40,7 @@ struct CheckpointStore {
         func encoded() -> [UInt8] {
             var w = ByteWriter()
             w.bytes.append(contentsOf: Self.magic)
-            let v2 = eventTime != nil && late != nil
-            w.u8(v2 ? 2 : 1)
+            w.u8(1)
             w.u8(slot)
             w.u32(chunks)
             w.u64(length)
@@ -56,39 +50,28 @@ struct CheckpointStore {
             w.u64(lastChangeSequence)
             w.string(owner)
             w.f64(written)
-            if v2, let eventTime, let late {
-                w.f64(eventTime)
-                w.u64(late)
-            }
             return w.bytes
         }
 
         init(
             slot: UInt8, chunks: UInt32, length: UInt64, crc: UInt32, lastSequence: UInt64, replayFrom: UInt64,
-            lastChangeSequence: UInt64, owner: String, written: Double, eventTime: Double? = nil, late: UInt64? = nil
+            lastChangeSequence: UInt64, owner: String, written: Double
         ) {
             (self.slot, self.chunks, self.length, self.crc) = (slot, chunks, length, crc)
             (self.lastSequence, self.replayFrom, self.lastChangeSequence) = (lastSequence, replayFrom, lastChangeSequence)
-            (self.owner, self.written, self.eventTime, self.late) = (owner, written, eventTime, late)
+            (self.owner, self.written) = (owner, written)
         }
 
         init(decoding bytes: [UInt8]) throws(FenceError) {
             let head: Head? = bytes.withUnsafeBytes { raw in
                 var r = ByteReader(raw)
-                guard let m = r.take(Self.magic.count), m.elementsEqual(Self.magic), let version = r.u8(), version == 1 || version == 2,
-                    let slot = r.u8(), let chunks = r.u32(), let length = r.u64(), let crc = r.u32(), let s = r.u64(),
-                    let from = r.u64(), let change = r.u64(), let owner = r.string(), let written = r.f64()
+                guard let m = r.take(Self.magic.count), m.elementsEqual(Self.magic), r.u8() == 1, let slot = r.u8(),
+                    let chunks = r.u32(), let length = r.u64(), let crc = r.u32(), let s = r.u64(), let from = r.u64(),
+                    let change = r.u64(), let owner = r.string(), let written = r.f64(), r.remaining == 0
                 else { return nil }
-                var eventTime: Double?
-                var late: UInt64?
-                if version == 2 {
-                    guard let t = r.f64(), !t.isNaN, let l = r.u64() else { return nil }
-                    (eventTime, late) = (t, l)
-                }
-                guard r.remaining == 0 else { return nil }
                 return Head(
                     slot: slot, chunks: chunks, length: length, crc: crc, lastSequence: s, replayFrom: from,
-                    lastChangeSequence: change, owner: owner, written: written, eventTime: eventTime, late: late)
+                    lastChangeSequence: change, owner: owner, written: written)
             }
             guard let head else { throw FenceError(.malformedInput, reason: "checkpoint head: not a head record or damaged") }
             // The chunks must be able to hold the length (a reader reserves it), and be few.
@@ -99,6 +82,55 @@ struct CheckpointStore {
             }
             self = head
         }
+    }
+
+    /// The partition's event time (its latest fix time; -infinity before any) and its late
+    /// fixes so far, as of its last checkpoint, for `fence status`: a fix from the far future
+    /// moves the event time on and makes every other fix of the partition late. Kept under its
+    /// own key (`<key>.clock`), written after the head and read by nothing else, so heads stay
+    /// in the form every worker version reads; a crash between the two leaves it one
+    /// checkpoint old.
+    struct Clock: Sendable, Equatable {
+        var eventTime: Double
+        var late: UInt64
+
+        static let magic = Array("FENCECLOCK".utf8)
+
+        func encoded() -> [UInt8] {
+            var w = ByteWriter()
+            w.bytes.append(contentsOf: Self.magic)
+            w.u8(1)
+            w.f64(eventTime)
+            w.u64(late)
+            return w.bytes
+        }
+
+        /// Nil for anything but a version 1 clock record (a NaN time included).
+        init?(decoding bytes: [UInt8]) {
+            let clock: Clock? = bytes.withUnsafeBytes { raw in
+                var r = ByteReader(raw)
+                guard let m = r.take(Self.magic.count), m.elementsEqual(Self.magic), r.u8() == 1, let t = r.f64(), !t.isNaN,
+                    let late = r.u64(), r.remaining == 0
+                else { return nil }
+                return Clock(eventTime: t, late: late)
+            }
+            guard let clock else { return nil }
+            self = clock
+        }
+
+        init(eventTime: Double, late: UInt64) {
+            self.eventTime = eventTime
+            self.late = late
+        }
+    }
+
+    func clockKey(_ key: String) -> String { "\(key).clock" }
+
+    /// The partition's clock as of its last checkpoint; nil when none was written (or by a
+    /// worker before clocks) or it is unreadable: it is only shown.
+    func clock(key: String) throws -> Clock? {
+        guard let (bytes, _) = try kv.get(clockKey(key)) else { return nil }
+        return Clock(decoding: bytes)
     }
 
     func chunkKey(_ key: String, owner: String, slot: UInt8, _ i: Int) -> String {
@@ -153,7 +185,7 @@ struct CheckpointStore {
             slot: slot, chunks: UInt32(chunks), length: UInt64(bytes.count), crc: CRC32.checksum(bytes),
             lastSequence: checkpoint.lastSequence, replayFrom: checkpoint.replayFrom,
             lastChangeSequence: checkpoint.lastChangeSequence, owner: checkpoint.owner,
-            written: Date().timeIntervalSince1970, eventTime: checkpoint.latestSeen, late: UInt64(max(0, checkpoint.counters.late)))
+            written: Date().timeIntervalSince1970)
         let rev: UInt64
         do {
             rev = try kv.update(key, head.encoded(), last: revision)
@@ -161,6 +193,9 @@ struct CheckpointStore {
             if error.isWrongLastSequence { throw CheckpointError.ownershipLost(key: key, detail: error.description) }
             throw error
         }
+        // Shown by `fence status` only: a failure here fails nothing.
+        _ = try? kv.put(
+            clockKey(key), Clock(eventTime: checkpoint.latestSeen, late: UInt64(max(0, checkpoint.counters.late))).encoded())
         if let previous, !sameWriter {
             for i in 0..<Int(previous.chunks) { try? kv.delete(chunkKey(key, owner: previous.owner, slot: previous.slot, i)) }
         }

@@ -89,8 +89,8 @@ public enum Deployment {
         public var pending: UInt64?
         public var ackPending: UInt64?
         /// The partition's event time at the checkpoint (its latest fix time, epoch seconds;
-        /// -infinity before any) and its late fixes so far; nil from a worker before version 2
-        /// heads.
+        /// -infinity before any) and its late fixes so far (`CheckpointStore.Clock`); nil when
+        /// the worker wrote no clock.
         public var eventTime: Double?
         public var late: UInt64?
 
@@ -112,8 +112,10 @@ public enum Deployment {
                 s.replayFrom = h.replayFrom
                 s.lastChangeSequence = h.lastChangeSequence
                 s.owner = h.owner
-                s.eventTime = h.eventTime
-                s.late = h.late
+                if let clock = try store.clock(key: topology.checkpointKey(p)) {
+                    s.eventTime = clock.eventTime
+                    s.late = clock.late
+                }
                 s.written = h.written
             }
             if let c = try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(p)) {

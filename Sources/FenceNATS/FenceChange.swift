@@ -131,9 +131,9 @@ public struct FenceChange: Sendable, Hashable {
             return events.sorted()
         case .removeGroups(let groups):
             var events: [FenceEvent] = []
-            let loaded = Set(engine.store.groups)
             for g in groups {
-                if !loaded.contains(g) { errors.append("remove-group: no loaded fence is in group \"\(g)\"") }
+                // As for ids: a group named twice is unknown the second time.
+                if !engine.store.groups.contains(g) { errors.append("remove-group: no loaded fence is in group \"\(g)\"") }
                 events += engine.remove(group: g)
             }
             return events.sorted()

@@ -29,8 +29,10 @@ struct HeldFixes: Sendable {
     /// Fixes held.
     private(set) var count = 0
 
+    /// Buckets of `width` seconds, at least 1 (a bucket per fix for a tiny step would cost more
+    /// than the list it replaces; the split of a straddling bucket is exact at any width).
     init(width: Double) {
-        self.width = width > 0 && width.isFinite ? width : 1
+        self.width = width.isFinite ? max(1, width) : 1
     }
 
     /// The bucket of a time: monotonic in it (floor of a division by a positive width, clamped

@@ -41,8 +41,9 @@ public final class NATSMessage: @unchecked Sendable {
     /// a message read by `js_GetMsg`, the stream sequence alone.
     public var sequences: (stream: UInt64, consumer: UInt64, delivered: UInt64)? {
         if let reply = natsMsg_GetReply(msg) {
-            let found = UnsafeRawPointer(reply).withMemoryRebound(to: UInt8.self, capacity: 1) { p in
-                Self.ackSequences(UnsafeBufferPointer(start: p, count: strlen(reply)))
+            let length = strlen(reply)
+            let found = UnsafeRawPointer(reply).withMemoryRebound(to: UInt8.self, capacity: max(1, length)) { p in
+                Self.ackSequences(UnsafeBufferPointer(start: p, count: length))
             }
             if let found { return found }
         }

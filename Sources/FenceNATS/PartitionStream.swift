@@ -23,7 +23,7 @@ public struct PartitionStream: Sendable {
     public let lateness: Double
     public let step: Double
 
-    /// Fixes waiting for the horizon, in buckets of `step` seconds of event time.
+    /// Fixes waiting for the horizon, in buckets of `step` (at least 1) seconds of event time.
     var held: HeldFixes
     public private(set) var horizon = -Double.infinity
     public private(set) var latestSeen = -Double.infinity
@@ -60,7 +60,7 @@ public struct PartitionStream: Sendable {
         self.engine = engine
         self.lateness = max(0, lateness)
         self.step = max(0, step)
-        held = HeldFixes(width: self.step > 0 ? self.step : 1)
+        held = HeldFixes(width: self.step)
     }
 
     /// Where a restored partition's replay began; it stands until the replay is done.

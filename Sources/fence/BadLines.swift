@@ -1,10 +1,13 @@
 import FenceIO
 
 /// Bad position lines, as every command that reads positions treats them (`eval`, `contains`,
-/// `nearest`, `publish`): each is reported on standard error with its line number (the first
-/// 100 of a batch, then how many more), skipped, and counted; once more than `--max-bad` of
+/// `nearest`, `publish`): each is skipped and counted, and reported on standard error with its
+/// line number (the first 100 of a batch, then how many more); once more than `--max-bad` of
 /// the lines read so far are bad the command stops with exit status 1. A few bad lines in a
 /// large file do not fail the run; a file of the wrong kind stops it at its first batch.
+/// Where it stops: `contains`, `nearest` and `publish` finish the batch in which the share was
+/// passed (its good lines are written or published) and read no further; `eval` does not
+/// evaluate that batch (a half-applied batch would leave events without their state).
 struct BadLines {
     let path: String
     /// `--max-bad`: the share of lines that may be bad (0...1, default 0.01).
@@ -33,7 +36,8 @@ struct BadLines {
     }
 
     /// Takes one batch's count of good lines and its bad lines: reports them, and returns
-    /// false (having said so) when the bad share is now over `--max-bad`.
+    /// false (having said so) when the bad share is now over `--max-bad` (`exceeded`).
+    @discardableResult
     mutating func take(good: Int, errors: [PositionLineError]) -> Bool {
         let stderr = StandardError()
         for e in errors.prefix(100) { stderr.write("fence: \(path): \(e)\n") }

@@ -56,8 +56,8 @@ enum ContainsCommand {
             var batch: [Position] = []
             var errors: [PositionLineError] = []
             let more = try reader.read(limit: 1 << 16, into: &batch, errors: &errors)
-            guard badLines.take(good: batch.count, errors: errors) else { break }
-            // Positions of one batch may mix coordinate systems; group the conversion by system.
+            badLines.take(good: batch.count, errors: errors)
+            // Positions of one batch may mix coordinate systems: each converted on its own.
             let points = batch.map(\.wgs84)
             store.prepareIndex(forQueries: points.count)
             let coverage = store.covering(points, threads: threads)
@@ -87,7 +87,8 @@ enum ContainsCommand {
                 bytes.append(10)
             }
             out.write(bytes)
-            if !more { break }
+            // Over --max-bad: this batch's good lines are done, the rest is not read.
+            if !more || badLines.exceeded { break }
         }
         stderr.write(
             "fence contains: \(store.count) fences (\(bad.count) rejected), \(badLines.read) positions (\(badLines.rejected) rejected)\n")

@@ -57,7 +57,7 @@ enum NearestCommand {
             var batch: [Position] = []
             var errors: [PositionLineError] = []
             let more = try reader.read(limit: 65_536, into: &batch, errors: &errors)
-            guard badLines.take(good: batch.count, errors: errors) else { break }
+            badLines.take(good: batch.count, errors: errors)
             // The searches on every core; the lines in input order.
             let nearest = batch.map(\.wgs84).withUnsafeBufferPointer { store.nearestBoundaries($0, threads: threads) }
             var bytes: [UInt8] = []
@@ -90,7 +90,8 @@ enum NearestCommand {
                 }
             }
             out.write(bytes)
-            if !more { break }
+            // Over --max-bad: this batch's good lines are done, the rest is not read.
+            if !more || badLines.exceeded { break }
         }
         out.flush()
         StandardError().write(

@@ -28,8 +28,8 @@ enum PublishCommand {
           --name NAME           deployment name given to `fence setup` (default FENCE)
         \(BadLines.help(column: 24))
 
-        Exit status: 0 success, 1 bad input (more bad lines than --max-bad: what was read
-        before is published), 2 bad usage.
+        Exit status: 0 success, 1 bad input (more bad lines than --max-bad: the good lines up
+        to the end of the batch where that happened are published, no flush), 2 bad usage.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
@@ -66,7 +66,7 @@ enum PublishCommand {
             batch.removeAll(keepingCapacity: true)
             errors.removeAll(keepingCapacity: true)
             let more = try reader.read(limit: 100_000, into: &batch, errors: &errors)
-            guard badLines.take(good: batch.count, errors: errors) else { break }
+            badLines.take(good: batch.count, errors: errors)
             for fix in batch {
                 line += 1
                 if fix.time < latest - window {
@@ -76,7 +76,8 @@ enum PublishCommand {
                 latest = max(latest, fix.time)
             }
             try publisher.add(batch)
-            if !more { break }
+            // Over --max-bad: this batch's good lines are done, the rest is not read.
+            if !more || badLines.exceeded { break }
         }
         if let first = firstBackwards {
             stderr.write(

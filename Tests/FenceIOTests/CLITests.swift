@@ -276,6 +276,9 @@ final class CLIProgressTests: XCTestCase {
             XCTAssertEqual(stopped.status, 1, "\(command): \(stopped.err)")
             XCTAssertTrue(stopped.err.contains("line 3: lat 95.0 is outside [-90, 90]"), "\(command): \(stopped.err)")
             XCTAssertTrue(stopped.err.contains("2 of 3 lines are bad"), "\(command): \(stopped.err)")
+            // contains and nearest write the good lines of the batch where they stop; eval
+            // evaluates none of it.
+            XCTAssertEqual(stopped.out.contains("1970-01-01T00:00:00.000Z"), command != "eval", "\(command): \(stopped.out)")
             XCTAssertEqual(try CLI.run([command, "--fences", fences, "--positions", few, "--max-bad", "2"]).status, 2, command)
         }
     }

@@ -105,31 +105,22 @@ final class FormatTests: XCTestCase {
         XCTAssertEqual(first?.delivered, 1)
     }
 
-    /// A head carries the partition's event time and late count (version 2); a version 1
-    /// head, written before, still reads, without them.
-    func testCheckpointHeadVersions() throws {
-        var head = CheckpointStore.Head(
+    /// The partition's clock (event time, late fixes) for `fence status` is a record of its
+    /// own; heads stay version 1, the form every worker reads (a worker before clocks can take
+    /// over a partition from one with them).
+    func testCheckpointClockAndHeadVersion() throws {
+        let head = CheckpointStore.Head(
             slot: 1, chunks: 2, length: 600_000, crc: 7, lastSequence: 9, replayFrom: 5, lastChangeSequence: 3, owner: "w", written: 1e9)
-        let v1 = head.encoded()
-        XCTAssertEqual(v1[9], 1)
-        let old = try CheckpointStore.Head(decoding: v1)
-        XCTAssertNil(old.eventTime)
-        XCTAssertNil(old.late)
-        XCTAssertEqual(old.lastSequence, 9)
-        for (t, late) in [(1.7e9 + 0.25, UInt64(12)), (-Double.infinity, 0)] {
-            head.eventTime = t
-            head.late = late
-            let v2 = head.encoded()
-            XCTAssertEqual(v2[9], 2)
-            let back = try CheckpointStore.Head(decoding: v2)
-            XCTAssertEqual(back.eventTime, t)
-            XCTAssertEqual(back.late, late)
-            XCTAssertEqual(back.encoded(), v2)
-            XCTAssertThrowsError(try CheckpointStore.Head(decoding: Array(v2.dropLast())))
-            XCTAssertThrowsError(try CheckpointStore.Head(decoding: v2 + [0]))
+        XCTAssertEqual(head.encoded()[9], 1)
+        for (t, late) in [(1.7e9 + 0.25, UInt64(12)), (-Double.infinity, 0), (253_402_300_799, UInt64.max)] {
+            let clock = CheckpointStore.Clock(eventTime: t, late: late)
+            let bytes = clock.encoded()
+            XCTAssertEqual(CheckpointStore.Clock(decoding: bytes), clock)
+            XCTAssertNil(CheckpointStore.Clock(decoding: Array(bytes.dropLast())))
+            XCTAssertNil(CheckpointStore.Clock(decoding: bytes + [0]))
         }
-        head.eventTime = .nan
-        XCTAssertThrowsError(try CheckpointStore.Head(decoding: head.encoded()))
+        XCTAssertNil(CheckpointStore.Clock(decoding: CheckpointStore.Clock(eventTime: .nan, late: 0).encoded()))
+        XCTAssertNil(CheckpointStore.Clock(decoding: head.encoded()))
     }
 
     func testCheckpointRoundTripAndDamageIsRefused() throws {

@@ -44,4 +44,46 @@ final class HeldFixesTests: XCTestCase {
             }
         }
     }
+
+    /// What the bucket order changes for the engine: nothing. Released fixes evaluated in
+    /// bucket order and in arrival order (the old release) give the same events, counts and
+    /// state, release after release, with devices sending equal times (duplicates) and ties
+    /// across devices.
+    func testBucketOrderGivesTheEventsOfArrivalOrder() throws {
+        for seed in UInt64(1)...12 {
+            var rng = SplitMix64(seed: seed &* 97)
+            var settings = EventSettings()
+            settings.dwell = 20
+            var fences: [Fence] = []
+            for i in 0..<30 { fences.append(.circle(id: "f\(i)", lon: Double(rng.next() % 100) / 1000, lat: Double(rng.next() % 100) / 1000, radius: 800)) }
+            var a = EventEngine(settings: settings)
+            _ = a.add(fences, threads: 1)
+            var b = a
+            var held = HeldFixes(width: [1.0, 3, 10][Int(seed % 3)])
+            var arrival: [Position] = []
+            var position = (0..<9).map { _ in (Double(rng.next() % 100) / 1000, Double(rng.next() % 100) / 1000) }
+            var clock = 1_700_000_000.0
+            for sequence in UInt64(1)...300 {
+                let d = Int(rng.next() % 9)
+                position[d].0 += (Double(rng.next() % 100) - 50) / 20_000
+                position[d].1 += (Double(rng.next() % 100) - 50) / 20_000
+                clock += Double(rng.next() % 3)
+                let t = clock - Double(rng.next() % 8)
+                let fix = Position(device: "v\(d)", time: t, lon: position[d].0, lat: position[d].1)
+                held.append(fix, sequence: sequence)
+                arrival.append(fix)
+                guard sequence % 7 == 0 else { continue }
+                let limit = sequence % 70 == 0 ? Double.infinity : clock - 10
+                let bucketOrder = held.take(upTo: limit)
+                let arrivalOrder = arrival.filter { $0.time <= limit }
+                arrival.removeAll { $0.time <= limit }
+                XCTAssertEqual(bucketOrder.count, arrivalOrder.count)
+                let ra = a.evaluate(bucketOrder, threads: 1)
+                let rb = b.evaluate(arrivalOrder, threads: 1)
+                XCTAssertEqual(ra.events, rb.events, "seed \(seed), sequence \(sequence)")
+                XCTAssertEqual([ra.late, ra.duplicates, ra.applied], [rb.late, rb.duplicates, rb.applied], "seed \(seed)")
+                XCTAssertEqual(a.snapshot(), b.snapshot(), "seed \(seed), sequence \(sequence)")
+            }
+        }
+    }
 }

@@ -344,7 +344,7 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertTrue(warning.contains("warning: 1 fixes are more than --window 30.0 s older than a fix read before them"), warning)
         try waitDrained(urls, timeout: 300)
         // Status shows each partition's event time (its latest fix) and late fixes, from the
-        // checkpoint heads: the latest is the stream's latest fix, and the hour-old fix is late.
+        // checkpoints' clock records: the latest is the stream's latest fix, and the hour-old fix is late.
         // Each worker logs, for each of its partitions, the ids a removal named in vain.
         for w in ["w1", "w2"] {
             XCTAssertEqual(self.log(w).components(separatedBy: "remove: no fence \"c2\" is loaded").count, 3, self.log(w))
