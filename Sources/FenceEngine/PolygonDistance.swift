@@ -216,7 +216,19 @@ enum PolygonDistance {
         }
         let a = point(0)
         let b = point(1)
-        let length = Geodesic.sphericalDistance(lon1: a.lon, lat1: a.lat, lon2: b.lon, lat2: b.lat)
+        // Metres along the edge per unit of t, for the search's stopping rule and the polish's
+        // step: the distance between the ends, or for an edge long in longitude the length of
+        // its path (16 chords), which its ends can far understate (an edge from -180 to 180
+        // ends where it starts, round the world).
+        var length = Geodesic.sphericalDistance(lon1: a.lon, lat1: a.lat, lon2: b.lon, lat2: b.lat)
+        if abs(e.bx - e.ax) > 10 {
+            length = 0
+            for k in 0..<16 {
+                let p0 = point(Double(k) / 16)
+                let p1 = point(Double(k + 1) / 16)
+                length += Geodesic.sphericalDistance(lon1: p0.lon, lat1: p0.lat, lon2: p1.lon, lat2: p1.lat)
+            }
+        }
         var bestT = min(1, max(0, hint))
         var bestD = sphere(bestT)
         var lo = 0.0
