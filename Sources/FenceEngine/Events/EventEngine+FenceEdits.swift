@@ -175,16 +175,16 @@ extension EventEngine {
     func retrigger(previous: (Int) -> FenceActions, affects: (Int) -> Bool) -> [FenceEvent] {
         var events: [FenceEvent] = []
         for partition in partitions {
-          for state in partition.states where !state.pairs.isEmpty {
-            for pair in state.pairs {
-                guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
-                let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
-                guard !previous(slot).contains(kind.action) else { continue }
-                emit(
-                    kind, device: state.id, slot: slot, time: state.lastTime, lon: state.lastLon, lat: state.lastLat,
-                    reason: .actionsChanged, inside: kind == .dwell ? state.lastTime - pair.enterTime : nil, into: &events)
+            for state in partition.states where !state.pairs.isEmpty {
+                for pair in state.pairs {
+                    guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
+                    let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
+                    guard !previous(slot).contains(kind.action) else { continue }
+                    emit(
+                        kind, device: state.id, slot: slot, time: state.lastTime, lon: state.lastLon, lat: state.lastLat,
+                        reason: .actionsChanged, inside: kind == .dwell ? state.lastTime - pair.enterTime : nil, into: &events)
+                }
             }
-          }
         }
         return Self.sorted(events)
     }

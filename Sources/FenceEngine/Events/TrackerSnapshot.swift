@@ -79,7 +79,8 @@ extension EventEngine {
     /// Exits are worded with the fence's old group and mask. A version 1 snapshot has no fence
     /// records: pairs of missing fences are dropped without events, as `restore` does.
     /// - Returns: the pairs dropped, and the events in output order.
-    /// - Complexity: O(devices + pairs), plus a containment test per pair of a changed shape.
+    /// - Complexity: O(devices + pairs + vertices of the recorded fences), plus a containment
+    ///   test per pair of a changed shape.
     public mutating func restoreReportingChanges(_ snapshot: TrackerSnapshot) -> (dropped: Int, events: [FenceEvent]) {
         let dropped = restore(snapshot)
         guard let oldEngine = snapshot.engineActions else { return (dropped, []) }
@@ -101,12 +102,15 @@ extension EventEngine {
                         fence: pair.fence, group: record?.group, reason: .fenceRemoved))
             }
         }
-        // Pairs of fences loaded with another shape, then with another mask.
-        let store = self.store
-        events += endVisitsOfReshapedFences { slot in
-            guard let r = records[store.slotSettings[slot].id], r.shapeDigest != store.shapeDigest(slot: Int32(slot)) else { return nil }
-            return (r.group, oldMask(r))
+        // Pairs of fences loaded with another shape, then with another mask. Each recorded
+        // fence's shape is digested once (O(vertices)), not once per pair inside it.
+        var reshaped: [Int: (group: String?, actions: FenceActions)] = [:]
+        for r in snapshot.fences {
+            guard let slot = store.slotByID[r.id], r.shapeDigest != store.shapeDigest(slot: slot) else { continue }
+            reshaped[Int(slot)] = (r.group, oldMask(r))
         }
+        let store = self.store
+        events += endVisitsOfReshapedFences { reshaped[$0] }
         events += retrigger(previous: { oldMask(records[store.slotSettings[$0].id]) }, affects: { _ in true })
         return (dropped, Self.sorted(events))
     }
