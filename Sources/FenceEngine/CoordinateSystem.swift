@@ -152,6 +152,17 @@ public enum CoordinateConversion {
         return best
     }
 
+    /// `toWGS84(lon:lat:from:)` for a point as a value: a WGS84 point is returned as it is,
+    /// without a call. The one conversion of positions (`Position.wgs84`, the batch scatter of
+    /// `EventEngine.evaluate`, candidate queries, `nearestBoundary`). Not checked: a NaN stays
+    /// a NaN.
+    @inline(__always)
+    public static func toWGS84(_ p: LonLat, from: CoordinateSystem) -> LonLat {
+        if from == .wgs84 { return p }
+        let w = toWGS84(lon: p.lon, lat: p.lat, from: from)
+        return LonLat(lon: w.lon, lat: w.lat)
+    }
+
     /// Converts a point from `from` to WGS84.
     ///
     /// - Parameters:

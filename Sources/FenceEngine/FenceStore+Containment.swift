@@ -260,12 +260,8 @@ extension FenceStore {
     /// starts.
     @inline(__always)
     static func queryPoint(_ position: LonLat, coord: CoordinateSystem) -> LonLat? {
-        var p = position
-        if coord != .wgs84 {
-            guard p.lon.isFinite && p.lat.isFinite else { return nil }
-            let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: coord)
-            p = LonLat(lon: c.lon, lat: c.lat)
-        }
+        guard coord == .wgs84 || (position.lon.isFinite && position.lat.isFinite) else { return nil }
+        let p = CoordinateConversion.toWGS84(position, from: coord)
         return p.isValidWGS84Range ? p : nil
     }
 

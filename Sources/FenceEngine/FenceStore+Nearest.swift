@@ -29,11 +29,7 @@ extension FenceStore {
     /// for circles, the nearest edges measured on the ellipsoid for polygons.
     /// - Complexity: O(log n + k v) for the k fences whose bound is below the answer.
     public func nearestBoundary(to position: LonLat, coord: CoordinateSystem = .wgs84) -> NearestBoundary {
-        var p = position
-        if coord != .wgs84 {
-            let c = CoordinateConversion.toWGS84(lon: p.lon, lat: p.lat, from: coord)
-            p = LonLat(lon: c.lon, lat: c.lat)
-        }
+        let p = CoordinateConversion.toWGS84(position, from: coord)
         guard p.isValidWGS84Range else { return NearestBoundary(fence: nil, distance: .nan) }
         var best = NearestBoundary(fence: nil, distance: .infinity)
         var seen = Set<Int32>()

@@ -64,8 +64,7 @@ enum FenceValidation {
             guard center.lon.isFinite && center.lat.isFinite else {
                 return fail(.coordinateOutOfRange, "center \(center) is not a finite coordinate")
             }
-            let c = CoordinateConversion.toWGS84(lon: center.lon, lat: center.lat, from: fence.coord)
-            let wgs = snappedToRange(LonLat(lon: c.lon, lat: c.lat))
+            let wgs = snappedToRange(CoordinateConversion.toWGS84(center, from: fence.coord))
             guard wgs.isValidWGS84Range else {
                 return fail(.coordinateOutOfRange, "center \(center) is outside [-180, 180] x [-90, 90]")
             }
@@ -106,12 +105,7 @@ enum FenceValidation {
                         guard point.lon.isFinite && point.lat.isFinite else {
                             return fail(.coordinateOutOfRange, "\(where_) position \(i + 1) \(point) is not finite")
                         }
-                        var q = point
-                        if fence.coord != .wgs84 {
-                            let c = CoordinateConversion.toWGS84(lon: point.lon, lat: point.lat, from: fence.coord)
-                            q = LonLat(lon: c.lon, lat: c.lat)
-                        }
-                        q = snappedToRange(q)
+                        let q = snappedToRange(CoordinateConversion.toWGS84(point, from: fence.coord))
                         guard q.isValidWGS84Range else {
                             return fail(
                                 .coordinateOutOfRange,

@@ -22,13 +22,10 @@ public struct Position: Sendable, Hashable {
     public var lonLat: LonLat { LonLat(lon: lon, lat: lat) }
 
     /// The position in WGS84: as given, or converted from GCJ-02 / BD-09LL
-    /// (`CoordinateConversion.toWGS84`). Not checked: a NaN stays a NaN.
+    /// (`CoordinateConversion.toWGS84`). Not checked: a NaN stays a NaN. On a fix read through
+    /// a pointer in a hot loop, convert its fields instead: `pointee.wgs84` copies the whole fix.
     @inline(__always)
-    public var wgs84: LonLat {
-        if coord == .wgs84 { return lonLat }
-        let w = CoordinateConversion.toWGS84(lon: lon, lat: lat, from: coord)
-        return LonLat(lon: w.lon, lat: w.lat)
-    }
+    public var wgs84: LonLat { CoordinateConversion.toWGS84(lonLat, from: coord) }
 
     /// Whether `problem` is nil, in a few compares: the hot loops ask this first and build the
     /// reason only for a bad fix. NaN fails every compare, so it is not usable.

@@ -364,15 +364,11 @@ struct PartitionedFixes: @unchecked Sendable {
                                     let k = next[p]
                                     next[p] = k &+ 1
                                     let fix = fixes.baseAddress! + i
-                                    // The fields read one by one: `fix.pointee.wgs84` copied the
-                                    // whole fix, its id retained and released, per fix (the
-                                    // bucket phase went from 17-27 to 32-41 ms a million).
-                                    var point = LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat)
-                                    if fix.pointee.coord != .wgs84 {
-                                        let w = CoordinateConversion.toWGS84(lon: point.lon, lat: point.lat, from: fix.pointee.coord)
-                                        point = LonLat(lon: w.lon, lat: w.lat)
-                                    }
-                                    points[k] = point
+                                    // The fields, not `fix.pointee.wgs84`: that copied the whole
+                                    // fix, its id retained and released (the bucket phase went
+                                    // from 17-27 to 32-41 ms a million).
+                                    points[k] = CoordinateConversion.toWGS84(
+                                        LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat), from: fix.pointee.coord)
                                     (devices.baseAddress! + k).initialize(to: fix.pointee.device)
                                     times[k] = fix.pointee.time
                                     hashes[k] = h[i]
