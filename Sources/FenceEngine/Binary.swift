@@ -7,6 +7,11 @@
 package struct ByteWriter {
     package var bytes: [UInt8] = []
     @inlinable package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+    /// A record that opens with `magic` and a one-byte `version` (`ByteReader.opens`).
+    @inlinable package init(magic: [UInt8], version: UInt8) {
+        bytes = magic
+        bytes.append(version)
+    }
     @inlinable package mutating func u8(_ v: UInt8) { bytes.append(v) }
     @inlinable package mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     @inlinable package mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -47,6 +52,13 @@ package struct ByteReader {
     @inlinable package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     @inlinable package var remaining: Int { bytes.count - offset }
+
+    /// Whether the bytes go on with `magic` and then the one-byte `version`, read past them
+    /// when they do (`ByteWriter.init(magic:version:)`).
+    @inlinable package mutating func opens(magic: [UInt8], version: UInt8) -> Bool {
+        guard let m = take(magic.count), m.elementsEqual(magic), u8() == version else { return false }
+        return true
+    }
 
     @inlinable package mutating func take(_ n: Int) -> UnsafeRawBufferPointer? {
         guard n >= 0, remaining >= n else { return nil }

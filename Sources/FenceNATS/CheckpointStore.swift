@@ -38,9 +38,7 @@ struct CheckpointStore {
         static let maxChunks: UInt32 = 65_536
 
         func encoded() -> [UInt8] {
-            var w = ByteWriter()
-            w.bytes.append(contentsOf: Self.magic)
-            w.u8(1)
+            var w = ByteWriter(magic: Self.magic, version: 1)
             w.u8(slot)
             w.u32(chunks)
             w.u64(length)
@@ -65,7 +63,7 @@ struct CheckpointStore {
         init(decoding bytes: [UInt8]) throws(FenceError) {
             let head: Head? = bytes.withUnsafeBytes { raw in
                 var r = ByteReader(raw)
-                guard let m = r.take(Self.magic.count), m.elementsEqual(Self.magic), r.u8() == 1, let slot = r.u8(),
+                guard r.opens(magic: Self.magic, version: 1), let slot = r.u8(),
                     let chunks = r.u32(), let length = r.u64(), let crc = r.u32(), let s = r.u64(), let from = r.u64(),
                     let change = r.u64(), let owner = r.string(), let written = r.f64(), r.remaining == 0
                 else { return nil }
@@ -97,9 +95,7 @@ struct CheckpointStore {
         static let magic = Array("FENCECLOCK".utf8)
 
         func encoded() -> [UInt8] {
-            var w = ByteWriter()
-            w.bytes.append(contentsOf: Self.magic)
-            w.u8(1)
+            var w = ByteWriter(magic: Self.magic, version: 1)
             w.f64(eventTime)
             w.u64(late)
             return w.bytes
@@ -109,7 +105,7 @@ struct CheckpointStore {
         init?(decoding bytes: [UInt8]) {
             let clock: Clock? = bytes.withUnsafeBytes { raw in
                 var r = ByteReader(raw)
-                guard let m = r.take(Self.magic.count), m.elementsEqual(Self.magic), r.u8() == 1, let t = r.f64(), !t.isNaN,
+                guard r.opens(magic: Self.magic, version: 1), let t = r.f64(), !t.isNaN,
                     let late = r.u64(), r.remaining == 0
                 else { return nil }
                 return Clock(eventTime: t, late: late)

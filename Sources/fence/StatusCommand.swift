@@ -63,8 +63,8 @@ enum StatusCommand {
             + "checkpoint \(age) by \(s.owner ?? "-")" + eventTime(s, now: Date().timeIntervalSince1970)
     }
 
-    /// ", event time T, late N" when the head carries them, with a warning when T is more
-    /// than an hour ahead of `now`.
+    /// ", event time T, late N" when the partition's clock record has them, with a warning when
+    /// T is more than an hour ahead of `now`.
     static func eventTime(_ s: Deployment.PartitionStatus, now: Double) -> String {
         guard let t = s.eventTime, let late = s.late else { return "" }
         let shown = t.isFinite ? ISO8601.format(t) : "-"
