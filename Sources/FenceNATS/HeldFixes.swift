@@ -21,6 +21,13 @@ struct HeldFixes: Sendable {
         var sequences: [UInt64] = []
         var minTime = Double.infinity
         var maxTime = -Double.infinity
+
+        mutating func append(_ fix: Position, sequence: UInt64) {
+            fixes.append(fix)
+            sequences.append(sequence)
+            minTime = min(minTime, fix.time)
+            maxTime = max(maxTime, fix.time)
+        }
     }
 
     private var buckets: [Int64: Bucket] = [:]
@@ -46,14 +53,9 @@ struct HeldFixes: Sendable {
     /// Holds a fix (finite time) that arrived in the message at `sequence`.
     /// - Complexity: O(1) amortised.
     mutating func append(_ fix: Position, sequence: UInt64) {
-        let b = bucket(fix.time)
-        let t = fix.time
         count += 1
-        if buckets[b] == nil { buckets[b] = Bucket() }
-        buckets[b]!.fixes.append(fix)
-        buckets[b]!.sequences.append(sequence)
-        buckets[b]!.minTime = min(buckets[b]!.minTime, t)
-        buckets[b]!.maxTime = max(buckets[b]!.maxTime, t)
+        // One lookup: the bucket is modified in place.
+        buckets[bucket(fix.time), default: Bucket()].append(fix, sequence: sequence)
     }
 
     /// Removes and returns every held fix with time at most `limit` (+infinity: all of them),
@@ -75,10 +77,7 @@ struct HeldFixes: Sendable {
                     out.append(fix)
                     count -= 1
                 } else {
-                    kept.fixes.append(fix)
-                    kept.sequences.append(sequence)
-                    kept.minTime = min(kept.minTime, fix.time)
-                    kept.maxTime = max(kept.maxTime, fix.time)
+                    kept.append(fix, sequence: sequence)
                 }
             }
             buckets[b] = kept
