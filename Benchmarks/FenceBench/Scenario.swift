@@ -11,6 +11,21 @@ struct Scenario {
     var circleShare: Double
     var hits: Double
     var seed: UInt64
+    /// Fence and device ids as UUIDs (36 bytes, as most fleet systems name both) instead of
+    /// "p12" / "dev-12": Swift keeps strings of up to 15 bytes inline, so short ids never
+    /// touch reference counts or separate storage, and long ones do.
+    var longIDs = false
+
+    /// The id of fence or device `index`: `prefix` and the index, or a UUID drawn from them.
+    func id(_ prefix: String, _ index: Int) -> String {
+        guard longIDs else { return "\(prefix)\(index)" }
+        var rng = SplitMix64(seed: UInt64(index) &* 2 &+ (prefix == "dev-" ? 1 : 0))
+        func hex(_ digits: Int) -> String {
+            let s = String(rng.next() & ((1 << (4 * UInt64(digits))) - 1), radix: 16)
+            return String(repeating: "0", count: digits - s.count) + s
+        }
+        return "\(hex(8))-\(hex(4))-\(hex(4))-\(hex(4))-\(hex(12))"
+    }
 
     /// The region: 20 x 20 degrees around (5 E, 45 N), a mid-latitude area like most fleets'.
     static let region = (minLon: -5.0, maxLon: 15.0, minLat: 35.0, maxLat: 55.0)
@@ -39,7 +54,7 @@ struct Scenario {
             let lat = rng.uniform(r.minLat, r.maxLat)
             let radius = mean * rng.uniform(0.7, 1.3)
             if rng.uniform(0, 1) < circleShare {
-                out.append(.circle(id: "c\(i)", lon: lon, lat: lat, radius: radius * 111_195))
+                out.append(.circle(id: id("c", i), lon: lon, lat: lat, radius: radius * 111_195))
                 continue
             }
             let lonScale = 1 / cos(lat * Double.pi / 180)
@@ -52,7 +67,7 @@ struct Scenario {
                 ring.append(LonLat(lon: lon + rr * cos(angle) * lonScale, lat: lat + rr * sin(angle)))
             }
             ring.append(ring[0])
-            out.append(.polygon(id: "p\(i)", exterior: ring))
+            out.append(.polygon(id: id("p", i), exterior: ring))
         }
         return out
     }
@@ -77,7 +92,7 @@ extension Scenario {
         var state: [(id: String, lon: Double, lat: Double, heading: Double, speed: Double, interval: Double, t: Double)] = []
         for d in 0..<devices {
             state.append(
-                ("dev-\(d)", rng.uniform(r.minLon, r.maxLon), rng.uniform(r.minLat, r.maxLat), rng.uniform(0, 2 * .pi),
+                (id("dev-", d), rng.uniform(r.minLon, r.maxLon), rng.uniform(r.minLat, r.maxLat), rng.uniform(0, 2 * .pi),
                  rng.uniform(5, 30), rng.uniform(1, 30), rng.uniform(0, 30)))
         }
         for _ in 0..<steps {

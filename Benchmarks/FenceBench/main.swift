@@ -21,6 +21,7 @@ let help = """
       --events D         also run full event evaluation for D devices on random walks (0: off)
       --fixes N          fixes in the events case (default 2000000)
       --batch N          fixes per evaluate() call in the events case (default 1000000)
+      --ids KIND         fence and device ids: short ("p12", "dev-12"; default) or uuid
       --parse N          time the position reader on a generated CSV of N fleet fixes, and
                          write it to ./fence-bench-fixes.csv (for timing `fence eval` end to end)
       --geojson FILE     write the first case's fences as GeoJSON (for `fence eval`)
@@ -61,6 +62,7 @@ var repeats = 1
 var eventDevices = 0
 var fixCount = 2_000_000
 var batchSize = 1_000_000
+var longIDs = false
 var exportDir: String?
 var parseLines = 0
 var geojsonPath: String?
@@ -95,6 +97,7 @@ while let a = args.popFirst() {
     case "--events": eventDevices = value(Int(v).flatMap { $0 >= 0 ? $0 : nil })
     case "--fixes": fixCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--batch": batchSize = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--ids": longIDs = value(v == "uuid" ? true : v == "short" ? false : nil)
     case "--export": exportDir = v
     case "--parse": parseLines = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--geojson": geojsonPath = v
@@ -115,7 +118,8 @@ if !loadPaths.isEmpty {
 if parseLines > 0 {
     // The fleet of the events case, as the CSV a pipeline would receive.
     let scenario = Scenario(
-        fenceCount: fenceCounts.first ?? 10_000, vertices: vertexCounts[0], circleShare: circleShares[0], hits: hitTargets[0], seed: seed)
+        fenceCount: fenceCounts.first ?? 10_000, vertices: vertexCounts[0], circleShare: circleShares[0], hits: hitTargets[0], seed: seed,
+        longIDs: longIDs)
     let fixes = scenario.fleet(devices: max(1, eventDevices == 0 ? 100_000 : eventDevices), fixes: parseLines, seed: seed &+ 2000)
     var text = "device,time,lon,lat\n"
     text.reserveCapacity(fixes.count * 48)
@@ -155,7 +159,7 @@ for (vertices, circles, hits) in series {
 let kind = circles == 0 ? "polygons" : circles == 1 ? "circles" : "\(Int((circles * 100).rounded()))% circles"
 let label = circles == 1 ? "\(kind), \(hits) hits" : "\(vertices)v \(kind), \(hits) hits"
 for n in fenceCounts {
-    let scenario = Scenario(fenceCount: n, vertices: vertices, circleShare: circles, hits: hits, seed: seed)
+    let scenario = Scenario(fenceCount: n, vertices: vertices, circleShare: circles, hits: hits, seed: seed, longIDs: longIDs)
     let baseline = Measure.residentBytes()
     var fences = scenario.fences()
     if let path = geojsonPath, n == fenceCounts.first {
@@ -263,7 +267,7 @@ for n in fenceCounts {
             }
             let line: [String: Any] = [
                 "case": "events", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
-                "threads": threads, "devices": eventDevices, "fixes": fixes.count, "batch": batch,
+                "threads": threads, "devices": eventDevices, "fixes": fixes.count, "batch": batch, "ids": longIDs ? "uuid" : "short",
                 "fixes_per_s": Int(Double(fixes.count) / seconds), "events": events,
                 "share_of_probe": round3(Double(fixes.count) / seconds / (probeRate[threads] ?? .infinity)),
                 "state_bytes_per_device": engine.stateFootprint / max(1, engine.deviceCount),

@@ -33,7 +33,10 @@ final class EventOrderTests: XCTestCase {
             XCTAssertEqual(expected.count > 65_536, seed % 2 == 1, "seed \(seed): \(expected.count) events")
             // Two workers merge halves of the output; three and eight, more parts.
             for threads in [1, 2, 3, 8] {
-                let got = EventEngine.mergeSorted(lists, threads: threads)
+                // A copy sharing the lists' storage: the merge must leave `lists` as it was.
+                var taken = lists
+                let got = EventEngine.mergeSorted(&taken, threads: threads)
+                XCTAssertTrue(taken.allSatisfy(\.isEmpty), "seed \(seed): lists not emptied")
                 let first = (0..<min(got.count, expected.count)).first { got[$0] != expected[$0] }
                 XCTAssertTrue(
                     got.count == expected.count && first == nil,

@@ -151,13 +151,7 @@ extension EventEngine {
         if expiring { store.removeExpired(asOf: batchEnd) }
         watermark = batchEnd
         if settings.idleEviction > 0 { evictedBefore = batchEnd - max(settings.idleEviction, settings.exitDelay) }
-        result.events = Self.mergeSorted(partitionEvents, threads: threads)
-        // The per-partition lists, copied into the result, are released on the workers, not
-        // one string at a time on this thread when the batch ends.
-        partitionEvents.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let lists = buffer
-            Parallel.forEachChunk(count: lists.count, chunkSize: 1, threads: threads, makeState: { () }) { _, p, _ in lists[p] = [] }
-        }
+        result.events = Self.mergeSorted(&partitionEvents, threads: threads)
         clock.mark("merge")
         clock.report()
         return result

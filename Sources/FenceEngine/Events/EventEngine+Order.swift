@@ -53,7 +53,12 @@ extension EventEngine {
     /// worker (otherwise as one run, an empty second half). The output is merged straight into
     /// place in one part a worker: each part starts where a merge of the halves would be after
     /// that many events, found by binary search, so nothing runs on one thread.
-    static func mergeSorted(_ lists: [[FenceEvent]], threads: Int) -> [FenceEvent] {
+    ///
+    /// The events are moved, not copied, out of the lists, which are left empty: a copy retains
+    /// each record's device and fence ids and freeing the lists releases them again, each a
+    /// cache miss on the id's storage when ids are longer than 15 bytes (UUIDs, most real fleet
+    /// and fence ids).
+    static func mergeSorted(_ lists: inout [[FenceEvent]], threads: Int) -> [FenceEvent] {
         typealias Key = (time: Double, list: UInt32, index: UInt32)
         var starts = [Int](repeating: 0, count: lists.count + 1)
         for (l, list) in lists.enumerated() { starts[l + 1] = starts[l] + list.count }
@@ -81,9 +86,10 @@ extension EventEngine {
                 part.sort(by: less)
             }
         }
-        // Each event copied once, into its final place, on the workers.
-        return [FenceEvent](unsafeUninitializedCapacity: total) { buffer, initialized in
-            nonisolated(unsafe) let out = buffer.baseAddress!
+        // The merged order first, on the workers: each part merges its share of the output.
+        // Ties compare the records themselves, so nothing is moved until every part is done.
+        var order = [UInt64](unsafeUninitializedCapacity: total) { buffer, initialized in
+            nonisolated(unsafe) let order = buffer.baseAddress!
             keys.withUnsafeBufferPointer { buffer in
                 nonisolated(unsafe) let keys = buffer
                 // The merge takes the first half's key on ties (as a stable merge does). How
@@ -114,11 +120,42 @@ extension EventEngine {
                             key = keys[i]
                             i += 1
                         }
-                        (out + d).initialize(to: lists[Int(key.list)][Int(key.index)])
+                        order[d] = UInt64(key.list) << 32 | UInt64(key.index)
                     }
                 }
             }
             initialized = total
         }
+        keys = []
+        // Then each event moved once, into its final place, on the workers. Where it was, a
+        // placeholder whose ids are small strings (nothing to release) is left, until the
+        // lists are freed below. Each list's storage is made unique first (a list may share
+        // it with a copy the caller keeps); it stays put, as nothing else changes the lists.
+        let placeholder = FenceEvent(time: 0, device: "", fence: "", kind: .enter, lon: 0, lat: 0)
+        var sources = [UnsafeMutablePointer<FenceEvent>?](repeating: nil, count: lists.count)
+        for l in lists.indices { sources[l] = lists[l].withUnsafeMutableBufferPointer { $0.baseAddress } }
+        let merged = [FenceEvent](unsafeUninitializedCapacity: total) { buffer, initialized in
+            nonisolated(unsafe) let out = buffer.baseAddress!
+            nonisolated(unsafe) let sources = sources
+            order.withUnsafeBufferPointer { buffer in
+                nonisolated(unsafe) let order = buffer
+                let parts = max(1, threads)
+                Parallel.forEachChunk(count: parts, chunkSize: 1, threads: threads, makeState: { () }) { _, c, _ in
+                    for d in (c * total / parts)..<((c + 1) * total / parts) {
+                        let source = sources[Int(order[d] >> 32)]! + Int(order[d] & 0xFFFF_FFFF)
+                        (out + d).moveInitialize(from: source, count: 1)
+                        source.initialize(to: placeholder)
+                    }
+                }
+            }
+            initialized = total
+        }
+        order = []
+        // Freed on the workers, not one list after another on this thread.
+        lists.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let lists = buffer
+            Parallel.forEachChunk(count: lists.count, chunkSize: 1, threads: threads, makeState: { () }) { _, l, _ in lists[l] = [] }
+        }
+        return merged
     }
 }
