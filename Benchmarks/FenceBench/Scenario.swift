@@ -13,7 +13,8 @@ struct Scenario {
     var seed: UInt64
     /// Fence and device ids as UUIDs (36 bytes, as most fleet systems name both) instead of
     /// "p12" / "dev-12": Swift keeps strings of up to 15 bytes inline, so short ids never
-    /// touch reference counts or separate storage, and long ones do.
+    /// touch reference counts or separate storage, and long ones do (each fix then carries
+    /// its own copy of its device's id, as one read from input does).
     var longIDs = false
 
     /// The id of fence or device `index`: `prefix` and the index, or a UUID drawn from them.
@@ -98,7 +99,10 @@ extension Scenario {
         for _ in 0..<steps {
             for d in 0..<devices {
                 var s = state[d]
-                out.append(Position(device: s.id, time: s.t, lon: s.lon, lat: s.lat))
+                // Each fix its own copy of the id, as a reader of a file or a stream makes it:
+                // with long ids, equal ids are then separate objects, as in `fence eval`.
+                let id = longIDs ? String(decoding: Array(s.id.utf8), as: UTF8.self) : s.id
+                out.append(Position(device: id, time: s.t, lon: s.lon, lat: s.lat))
                 s.heading += rng.uniform(-0.3, 0.3)
                 let metres = s.speed * s.interval
                 s.lat = min(r.maxLat, max(r.minLat, s.lat + metres * cos(s.heading) / 111_132))

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One (device, fence) pair whose status is not the default `outside`: the device is inside
 /// (or stayed), possibly with an exit pending under the exit delay.
 struct PairState: Sendable, Hashable {
@@ -35,11 +37,25 @@ struct DeviceState: Sendable, Hashable {
 ///
 /// Ids are found through an open-addressing table keyed by the id's 64-bit FNV-1a hash, which
 /// the batch computes once per fix on all workers; a match is confirmed by comparing the ids.
+/// Swift keeps ids of up to 15 bytes inside the `String` itself, and those compare there. A
+/// longer id is one heap object, spread over the heap with every other: comparing against it
+/// was a cache miss per fix (about 7% of `fence eval` with UUID device ids). So the partition
+/// also keeps a copy of every long id, back to back (`longIDBytes`), a few hundred kilobytes
+/// that stay hot while a worker applies the partition, and a batch's long ids arrive as bytes
+/// (`PartitionedFixes`) to be compared with them.
 struct DevicePartition: Sendable {
     var states: ContiguousArray<DeviceState> = []
     var hashes: ContiguousArray<UInt64> = []
     /// Device index + 1 per slot, 0 for empty; the size is a power of two, at most half full.
     var table: ContiguousArray<Int32> = ContiguousArray(repeating: 0, count: 16)
+    /// The UTF-8 of every id over `inlineBytes`, in device order: device d's is
+    /// `longIDBytes[longIDEnds[d - 1] ..< longIDEnds[d]]` (from 0 for the first), empty for a
+    /// short id.
+    var longIDBytes: ContiguousArray<UInt8> = []
+    var longIDEnds: ContiguousArray<Int> = []
+
+    /// The longest id a `String` holds inline.
+    static let inlineBytes = 15
 
     /// The device's index, or nil.
     func find(_ id: String, hash: UInt64) -> Int32? {
@@ -53,10 +69,46 @@ struct DevicePartition: Sendable {
         }
     }
 
+    /// The index of the device whose id is these UTF-8 bytes, more than `inlineBytes` of
+    /// them, or nil.
+    /// - Complexity: O(bytes) expected.
+    func find(long id: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32? {
+        let mask = table.count - 1
+        var i = Int(truncatingIfNeeded: hash >> 6) & mask
+        return longIDBytes.withUnsafeBufferPointer { bytes -> Int32? in
+            while true {
+                let d = Int(table[i])
+                if d == 0 { return nil }
+                if hashes[d - 1] == hash {
+                    let lo = d == 1 ? 0 : longIDEnds[d - 2]
+                    let n = longIDEnds[d - 1] - lo
+                    if n == id.count && memcmp(bytes.baseAddress! + lo, id.baseAddress!, n) == 0 { return Int32(d - 1) }
+                }
+                i = (i + 1) & mask
+            }
+        }
+    }
+
     /// The device's index, adding it with an empty state when it is new.
     mutating func intern(_ id: String, hash: UInt64) -> Int32 {
         if let d = find(id, hash: hash) { return d }
+        return add(id, hash: hash)
+    }
+
+    /// The index of the device whose id is these UTF-8 bytes (valid UTF-8, more than
+    /// `inlineBytes` of them), adding it with an empty state when it is new: only then is a
+    /// `String` made.
+    mutating func intern(long id: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32 {
+        if let d = find(long: id, hash: hash) { return d }
+        return add(String(decoding: id, as: UTF8.self), hash: hash)
+    }
+
+    mutating func intern(_ id: String) -> Int32 { intern(id, hash: stableHash64(id)) }
+
+    private mutating func add(_ id: String, hash: UInt64) -> Int32 {
         let d = Int32(states.count)
+        if id.utf8.count > Self.inlineBytes { longIDBytes.append(contentsOf: id.utf8) }
+        longIDEnds.append(longIDBytes.count)
         states.append(DeviceState(id: id))
         hashes.append(hash)
         if states.count * 2 > table.count {
@@ -66,8 +118,6 @@ struct DevicePartition: Sendable {
         place(d, hash)
         return d
     }
-
-    mutating func intern(_ id: String) -> Int32 { intern(id, hash: stableHash64(id)) }
 
     private mutating func place(_ d: Int32, _ hash: UInt64) {
         let mask = table.count - 1

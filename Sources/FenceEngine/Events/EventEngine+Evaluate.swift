@@ -34,22 +34,27 @@ extension EventEngine {
         // chunkCounts[c * partitionCount + p]: chunk c's good fixes in partition p; then, after the
         // prefix sums, where the first of them goes in partition order.
         var chunkCounts = [Int](repeating: 0, count: chunks * partitionCount)
+        // The same for the bytes of their device ids longer than a `String` holds inline.
+        var chunkBytes = [Int](repeating: 0, count: chunks * partitionCount)
         partitionOf.withUnsafeMutableBufferPointer { partitionBuffer in
             deviceHashes.withUnsafeMutableBufferPointer { hashBuffer in
                 chunkProblems.withUnsafeMutableBufferPointer { problemBuffer in
                     chunkLatest.withUnsafeMutableBufferPointer { latestBuffer in
                         chunkCounts.withUnsafeMutableBufferPointer { countBuffer in
+                          chunkBytes.withUnsafeMutableBufferPointer { byteBuffer in
                             nonisolated(unsafe) let partitionOf = partitionBuffer
                             nonisolated(unsafe) let deviceHashes = hashBuffer
                             nonisolated(unsafe) let problems = problemBuffer
                             nonisolated(unsafe) let latest = latestBuffer
                             nonisolated(unsafe) let counts = countBuffer
+                            nonisolated(unsafe) let byteCounts = byteBuffer
                             Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
                                 // Kept local and stored once: neighbouring chunks' slots share
                                 // a cache line, and two workers writing it per fix would fight.
                                 var chunkLatest = -Double.infinity
                                 defer { latest[c] = chunkLatest }
                                 let count = counts.baseAddress! + c * partitionCount
+                                let bytes = byteCounts.baseAddress! + c * partitionCount
                                 fixes.withUnsafeBufferPointer { fixes in
                                     for i in range {
                                         let fix = fixes.baseAddress! + i
@@ -68,10 +73,13 @@ extension EventEngine {
                                         let p = Self.partition(hash: h)
                                         partitionOf[i] = UInt8(p)
                                         count[p] &+= 1
+                                        let n = fix.pointee.device.utf8.count
+                                        if n > DevicePartition.inlineBytes { bytes[p] &+= n }
                                         chunkLatest = max(chunkLatest, fix.pointee.time)
                                     }
                                 }
                             }
+                          }
                         }
                     }
                 }
@@ -84,14 +92,19 @@ extension EventEngine {
 
         // 2. Where each chunk's fixes of each partition go: partitionCount in order, chunks in
         //    order within a partition, so each partition keeps input order.
+        //    Their long ids' bytes go in the same order.
         var partitionStart = [Int](repeating: 0, count: partitionCount + 1)
         var next = 0
+        var nextByte = 0
         for p in 0..<partitionCount {
             partitionStart[p] = next
             for c in 0..<chunks {
                 let n = chunkCounts[c * partitionCount + p]
                 chunkCounts[c * partitionCount + p] = next
                 next += n
+                let b = chunkBytes[c * partitionCount + p]
+                chunkBytes[c * partitionCount + p] = nextByte
+                nextByte += b
             }
         }
         partitionStart[partitionCount] = next
@@ -99,10 +112,10 @@ extension EventEngine {
         // 3. Each good fix copied, converted to WGS84, to its place: reads in input order,
         //    writes in a run per partition, so each partition's worker then reads its fixes
         //    front to back.
-        var batch = PartitionedFixes(count: valid, hysteresis: hysteresis)
+        var batch = PartitionedFixes(count: valid, longIDBytes: nextByte, hysteresis: hysteresis)
         batch.scatter(
-            from: fixes, partitionOf: partitionOf, hashes: deviceHashes, places: chunkCounts, chunkSize: chunkSize,
-            baseMargin: baseMargin, threads: threads)
+            from: fixes, partitionOf: partitionOf, hashes: deviceHashes, places: chunkCounts, bytePlaces: chunkBytes,
+            chunkSize: chunkSize, baseMargin: baseMargin, threads: threads)
 
         clock.mark("bucket")
         // Containment for every fix at once.
@@ -171,7 +184,12 @@ extension EventEngine {
         let margins = batch.margins
         var local = [Int32](repeating: 0, count: range.count)
         // Each id is moved out: this is its one use, and nothing is left to release later.
-        for k in range { local[k - range.lowerBound] = partition.intern(batch.devices.moveElement(from: k), hash: batch.hashes[k]) }
+        // Each id is moved out: this is its one use, and nothing is left to release later.
+        for k in range {
+            let id = batch.devices.moveElement(from: k)
+            let long = batch.longID(k)
+            local[k - range.lowerBound] = long.isEmpty ? partition.intern(id, hash: batch.hashes[k]) : partition.intern(long: long, hash: batch.hashes[k])
+        }
         let mine = range
         let deviceCount = partition.states.count
         // Read directly, not through `Coverage`'s slices (a retain and release per fix).
@@ -303,70 +321,104 @@ extension EventEngine {
 
 /// The valid fixes of a batch in partition order: what each partition's worker reads.
 struct PartitionedFixes: @unchecked Sendable {
-    /// Each fix's device id: initialised by `scatter` in its place, moved out once by the
-    /// partition that interns it (`applyPartition`), and the memory freed by
-    /// `deallocateDevices` once every partition has. Nothing is left to release, one string
-    /// at a time on one thread, when the batch ends.
+    /// Each fix's device id when it is at most `DevicePartition.inlineBytes` long (held in the
+    /// `String` itself: copying it touches nothing else), an empty string otherwise:
+    /// initialised by `scatter` in its place, moved out once by the partition that interns it
+    /// (`applyPartition`), and the memory freed by `deallocateDevices` once every partition
+    /// has. Nothing is left to release, one string at a time on one thread, when the batch ends.
     let devices: UnsafeMutableBufferPointer<String>
+    /// The UTF-8 of the longer ids, back to back in partition order: fix k's is
+    /// `longIDBytes[idStarts[k] ..< idStarts[k + 1]]`, empty for a short id. Copied by
+    /// `scatter` instead of the `String`: no reference count is touched per fix, and the
+    /// partition's worker compares them in one block it reads front to back.
+    let longIDBytes: UnsafeMutableBufferPointer<UInt8>
+    var idStarts: ContiguousArray<Int>
     var times: ContiguousArray<Double>
     var points: ContiguousArray<LonLat>
     var margins: ContiguousArray<Double>
     var hashes: ContiguousArray<UInt64>
 
-    /// Room for `count` fixes, left unset for `scatter`, which writes every element (there is
-    /// one good fix per place).
-    init(count: Int, hysteresis: Bool) {
+    /// Room for `count` fixes whose long ids take `longIDBytes` bytes in all, left unset for
+    /// `scatter`, which writes every element (there is one good fix per place).
+    init(count: Int, longIDBytes bytes: Int, hysteresis: Bool) {
         hashes = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         devices = .allocate(capacity: count)
+        longIDBytes = .allocate(capacity: max(1, bytes))
+        idStarts = ContiguousArray(unsafeUninitializedCapacity: count + 1) { b, n in
+            b[count] = bytes
+            n = count + 1
+        }
         times = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         points = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         margins = ContiguousArray(unsafeUninitializedCapacity: hysteresis ? count : 0) { _, n in n = hysteresis ? count : 0 }
     }
 
+    /// Fix k's device id as UTF-8 when it is a long one; empty for a short one.
+    @inline(__always)
+    func longID(_ k: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: longIDBytes.baseAddress! + idStarts[k], count: idStarts[k + 1] - idStarts[k])
+    }
+
     /// Copies every good fix (`partitionOf[i] != UInt8.max`) to its place in partition
     /// order: chunk c's first fix of partition p goes to `places[c * partitionCount + p]`, its
-    /// next ones after it. Positions are converted to WGS84 here; margins are the base margin
-    /// plus the fix's accuracy.
+    /// next ones after it, and its first long id's first byte to
+    /// `bytePlaces[c * partitionCount + p]`. Positions are converted to WGS84 here; margins
+    /// are the base margin plus the fix's accuracy.
     ///
     /// Each id is initialised in its place, not assigned over a placeholder: an assignment
     /// must first load what it overwrites (to release it), a cache miss per fix across the 64
     /// runs, after a serial fill of the placeholders.
-    /// - Complexity: O(m), on `threads` workers, one chunk each at a time.
+    /// - Complexity: O(m + long id bytes), on `threads` workers, one chunk each at a time.
     mutating func scatter(
         from fixes: [Position], partitionOf: ContiguousArray<UInt8>, hashes h: ContiguousArray<UInt64>, places: [Int],
-        chunkSize: Int, baseMargin: Double, threads: Int
+        bytePlaces: [Int], chunkSize: Int, baseMargin: Double, threads: Int
     ) {
         let hysteresis = !margins.isEmpty
         let partitions = EventEngine.partitionCount
         let deviceBuffer = devices
+        let byteBuffer = longIDBytes
         times.withUnsafeMutableBufferPointer { timeBuffer in
             points.withUnsafeMutableBufferPointer { pointBuffer in
                 margins.withUnsafeMutableBufferPointer { marginBuffer in
                     hashes.withUnsafeMutableBufferPointer { hashBuffer in
-                        nonisolated(unsafe) let hashes = hashBuffer
-                        nonisolated(unsafe) let devices = deviceBuffer
-                        nonisolated(unsafe) let times = timeBuffer
-                        nonisolated(unsafe) let points = pointBuffer
-                        nonisolated(unsafe) let margins = marginBuffer
-                        Parallel.forEachChunk(count: fixes.count, chunkSize: chunkSize, threads: threads, makeState: { () }) {
-                            _, c, range in
-                            var next = Array(places[(c * partitions)..<((c + 1) * partitions)])
-                            fixes.withUnsafeBufferPointer { fixes in
-                                for i in range {
-                                    let p = Int(partitionOf[i])
-                                    if p == Int(UInt8.max) { continue }
-                                    let k = next[p]
-                                    next[p] = k &+ 1
-                                    let fix = fixes.baseAddress! + i
-                                    // The fields, not `fix.pointee.wgs84`: that copied the whole
-                                    // fix, its id retained and released (the bucket phase went
-                                    // from 17-27 to 32-41 ms a million).
-                                    points[k] = CoordinateConversion.toWGS84(
-                                        LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat), from: fix.pointee.coord)
-                                    (devices.baseAddress! + k).initialize(to: fix.pointee.device)
-                                    times[k] = fix.pointee.time
-                                    hashes[k] = h[i]
-                                    if hysteresis { margins[k] = baseMargin + (fix.pointee.accuracy ?? 0) }
+                        idStarts.withUnsafeMutableBufferPointer { startBuffer in
+                            nonisolated(unsafe) let hashes = hashBuffer
+                            nonisolated(unsafe) let devices = deviceBuffer
+                            nonisolated(unsafe) let longIDBytes = byteBuffer
+                            nonisolated(unsafe) let idStarts = startBuffer
+                            nonisolated(unsafe) let times = timeBuffer
+                            nonisolated(unsafe) let points = pointBuffer
+                            nonisolated(unsafe) let margins = marginBuffer
+                            Parallel.forEachChunk(count: fixes.count, chunkSize: chunkSize, threads: threads, makeState: { () }) {
+                                _, c, range in
+                                var next = Array(places[(c * partitions)..<((c + 1) * partitions)])
+                                var nextByte = Array(bytePlaces[(c * partitions)..<((c + 1) * partitions)])
+                                fixes.withUnsafeBufferPointer { fixes in
+                                    for i in range {
+                                        let p = Int(partitionOf[i])
+                                        if p == Int(UInt8.max) { continue }
+                                        let k = next[p]
+                                        next[p] = k &+ 1
+                                        let fix = fixes.baseAddress! + i
+                                        // The fields, not `fix.pointee.wgs84`: that copied the whole
+                                        // fix, its id retained and released (the bucket phase went
+                                        // from 17-27 to 32-41 ms a million).
+                                        points[k] = CoordinateConversion.toWGS84(
+                                            LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat), from: fix.pointee.coord)
+                                        let b = nextByte[p]
+                                        idStarts[k] = b
+                                        let n = fix.pointee.device.utf8.count
+                                        if n > DevicePartition.inlineBytes {
+                                            (devices.baseAddress! + k).initialize(to: "")
+                                            copyUTF8(of: fix.pointee.device, count: n, to: longIDBytes.baseAddress! + b)
+                                            nextByte[p] = b &+ n
+                                        } else {
+                                            (devices.baseAddress! + k).initialize(to: fix.pointee.device)
+                                        }
+                                        times[k] = fix.pointee.time
+                                        hashes[k] = h[i]
+                                        if hysteresis { margins[k] = baseMargin + (fix.pointee.accuracy ?? 0) }
+                                    }
                                 }
                             }
                         }
@@ -378,7 +430,37 @@ struct PartitionedFixes: @unchecked Sendable {
 
     /// Frees the ids' memory. Every id must have been moved out (each partition interns all of
     /// its fixes' ids).
-    func deallocateDevices() { devices.deallocate() }
+    func deallocateDevices() {
+        devices.deallocate()
+        longIDBytes.deallocate()
+    }
+}
+
+/// Copies a string's `count` UTF-8 bytes to `target`: from its storage when it has them in
+/// one piece (a native string), byte by byte otherwise.
+@inline(__always)
+func copyUTF8(of s: String, count: Int, to target: UnsafeMutablePointer<UInt8>) {
+    let copied: Void? = s.utf8.withContiguousStorageIfAvailable { copyShort($0, to: target) }
+    if copied == nil { _ = UnsafeMutableBufferPointer(start: target, count: count).initialize(from: s.utf8) }
+}
+
+/// Copies a few bytes: words, then the rest one by one. Ids are mostly a few dozen bytes, for
+/// which a `memmove` call per fix cost about 8 ms a million fixes in the bucket phase.
+@inline(__always)
+func copyShort(_ source: UnsafeBufferPointer<UInt8>, to target: UnsafeMutablePointer<UInt8>) {
+    guard let from = source.baseAddress else { return }
+    let n = source.count
+    let raw = UnsafeRawPointer(from)
+    let out = UnsafeMutableRawPointer(target)
+    var k = 0
+    while k &+ 8 <= n {
+        out.storeBytes(of: raw.loadUnaligned(fromByteOffset: k, as: UInt64.self), toByteOffset: k, as: UInt64.self)
+        k &+= 8
+    }
+    while k < n {
+        target[k] = from[k]
+        k &+= 1
+    }
 }
 
 /// A fence near a fix, and where the fix is against it.

@@ -86,7 +86,7 @@ public struct EventEngine: Sendable {
         var total = 0
         for p in partitions {
             total += p.states.capacity * MemoryLayout<DeviceState>.stride
-            total += p.hashes.capacity * 8 + p.table.capacity * 4
+            total += p.hashes.capacity * 8 + p.table.capacity * 4 + p.longIDBytes.capacity + p.longIDEnds.capacity * 8
             for d in p.states {
                 if d.pairs.capacity > 0 { total += 32 + d.pairs.capacity * MemoryLayout<PairState>.stride }
                 if d.id.utf8.count > 15 { total += d.id.utf8.count + 32 }
