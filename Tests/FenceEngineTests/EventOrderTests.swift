@@ -5,15 +5,20 @@ import XCTest
 /// list sorted by `FenceEvent.<`.
 final class EventOrderTests: XCTestCase {
     /// Random events with few distinct times (many ties across and within lists), devices and
-    /// fences that tie too, and every kind and reason.
+    /// fences that tie too, and every kind and reason. Half the ids and groups are over 15 bytes
+    /// (heap strings, reference counted): a merge that copied instead of moving, or moved
+    /// without leaving something in place, would leak or free one twice (`.ci/asan`).
     func randomEvents(_ rng: inout TestRandom, count: Int, times: Int) -> [FenceEvent] {
         let kinds = FenceEventKind.allCases
         let reasons: [FenceEventReason?] = [nil, .fenceRemoved, .fenceExpired, .deviceIdle]
+        let devices = (0..<7).map { $0 % 2 == 0 ? "d\($0)" : "device-with-a-long-identifier-\($0)" }
+        let fences = (0..<5).map { $0 % 2 == 0 ? "f\($0)" : "fence-with-a-long-identifier-\($0)" }
+        let groups: [String?] = [nil, "g", "a-group-name-longer-than-fifteen"]
         return (0..<count).map { _ in
             FenceEvent(
-                time: Double(rng.next() % UInt64(times)), device: "d\(rng.next() % 7)", fence: "f\(rng.next() % 5)",
-                kind: kinds[Int(rng.next() % 4)], lon: Double(rng.next() % 3), lat: Double(rng.next() % 3),
-                initial: rng.next() % 2 == 0, reason: reasons[Int(rng.next() % 4)])
+                time: Double(rng.next() % UInt64(times)), device: devices[Int(rng.next() % 7)], fence: fences[Int(rng.next() % 5)],
+                group: groups[Int(rng.next() % 3)], kind: kinds[Int(rng.next() % 4)], lon: Double(rng.next() % 3),
+                lat: Double(rng.next() % 3), initial: rng.next() % 2 == 0, reason: reasons[Int(rng.next() % 4)])
         }
     }
 
@@ -28,7 +33,8 @@ final class EventOrderTests: XCTestCase {
                 let n = l % 9 == 0 ? 0 : Int(rng.next() % UInt64(perList))
                 lists.append(EventEngine.sorted(randomEvents(&rng, count: n, times: times)))
             }
-            let expected = lists.flatMap { $0 }.sorted()
+            let original = lists.flatMap { $0 }
+            let expected = original.sorted()
             // Odd seeds must reach the two-worker merge; even seeds stay under it.
             XCTAssertEqual(expected.count > 65_536, seed % 2 == 1, "seed \(seed): \(expected.count) events")
             // Two workers merge halves of the output; three and eight, more parts.
@@ -37,6 +43,7 @@ final class EventOrderTests: XCTestCase {
                 var taken = lists
                 let got = EventEngine.mergeSorted(&taken, threads: threads)
                 XCTAssertTrue(taken.allSatisfy(\.isEmpty), "seed \(seed): lists not emptied")
+                XCTAssertTrue(lists.flatMap { $0 } == original, "seed \(seed): the caller's lists changed")
                 let first = (0..<min(got.count, expected.count)).first { got[$0] != expected[$0] }
                 XCTAssertTrue(
                     got.count == expected.count && first == nil,

@@ -72,9 +72,9 @@ final class ParallelEventTests: XCTestCase {
         }
     }
 
-    /// Ids too long for a string's inline form live on the heap: the batch moves each one from
-    /// its fix to the device's state exactly once. Renamed, the events and state match those of
-    /// short ids on every thread count.
+    /// Ids too long for a string's inline form live on the heap; the batch carries them as
+    /// bytes (`PartitionedFixes`). Renamed, the events and state match those of short ids on
+    /// every thread count.
     func testLongDeviceIdsGiveTheSameEvents() {
         var settings = EventSettings()
         settings.dwell = 120
@@ -91,6 +91,64 @@ final class ParallelEventTests: XCTestCase {
             }
             XCTAssertEqual(renamed.sorted(), reference.events.sorted(), "\(threads) threads")
             XCTAssertEqual(Set(other.state.devices.map(\.id)), Set(reference.state.devices.map { long + $0.id.dropFirst(4) }))
+        }
+    }
+
+    /// Batches of more than one check chunk (16,384 fixes) whose ids are short, exactly 15 and
+    /// 16 bytes, multibyte across that edge, and UUIDs, each fix with its own copy of its id (as
+    /// input gives them): the long ids' bytes are placed per chunk and partition, and must come
+    /// back as the same devices. Against the same fleet named with short ids, on 1, 2 and 8
+    /// threads.
+    func testMixedIdLengthsInBatchesOfManyChunks() {
+        func longForm(_ d: Int) -> String {
+            switch d % 5 {
+            case 0: return "d\(d)"
+            case 1: return "x" + String(repeating: "0", count: 14 - String(d).count) + "\(d)"  // 15 bytes
+            case 2: return "y" + String(repeating: "0", count: 15 - String(d).count) + "\(d)"  // 16 bytes
+            case 3: return "車" + String(repeating: "é", count: 5) + "\(d)"  // 13 bytes + digits
+            default:
+                var rng = TestRandom(mixing: UInt64(d))
+                return (0..<4).map { _ in String(UInt64(rng.uniform(0, 65_536)), radix: 16) }.joined(separator: "-") + "-uuid-\(d)"
+            }
+        }
+        var rng = TestRandom(mixing: 91)
+        let fenceList = fences(&rng)
+        let devices = 36_000
+        let batches = fixes(&rng, devices: devices, rounds: 3)
+        let names = (0..<devices).map(longForm)
+        XCTAssertEqual(Set(names).count, devices)
+        XCTAssertTrue(names.contains { $0.utf8.count == 15 } && names.contains { $0.utf8.count == 16 })
+        var shortOf: [String: String] = [:]
+        for d in 0..<devices { shortOf[names[d]] = "dev-\(d)" }
+        let renamed = batches.map { batch in
+            batch.map { p -> Position in
+                var q = p
+                q.device = String(decoding: Array(names[Int(p.device.dropFirst(4))!].utf8), as: UTF8.self)
+                return q
+            }
+        }
+        XCTAssertGreaterThan(renamed[0].count, 2 * 16_384)
+        func run(_ input: [[Position]], threads: Int) -> (events: [FenceEvent], state: TrackerSnapshot) {
+            var settings = EventSettings()
+            settings.dwell = 120
+            var engine = EventEngine(settings: settings)
+            _ = engine.add(fenceList, threads: threads)
+            var events: [FenceEvent] = []
+            for batch in input { events += engine.evaluate(batch, threads: threads).events }
+            return (events, engine.snapshot())
+        }
+        let reference = run(batches, threads: 1)
+        XCTAssertGreaterThan(reference.events.count, 1_000)
+        for threads in [1, 2, 8] {
+            let other = run(renamed, threads: threads)
+            let back = other.events.map { e -> FenceEvent in
+                var e = e
+                e.device = shortOf[e.device] ?? "unknown \(e.device)"
+                return e
+            }
+            XCTAssertEqual(back.sorted(), reference.events.sorted(), "\(threads) threads")
+            XCTAssertEqual(other.state.devices.count, devices, "\(threads) threads")
+            XCTAssertEqual(Set(other.state.devices.map { shortOf[$0.id] ?? $0.id }), Set(reference.state.devices.map(\.id)))
         }
     }
 }

@@ -73,6 +73,7 @@ struct DevicePartition: Sendable {
     /// them, or nil.
     /// - Complexity: O(bytes) expected.
     func find(long id: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32? {
+        assert(id.count > Self.inlineBytes, "a short id is found as a String")
         let mask = table.count - 1
         var i = Int(truncatingIfNeeded: hash >> 6) & mask
         return longIDBytes.withUnsafeBufferPointer { bytes -> Int32? in

@@ -41,45 +41,45 @@ extension EventEngine {
                 chunkProblems.withUnsafeMutableBufferPointer { problemBuffer in
                     chunkLatest.withUnsafeMutableBufferPointer { latestBuffer in
                         chunkCounts.withUnsafeMutableBufferPointer { countBuffer in
-                          chunkBytes.withUnsafeMutableBufferPointer { byteBuffer in
-                            nonisolated(unsafe) let partitionOf = partitionBuffer
-                            nonisolated(unsafe) let deviceHashes = hashBuffer
-                            nonisolated(unsafe) let problems = problemBuffer
-                            nonisolated(unsafe) let latest = latestBuffer
-                            nonisolated(unsafe) let counts = countBuffer
-                            nonisolated(unsafe) let byteCounts = byteBuffer
-                            Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
-                                // Kept local and stored once: neighbouring chunks' slots share
-                                // a cache line, and two workers writing it per fix would fight.
-                                var chunkLatest = -Double.infinity
-                                defer { latest[c] = chunkLatest }
-                                let count = counts.baseAddress! + c * partitionCount
-                                let bytes = byteCounts.baseAddress! + c * partitionCount
-                                fixes.withUnsafeBufferPointer { fixes in
-                                    for i in range {
-                                        let fix = fixes.baseAddress! + i
-                                        if !fix.pointee.isUsable, let problem = fix.pointee.problem {
-                                            problems[c].append((i, problem))
-                                            partitionOf[i] = rejected
-                                            continue
+                            chunkBytes.withUnsafeMutableBufferPointer { byteBuffer in
+                                nonisolated(unsafe) let partitionOf = partitionBuffer
+                                nonisolated(unsafe) let deviceHashes = hashBuffer
+                                nonisolated(unsafe) let problems = problemBuffer
+                                nonisolated(unsafe) let latest = latestBuffer
+                                nonisolated(unsafe) let counts = countBuffer
+                                nonisolated(unsafe) let byteCounts = byteBuffer
+                                Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
+                                    // Kept local and stored once: neighbouring chunks' slots share
+                                    // a cache line, and two workers writing it per fix would fight.
+                                    var chunkLatest = -Double.infinity
+                                    defer { latest[c] = chunkLatest }
+                                    let count = counts.baseAddress! + c * partitionCount
+                                    let bytes = byteCounts.baseAddress! + c * partitionCount
+                                    fixes.withUnsafeBufferPointer { fixes in
+                                        for i in range {
+                                            let fix = fixes.baseAddress! + i
+                                            if !fix.pointee.isUsable, let problem = fix.pointee.problem {
+                                                problems[c].append((i, problem))
+                                                partitionOf[i] = rejected
+                                                continue
+                                            }
+                                            if fix.pointee.device.isEmpty {
+                                                problems[c].append((i, "empty device id"))
+                                                partitionOf[i] = rejected
+                                                continue
+                                            }
+                                            let h = stableHash64(fix.pointee.device)
+                                            deviceHashes[i] = h
+                                            let p = Self.partition(hash: h)
+                                            partitionOf[i] = UInt8(p)
+                                            count[p] &+= 1
+                                            let n = fix.pointee.device.utf8.count
+                                            if n > DevicePartition.inlineBytes { bytes[p] &+= n }
+                                            chunkLatest = max(chunkLatest, fix.pointee.time)
                                         }
-                                        if fix.pointee.device.isEmpty {
-                                            problems[c].append((i, "empty device id"))
-                                            partitionOf[i] = rejected
-                                            continue
-                                        }
-                                        let h = stableHash64(fix.pointee.device)
-                                        deviceHashes[i] = h
-                                        let p = Self.partition(hash: h)
-                                        partitionOf[i] = UInt8(p)
-                                        count[p] &+= 1
-                                        let n = fix.pointee.device.utf8.count
-                                        if n > DevicePartition.inlineBytes { bytes[p] &+= n }
-                                        chunkLatest = max(chunkLatest, fix.pointee.time)
                                     }
                                 }
                             }
-                          }
                         }
                     }
                 }
@@ -183,8 +183,8 @@ extension EventEngine {
         let points = batch.points
         let margins = batch.margins
         var local = [Int32](repeating: 0, count: range.count)
-        // Each id is moved out: this is its one use, and nothing is left to release later.
-        // Each id is moved out: this is its one use, and nothing is left to release later.
+        // Each id is moved out (a long one leaves an empty string): this is its one use, and
+        // nothing is left to release later.
         for k in range {
             let id = batch.devices.moveElement(from: k)
             let long = batch.longID(k)

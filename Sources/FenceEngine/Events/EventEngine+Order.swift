@@ -44,15 +44,15 @@ extension EventEngine {
     }
 
     /// All events in output order from per-partition lists, each already sorted. Small keys
-    /// (time, list, index) are made on the workers, each list's at its offset, and sorted; the
-    /// events are copied once, into their final place. Ties in time fall back to the full
-    /// order. Lists already sorted make runs the standard library's merge sort only
-    /// interleaves: O(e log k) for k lists instead of O(e log e).
+    /// (time, list, index) are made on the workers, each list's at its offset, and sorted. Ties
+    /// in time fall back to the full order. Lists already sorted make runs the standard
+    /// library's merge sort only interleaves: O(e log k) for k lists instead of O(e log e).
     ///
     /// With two or more workers and enough events, the keys are sorted in two halves, one a
-    /// worker (otherwise as one run, an empty second half). The output is merged straight into
-    /// place in one part a worker: each part starts where a merge of the halves would be after
-    /// that many events, found by binary search, so nothing runs on one thread.
+    /// worker (otherwise as one run, an empty second half). The merged order is then found in
+    /// one part a worker: each part starts where a merge of the halves would be after that many
+    /// events, found by binary search. Last, each event is moved into its final place, again in
+    /// one part a worker, so nothing runs on one thread.
     ///
     /// The events are moved, not copied, out of the lists, which are left empty: a copy retains
     /// each record's device and fence ids and freeing the lists releases them again, each a
@@ -130,7 +130,10 @@ extension EventEngine {
         // Then each event moved once, into its final place, on the workers. Where it was, a
         // placeholder whose ids are small strings (nothing to release) is left, until the
         // lists are freed below. Each list's storage is made unique first (a list may share
-        // it with a copy the caller keeps); it stays put, as nothing else changes the lists.
+        // it with a copy the caller keeps). Its address is kept past the closure that gives
+        // it, which the standard library does not promise to honour in general; it holds here
+        // because nothing touches `lists` between this line and freeing them, and a unique
+        // array's storage moves only when the array is changed.
         let placeholder = FenceEvent(time: 0, device: "", fence: "", kind: .enter, lon: 0, lat: 0)
         var sources = [UnsafeMutablePointer<FenceEvent>?](repeating: nil, count: lists.count)
         for l in lists.indices { sources[l] = lists[l].withUnsafeMutableBufferPointer { $0.baseAddress } }

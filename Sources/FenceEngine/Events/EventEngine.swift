@@ -89,7 +89,7 @@ public struct EventEngine: Sendable {
             total += p.hashes.capacity * 8 + p.table.capacity * 4 + p.longIDBytes.capacity + p.longIDEnds.capacity * 8
             for d in p.states {
                 if d.pairs.capacity > 0 { total += 32 + d.pairs.capacity * MemoryLayout<PairState>.stride }
-                if d.id.utf8.count > 15 { total += d.id.utf8.count + 32 }
+                if d.id.utf8.count > DevicePartition.inlineBytes { total += d.id.utf8.count + 32 }
             }
         }
         return total
