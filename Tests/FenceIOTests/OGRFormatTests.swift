@@ -201,6 +201,30 @@ final class OGRFormatTests: XCTestCase {
         }
     }
 
+    /// A feature without a usable geometry says which: an empty one, or none; in a CSV, none
+    /// also covers WKT that OGR's CSV driver could not parse, which it drops without a word.
+    func testMissingAndEmptyGeometriesAreToldApart() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder(self)
+        try G.write(
+            "WKT,id\n\"POLYGON ((0 0,1 0,1 1,0 0))\",good\n\"POLYGON ((0 0,1 0\",broken\n\"POLYGON EMPTY\",empty\n,none\n",
+            to: dir + "/f.csv")
+        let (read, rejected) = try Self.load(dir + "/f.csv")
+        XCTAssertEqual(read.fences.map(\.id), ["good"])
+        let none = "the feature has no geometry: its WKT cell is empty or is not geometry OGR can read"
+        XCTAssertEqual(rejected.map(\.error.fence), ["broken", "empty", "none"])
+        XCTAssertEqual(rejected.map(\.error.reason), [none, "the feature's geometry is empty", none])
+        XCTAssertTrue(rejected.allSatisfy { $0.error.kind == .emptyGeometry })
+        // Outside a CSV, a null geometry is just none.
+        try G.convert(["-f", "GeoJSON", dir + "/f.geojson", dir + "/f.csv", "-oo", "KEEP_GEOM_COLUMNS=NO"])
+        var options = FenceInputOptions()
+        options.reader = .ogr
+        let (_, fromJSON) = try Self.load(dir + "/f.geojson", options)
+        XCTAssertEqual(fromJSON.count, 3)
+        XCTAssertEqual(fromJSON.first?.error.reason, "the feature has no geometry")
+        XCTAssertEqual(fromJSON.last?.error.reason, "the feature has no geometry")
+    }
+
     func testUnreadableSourceIsRefusedWithGDALsReason() throws {
         let dir = try G.folder(self)
         try G.write("not a vector file", to: dir + "/x.gpkg")

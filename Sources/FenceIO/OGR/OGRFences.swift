@@ -44,6 +44,7 @@ public enum OGRFences {
         }
         if layers.isEmpty { throw FenceError(.malformedInput, reason: "\(dataset.displayName) has no vector layer") }
         var reader = OGRLayerReader(options: options)
+        reader.geometryFromText = source.lowercased().hasSuffix(".csv")
         for layer in layers { try reader.read(layer) }
         return reader.result
     }

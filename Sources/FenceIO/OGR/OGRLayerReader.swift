@@ -4,6 +4,8 @@ import FenceEngine
 /// The per-layer work of `OGRFences`, with the buffers it reuses across features.
 struct OGRLayerReader {
     let options: FenceInputOptions
+    /// The source is a CSV, whose geometry is the text of a WKT column.
+    var geometryFromText = false
     let shapes: WKBShapeReader
     var wkb: [UInt8] = []
     var result = FenceReadResult(reader: .ogr)
@@ -73,7 +75,7 @@ struct OGRLayerReader {
             }
             name = id
             guard let borrowed = feature.geometry, !OGRGeometry.isEmpty(borrowed) else {
-                reject(FenceError(.emptyGeometry, reason: "the feature has no geometry" + (readMessage.map { " (\($0))" } ?? "")))
+                reject(FenceError(.emptyGeometry, reason: noGeometryReason(feature, message: readMessage)))
                 continue
             }
             if let e = errors[.coord] {
@@ -144,5 +146,15 @@ struct OGRLayerReader {
             result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: properties))
             result.origins.append(origin)
         }
+    }
+
+    /// Why a feature has no usable geometry, in words: an empty one, one the driver could not
+    /// read (with its message), or none at all. OGR's CSV driver reads a WKT cell it cannot
+    /// parse as no geometry, without a message: for a CSV source the words say so.
+    func noGeometryReason(_ feature: OGRFeature, message: String?) -> String {
+        if feature.geometry != nil { return "the feature's geometry is empty" }
+        if let message { return "the feature's geometry could not be read (\(message))" }
+        if geometryFromText { return "the feature has no geometry: its WKT cell is empty or is not geometry OGR can read" }
+        return "the feature has no geometry"
     }
 }
