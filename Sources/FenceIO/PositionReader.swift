@@ -28,6 +28,11 @@ public final class PositionReader {
     public private(set) var lineNumber = 0
     /// Lines rejected so far.
     public private(set) var rejected = 0
+    /// When set, `read` appends the line number of each position it returns to
+    /// `positionLines`, which the caller empties as it likes (off by default: one branch per
+    /// line when off).
+    public var recordsLines = false
+    public var positionLines: [Int] = []
     public let defaultCoord: CoordinateSystem
     public let maxLineBytes: Int
 
@@ -105,6 +110,7 @@ public final class PositionReader {
             switch result {
             case .success(let p?):
                 positions.append(p)
+                if recordsLines { positionLines.append(lineNumber) }
                 taken += 1
             case .success(nil):
                 continue

@@ -61,17 +61,17 @@ enum PublishCommand {
         var latest = -Double.infinity
         var backwards = 0
         var firstBackwards: (line: Int, time: Double, latest: Double)?
-        var line = 1
+        reader.recordsLines = true
         while true {
             batch.removeAll(keepingCapacity: true)
             errors.removeAll(keepingCapacity: true)
+            reader.positionLines.removeAll(keepingCapacity: true)
             let more = try reader.read(limit: 100_000, into: &batch, errors: &errors)
             badLines.take(good: batch.count, errors: errors)
-            for fix in batch {
-                line += 1
+            for (k, fix) in batch.enumerated() {
                 if fix.time < latest - window {
                     backwards += 1
-                    if firstBackwards == nil { firstBackwards = (line, fix.time, latest) }
+                    if firstBackwards == nil { firstBackwards = (reader.positionLines[k], fix.time, latest) }
                 }
                 latest = max(latest, fix.time)
             }
@@ -82,7 +82,7 @@ enum PublishCommand {
         if let first = firstBackwards {
             stderr.write(
                 "fence publish: warning: \(backwards) fixes are more than --window \(window) s older than a fix read before "
-                    + "them (the first near line \(first.line): \(ISO8601.format(first.time)) after \(ISO8601.format(first.latest))); "
+                    + "them (the first at line \(first.line): \(ISO8601.format(first.time)) after \(ISO8601.format(first.latest))); "
                     + "workers drop fixes later than their --lateness: publish input in time order\n")
         }
         try publisher.finish()

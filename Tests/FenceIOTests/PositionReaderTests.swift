@@ -70,6 +70,29 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertTrue(e[3].reason.contains("yesterday"), e[3].reason)
     }
 
+    /// With `recordsLines`, each position comes with its own line number, past blank and bad
+    /// lines and across reads (what `fence publish` names a backward fix by).
+    func testPositionLinesAreExact() throws {
+        let csv = "device,time,lon,lat\na,0,1,1\n\nbad,0,1\n  \nb,1,2,2\nc,2,3,3\n\nd,3,4,4\n"
+        let path = NSTemporaryDirectory() + "positions-\(UUID().uuidString)"
+        try Data(csv.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let reader = try PositionReader(path: path)
+        reader.recordsLines = true
+        var positions: [Position] = []
+        var errors: [PositionLineError] = []
+        var lines: [Int] = []
+        while true {
+            let more = try reader.read(limit: 2, into: &positions, errors: &errors)
+            lines += reader.positionLines
+            reader.positionLines.removeAll()
+            if !more { break }
+        }
+        XCTAssertEqual(positions.map(\.device), ["a", "b", "c", "d"])
+        XCTAssertEqual(lines, [2, 6, 7, 9])
+        XCTAssertEqual(errors.map(\.line), [4])
+    }
+
     /// A coordinate that is no number is named as written, or as the JSON value it is
     /// (before, `null` and arrays were shown as "?").
     func testNonNumericCoordinatesAreNamedInTheMessage() throws {

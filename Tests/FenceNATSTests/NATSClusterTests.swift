@@ -337,11 +337,12 @@ final class NATSClusterTests: XCTestCase {
         // the first does not move any partition's watermark: the oracle has one for all).
         let t = all.map(\.time).max()!
         let backwards = folder + "/backwards.csv"
-        try Data("device,time,lon,lat\nfar,\(Int(t)),10,10\nfar,\(Int(t) - 3600),10,10\n".utf8).write(to: URL(fileURLWithPath: backwards))
+        // A blank line between them: the warning names the backward fix's own line (4).
+        try Data("device,time,lon,lat\nfar,\(Int(t)),10,10\n\nfar,\(Int(t) - 3600),10,10\n".utf8).write(to: URL(fileURLWithPath: backwards))
         let backwardsLog = folder + "/backwards.log"
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", backwards, "--window", "30"], log: backwardsLog), 0)
         let warning = try String(contentsOfFile: backwardsLog, encoding: .utf8)
-        XCTAssertTrue(warning.contains("warning: 1 fixes are more than --window 30.0 s older than a fix read before them"), warning)
+        XCTAssertTrue(warning.contains("warning: 1 fixes are more than --window 30.0 s older than a fix read before them (the first at line 4:"), warning)
         try waitDrained(urls, timeout: 300)
         // Status shows each partition's event time (its latest fix) and late fixes, from the
         // checkpoints' clock records: the latest is the stream's latest fix, and the hour-old fix is late.
