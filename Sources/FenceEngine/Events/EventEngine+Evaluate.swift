@@ -410,7 +410,8 @@ struct PartitionedFixes: @unchecked Sendable {
                                         let n = fix.pointee.device.utf8.count
                                         if n > DevicePartition.inlineBytes {
                                             (devices.baseAddress! + k).initialize(to: "")
-                                            copyUTF8(of: fix.pointee.device, count: n, to: longIDBytes.baseAddress! + b)
+                                            _ = UnsafeMutableBufferPointer(start: longIDBytes.baseAddress! + b, count: n)
+                                                .initialize(from: fix.pointee.device.utf8)
                                             nextByte[p] = b &+ n
                                         } else {
                                             (devices.baseAddress! + k).initialize(to: fix.pointee.device)
@@ -433,33 +434,6 @@ struct PartitionedFixes: @unchecked Sendable {
     func deallocateDevices() {
         devices.deallocate()
         longIDBytes.deallocate()
-    }
-}
-
-/// Copies a string's `count` UTF-8 bytes to `target`: from its storage when it has them in
-/// one piece (a native string), byte by byte otherwise.
-@inline(__always)
-func copyUTF8(of s: String, count: Int, to target: UnsafeMutablePointer<UInt8>) {
-    let copied: Void? = s.utf8.withContiguousStorageIfAvailable { copyShort($0, to: target) }
-    if copied == nil { _ = UnsafeMutableBufferPointer(start: target, count: count).initialize(from: s.utf8) }
-}
-
-/// Copies a few bytes: words, then the rest one by one. Ids are mostly a few dozen bytes, for
-/// which a `memmove` call per fix cost about 8 ms a million fixes in the bucket phase.
-@inline(__always)
-func copyShort(_ source: UnsafeBufferPointer<UInt8>, to target: UnsafeMutablePointer<UInt8>) {
-    guard let from = source.baseAddress else { return }
-    let n = source.count
-    let raw = UnsafeRawPointer(from)
-    let out = UnsafeMutableRawPointer(target)
-    var k = 0
-    while k &+ 8 <= n {
-        out.storeBytes(of: raw.loadUnaligned(fromByteOffset: k, as: UInt64.self), toByteOffset: k, as: UInt64.self)
-        k &+= 8
-    }
-    while k < n {
-        target[k] = from[k]
-        k &+= 1
     }
 }
 
