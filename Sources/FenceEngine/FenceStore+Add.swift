@@ -35,14 +35,14 @@ extension FenceStore {
         -> [FenceAddResult]
     {
         var results = [FenceAddResult?](repeating: nil, count: fences.count)
-        var seen = Set<String>()
+        var seen = Set<ExactID>()
         seen.reserveCapacity(fences.count)
         for (i, fence) in fences.enumerated() {
             if fence.id.isEmpty {
                 results[i] = FenceAddResult(
                     id: "", outcome: .rejected(FenceError(.missingID, fence: "#\(i + 1)", reason: "the fence has no id")),
                     repaired: false)
-            } else if !seen.insert(fence.id).inserted {
+            } else if !seen.insert(ExactID(fence.id)).inserted {
                 results[i] = FenceAddResult(
                     id: fence.id,
                     outcome: .rejected(

@@ -73,7 +73,7 @@ extension FenceStore {
 
     /// The ids of the fences covering one position, ascending by id.
     public func ids(covering position: LonLat, coord: CoordinateSystem = .wgs84) -> [String] {
-        fences(covering: position, coord: coord).map { id(of: $0) }.sorted()
+        UTF8Order.sorted(fences(covering: position, coord: coord).map { id(of: $0) })
     }
 
     /// For each position of a batch, the fences covering it.

@@ -19,14 +19,14 @@ extension FenceStore {
         let ids = slots.map { slotSettings[Int($0)].id }
         for slot in slots { removeSlot(slot) }
         compactIfNeeded()
-        return ids.sorted()
+        return UTF8Order.sorted(ids)
     }
 
     /// Removes every fence.
     /// - Returns: the ids removed, sorted.
     @discardableResult
     public mutating func removeAll() -> [String] {
-        let ids = slotByID.keys.sorted()
+        let ids = UTF8Order.sorted(Array(slotByID.ids))
         let limits = self.limits
         self = FenceStore()
         self.limits = limits
@@ -42,7 +42,7 @@ extension FenceStore {
             let e = slotExpires[slot]
             if !e.isNaN && e <= time { ids.append(slotSettings[slot].id) }
         }
-        return ids.sorted()
+        return UTF8Order.sorted(ids)
     }
 
     /// Removes fences whose `expires` is at or before `time`.

@@ -38,7 +38,7 @@ public struct FenceStore: Sendable {
     var keySlot: ContiguousArray<Int32> = []  // -1: free key
     var freeKeys: [Int32] = []
     var freeSlots: [Int32] = []
-    var slotByID: [String: Int32] = [:]
+    var slotByID = IDTable<Int32>()
     var properties: [Int32: [String: String]] = [:]
     var expiring = 0
 
@@ -46,7 +46,7 @@ public struct FenceStore: Sendable {
     var deadGeometry = 0
 
     var groupNames: [String] = []
-    var groupByName: [String: Int32] = [:]
+    var groupByName = IDTable<Int32>()
     var groupMembers: [Set<Int32>] = []
 
     var tree = RTree()
@@ -62,7 +62,7 @@ public struct FenceStore: Sendable {
     public var count: Int { slotByID.count }
 
     /// Ids of every stored fence, in no particular order.
-    public var ids: Dictionary<String, Int32>.Keys { slotByID.keys }
+    public var ids: some Collection<String> { slotByID.ids }
 
     /// The names of all groups with at least one fence.
     public var groups: [String] {
@@ -127,10 +127,10 @@ public struct FenceStore: Sendable {
     /// The fence of a handle, in WGS84.
     public func fence(_ handle: FenceHandle) -> Fence { fence(slot: handle.rawValue) }
 
-    /// The fences of a group, sorted by id.
+    /// The fences of a group, sorted by id (`UTF8Order`).
     public func fences(group: String) -> [Fence] {
         guard let g = groupByName[group] else { return [] }
-        return groupMembers[Int(g)].map { fence(slot: $0) }.sorted { $0.id < $1.id }
+        return groupMembers[Int(g)].map { fence(slot: $0) }.sorted { UTF8Order.precedes($0.id, $1.id) }
     }
 
     /// Every stored fence, ascending by handle.

@@ -2,14 +2,14 @@ import Foundation
 
 /// The byte order of strings' UTF-8, the order ids take in output and in state files
 /// (independent of Unicode normalisation and locale, unlike `String.<`).
-enum UTF8Order {
+public enum UTF8Order {
     /// Whether `a`'s UTF-8 comes before `b`'s: the first differing byte decides, a proper
     /// prefix comes first. The same answer as `a.utf8.lexicographicallyPrecedes(b.utf8)`, by
     /// one `memcmp` over the strings' own storage (that generic walk cost a worker's checkpoint
     /// most of its sort); bridged strings without contiguous UTF-8 take the walk.
     /// - Complexity: O(common prefix).
     @inline(__always)
-    static func precedes(_ a: String, _ b: String) -> Bool {
+    public static func precedes(_ a: String, _ b: String) -> Bool {
         let fast = a.utf8.withContiguousStorageIfAvailable { pa in
             b.utf8.withContiguousStorageIfAvailable { pb -> Bool in
                 let common = min(pa.count, pb.count)
@@ -65,5 +65,14 @@ enum UTF8Order {
             return precedes(id(items[i]), id(items[j]))
         }
         items = order.map { items[$0] }
+    }
+
+    /// `ids` in the byte order of their UTF-8 (`precedes`): the order every listing of ids
+    /// takes. Two canonically equivalent spellings are two ids, each in its place.
+    /// - Complexity: O(n log n) compares.
+    public static func sorted(_ ids: [String]) -> [String] {
+        var ids = ids
+        sort(&ids) { $0 }
+        return ids
     }
 }

@@ -9,7 +9,7 @@ public struct EventWriter {
     /// Fence properties carried into each event (`--properties`), in this order.
     public let propertyNames: [String]
     /// Per fence id, the chosen properties' raw JSON values (nil where a fence lacks one).
-    let properties: [String: [String?]]
+    let properties: IDTable<[String?]>
 
     /// - Parameters:
     ///   - propertyNames: names of fence properties to carry into events.
@@ -18,7 +18,7 @@ public struct EventWriter {
     public init(format: Format, propertyNames: [String] = [], fences: [Fence] = []) {
         self.format = format
         self.propertyNames = propertyNames
-        var table: [String: [String?]] = [:]
+        var table = IDTable<[String?]>()
         if !propertyNames.isEmpty {
             // Raw JSON from the fence file: U+2028 / U+2029 escaped as in every other string.
             for f in fences { table[f.id] = propertyNames.map { f.properties[$0].map(OutputEscaping.escapingLineSeparators) } }

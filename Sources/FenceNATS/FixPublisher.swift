@@ -21,7 +21,7 @@ public final class FixPublisher {
     /// Prefix of this run's message ids.
     let run = String(UInt64.random(in: 0...UInt64.max), radix: 36)
 
-    private var buffers: [String: [Position]] = [:]
+    private var buffers = IDTable<[Position]>()
     private var order: [String] = []
     private var currentWindow: Double?
     private var nextMessage = 0

@@ -64,7 +64,7 @@ enum ContainsCommand {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(batch.count * 48)
             for (i, p) in batch.enumerated() {
-                let ids = coverage[i].map { store.id(of: $0) }.sorted()
+                let ids = UTF8Order.sorted(coverage[i].map { store.id(of: $0) })
                 if format == "csv" {
                     bytes.append(contentsOf: Array(OutputEscaping.csvField(p.device).utf8))
                     bytes.append(44)

@@ -68,11 +68,22 @@ struct Fleet {
         }
     }
 
+    /// Device `d`'s id: `v<d>`, except devices 1 and 2, two spellings of one text (NFC "é"
+    /// and NFD "e" + U+0301) that Swift's `String ==` calls equal: two devices everywhere, so a
+    /// table keyed by `String` that joins them changes the events.
+    static func deviceName(_ d: Int) -> String {
+        switch d {
+        case 1: "v-caf\u{E9}"
+        case 2: "v-cafe\u{301}"
+        default: "v\(d)"
+        }
+    }
+
     /// Every fix as a `Position`.
     func positions() -> [Position] {
         var out: [Position] = []
         out.reserveCapacity(devices * steps)
-        forEachFix { d, t, x, y in out.append(Position(device: "v\(d)", time: t, lon: Double(x) / 1e6, lat: Double(y) / 1e6)) }
+        forEachFix { d, t, x, y in out.append(Position(device: Self.deviceName(d), time: t, lon: Double(x) / 1e6, lat: Double(y) / 1e6)) }
         return out
     }
 
@@ -81,8 +92,7 @@ struct Fleet {
         var out: [UInt8] = Array("device,time,lon,lat\n".utf8)
         out.reserveCapacity(devices * steps * 36)
         forEachFix { d, t, x, y in
-            out.append(118)
-            out += String(d).utf8
+            out += Self.deviceName(d).utf8
             out.append(44)
             let tenths = Int((t * 10).rounded())
             out += String(tenths / 10).utf8

@@ -58,6 +58,11 @@ struct DevicePartition: Sendable {
     static let inlineBytes = 15
 
     /// The device's index, or nil.
+    ///
+    /// Identity is the id's bytes: the hash is FNV-1a of them, and `==` only confirms an
+    /// equal hash. `String ==` would also accept a canonically equivalent spelling (NFC against
+    /// NFD), but only one with the same 64-bit hash, which two such spellings share by chance
+    /// alone (2^-64). Comparing bytes here instead would add a copy and a `memcmp` to every fix.
     func find(_ id: String, hash: UInt64) -> Int32? {
         let mask = table.count - 1
         var i = Int(truncatingIfNeeded: hash >> 6) & mask

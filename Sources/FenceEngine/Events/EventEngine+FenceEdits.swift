@@ -11,7 +11,7 @@ extension EventEngine {
     {
         // What each fence about to be replaced reported, to word its exits: its group and
         // action mask before the replacement, not the new fence's; and its shape.
-        var before: [String: (group: String?, actions: FenceActions, shape: UInt64)] = [:]
+        var before = IDTable<(group: String?, actions: FenceActions, shape: UInt64)>()
         for f in fences {
             if let slot = store.slotByID[f.id] {
                 before[f.id] = (group(slot: Int(slot)), actions(slot: Int(slot)), store.shapeDigest(slot: slot))

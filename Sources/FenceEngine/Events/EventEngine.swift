@@ -78,7 +78,7 @@ public struct EventEngine: Sendable {
     /// Ids of the fences a device is inside (or stayed in), sorted.
     public func fences(insideOf device: String) -> [String] {
         guard let state = state(of: device) else { return [] }
-        return state.pairs.compactMap { store.slot(ofKey: $0.fence).map { store.slotSettings[Int($0)].id } }.sorted()
+        return UTF8Order.sorted(state.pairs.compactMap { store.slot(ofKey: $0.fence).map { store.slotSettings[Int($0)].id } })
     }
 
     /// Bytes of tracker state: devices, their pairs and the id table (capacity-based).

@@ -81,8 +81,9 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
     /// total and output is byte-identical however it was produced.
     public static func < (a: FenceEvent, b: FenceEvent) -> Bool {
         if a.time != b.time { return a.time < b.time }
-        if a.device != b.device { return UTF8Order.precedes(a.device, b.device) }
-        if a.fence != b.fence { return UTF8Order.precedes(a.fence, b.fence) }
+        // Ids by their bytes: `String !=` would call canonically equivalent spellings one id.
+        if ExactID(a.device) != ExactID(b.device) { return UTF8Order.precedes(a.device, b.device) }
+        if ExactID(a.fence) != ExactID(b.fence) { return UTF8Order.precedes(a.fence, b.fence) }
         if a.kind != b.kind { return a.kind < b.kind }
         if a.reason != b.reason { return (a.reason?.rawValue ?? "") < (b.reason?.rawValue ?? "") }
         if a.initial != b.initial { return !a.initial }

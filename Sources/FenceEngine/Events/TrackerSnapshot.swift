@@ -64,7 +64,7 @@ extension EventEngine {
                 id: store.slotSettings[Int(slot)].id, group: group(slot: Int(slot)), actions: store.slotSettings[Int(slot)].actions,
                 shapeDigest: store.shapeDigest(slot: slot))
         }
-        records.sort { $0.id < $1.id }
+        UTF8Order.sort(&records) { $0.id }
         return TrackerSnapshot(watermark: watermark, devices: out, fences: records, engineActions: engineMask)
     }
 
@@ -84,7 +84,7 @@ extension EventEngine {
     public mutating func restoreReportingChanges(_ snapshot: TrackerSnapshot) -> (dropped: Int, events: [FenceEvent]) {
         let dropped = restore(snapshot)
         guard let oldEngine = snapshot.engineActions else { return (dropped, []) }
-        var records: [String: TrackerSnapshot.FenceRecord] = [:]
+        var records = IDTable<TrackerSnapshot.FenceRecord>()
         for r in snapshot.fences { records[r.id] = r }
         func oldMask(_ r: TrackerSnapshot.FenceRecord?) -> FenceActions {
             guard let r, r.actions != 0xFF else { return oldEngine }

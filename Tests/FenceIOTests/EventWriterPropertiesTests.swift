@@ -1,0 +1,31 @@
+import FenceEngine
+import FenceIO
+import XCTest
+
+/// `EventWriter` looks a fence's properties up by the id's bytes (`IDTable`): two canonically
+/// equivalent spellings (NFC and NFD) are two fences, each carrying its own.
+final class EventWriterPropertiesTests: XCTestCase {
+    let nfc = "caf\u{E9}"
+    let nfd = "cafe\u{301}"
+
+    func square(_ lon: Double, _ lat: Double, _ side: Double = 1) -> [LonLat] {
+        [(0.0, 0.0), (side, 0), (side, side), (0, side), (0, 0)].map { LonLat(lon: lon + $0.0, lat: lat + $0.1) }
+    }
+
+    /// Event properties are looked up per fence by bytes: each spelling carries its own.
+    func testEventWriterCarriesEachSpellingsOwnProperties() {
+        let fences = [
+            Fence(id: nfc, shape: .polygons([Polygon(exterior: square(0, 0))]), properties: ["name": "\"nfc\""]),
+            Fence(id: nfd, shape: .polygons([Polygon(exterior: square(0, 0))]), properties: ["name": "\"nfd\""]),
+        ]
+        let writer = EventWriter(format: .ndjson, propertyNames: ["name"], fences: fences)
+        var engine = EventEngine()
+        _ = engine.add(fences)
+        var out: [UInt8] = []
+        for e in engine.evaluate([Position(device: "v", time: 0, lon: 0.5, lat: 0.5)]).events { writer.append(e, to: &out) }
+        let lines = String(decoding: out, as: UTF8.self).split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        XCTAssertTrue(lines[0].contains("\"name\":\"nfd\""), String(lines[0]))
+        XCTAssertTrue(lines[1].contains("\"name\":\"nfc\""), String(lines[1]))
+    }
+}
