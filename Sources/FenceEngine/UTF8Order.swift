@@ -9,19 +9,27 @@ public enum UTF8Order {
     /// most of its sort); bridged strings without contiguous UTF-8 take the walk.
     /// - Complexity: O(common prefix).
     @inline(__always)
-    public static func precedes(_ a: String, _ b: String) -> Bool {
+    public static func precedes(_ a: String, _ b: String) -> Bool { compare(a, b) < 0 }
+
+    /// `a`'s UTF-8 against `b`'s, in that order: negative when `a` comes first, 0 when the bytes
+    /// are equal, positive otherwise. One `memcmp`; bridged strings without contiguous UTF-8
+    /// take a walk.
+    /// - Complexity: O(common prefix).
+    @inline(__always)
+    public static func compare(_ a: String, _ b: String) -> Int {
         let fast = a.utf8.withContiguousStorageIfAvailable { pa in
-            b.utf8.withContiguousStorageIfAvailable { pb -> Bool in
+            b.utf8.withContiguousStorageIfAvailable { pb -> Int in
                 let common = min(pa.count, pb.count)
                 if common > 0 {
                     let r = memcmp(pa.baseAddress!, pb.baseAddress!, common)
-                    if r != 0 { return r < 0 }
+                    if r != 0 { return Int(r) }
                 }
-                return pa.count < pb.count
+                return pa.count - pb.count
             }
         }
         if let fast, let answer = fast { return answer }
-        return a.utf8.lexicographicallyPrecedes(b.utf8)
+        if a.utf8.elementsEqual(b.utf8) { return 0 }
+        return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
     }
 
     /// A sort key over a string's first 16 UTF-8 bytes (big-endian, zero-padded) and its

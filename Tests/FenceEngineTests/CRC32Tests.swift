@@ -38,7 +38,7 @@ final class CRC32Tests: XCTestCase {
     }
 }
 
-/// `UTF8Order.precedes` (one memcmp) against the generic walk over the UTF-8 it replaced, on
+/// `UTF8Order.precedes` and `compare` (one memcmp) against the generic walk over the UTF-8 it replaced, on
 /// random ids of ASCII, multi-byte and NUL characters, with shared prefixes, small (inline)
 /// and large (heap) strings, and substrings made into strings.
 final class UTF8OrderTests: XCTestCase {
@@ -56,8 +56,11 @@ final class UTF8OrderTests: XCTestCase {
             for _ in 0..<20 {
                 let b = ids[Int(rng.next() % UInt64(ids.count))]
                 XCTAssertEqual(UTF8Order.precedes(a, b), a.utf8.lexicographicallyPrecedes(b.utf8), "\(Array(a.utf8)) \(Array(b.utf8))")
+                let oracle = a.utf8.elementsEqual(b.utf8) ? 0 : a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
+                XCTAssertEqual(UTF8Order.compare(a, b).signum(), oracle, "\(Array(a.utf8)) \(Array(b.utf8))")
             }
             XCTAssertFalse(UTF8Order.precedes(a, a))
+            XCTAssertEqual(UTF8Order.compare(a, a), 0)
         }
     }
 

@@ -34,7 +34,8 @@ extension EventEngine {
         // chunkCounts[c * partitionCount + p]: chunk c's good fixes in partition p; then, after the
         // prefix sums, where the first of them goes in partition order.
         var chunkCounts = [Int](repeating: 0, count: chunks * partitionCount)
-        // The same for the bytes of their device ids longer than a `String` holds inline.
+        // The same for the bytes of their device ids longer than a `String` holds inline, each
+        // with its 4-byte length (`PartitionedFixes.longIDBytes`).
         var chunkBytes = [Int](repeating: 0, count: chunks * partitionCount)
         partitionOf.withUnsafeMutableBufferPointer { partitionBuffer in
             deviceHashes.withUnsafeMutableBufferPointer { hashBuffer in
@@ -74,7 +75,7 @@ extension EventEngine {
                                             partitionOf[i] = UInt8(p)
                                             count[p] &+= 1
                                             let n = fix.pointee.device.utf8.count
-                                            if n > DevicePartition.inlineBytes { bytes[p] &+= n }
+                                            if n > DevicePartition.inlineBytes { bytes[p] &+= PartitionedFixes.lengthBytes &+ n }
                                             chunkLatest = max(chunkLatest, fix.pointee.time)
                                         }
                                     }
@@ -94,10 +95,12 @@ extension EventEngine {
         //    order within a partition, so each partition keeps input order.
         //    Their long ids' bytes go in the same order.
         var partitionStart = [Int](repeating: 0, count: partitionCount + 1)
+        var partitionByteStart = [Int](repeating: 0, count: partitionCount)
         var next = 0
         var nextByte = 0
         for p in 0..<partitionCount {
             partitionStart[p] = next
+            partitionByteStart[p] = nextByte
             for c in 0..<chunks {
                 let n = chunkCounts[c * partitionCount + p]
                 chunkCounts[c * partitionCount + p] = next
@@ -145,7 +148,8 @@ extension EventEngine {
                         var events: [FenceEvent] = []
                         var tally = (late: 0, duplicates: 0, applied: 0)
                         engine.applyPartition(
-                            &parts[p], range: partitionStart[p]..<partitionStart[p + 1], batch: batch, coverage: coverage,
+                            &parts[p], range: partitionStart[p]..<partitionStart[p + 1], longIDsAt: partitionByteStart[p],
+                            batch: batch, coverage: coverage,
                             batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally)
                         out[p] = Self.sorted(consume events)
                         counts[p] = tally
@@ -174,8 +178,9 @@ extension EventEngine {
     /// order (stable for equal times; input order when the batch is time-ordered per device),
     /// dropping duplicates and late fixes; then, when fences expire in
     /// this batch, closes the visits of every device of the partition that they end.
+    /// `longIDsAt` is where the partition's first long id is in `batch.longIDBytes`.
     func applyPartition(
-        _ partition: inout DevicePartition, range: Range<Int>, batch: PartitionedFixes, coverage: Coverage?,
+        _ partition: inout DevicePartition, range: Range<Int>, longIDsAt: Int, batch: PartitionedFixes, coverage: Coverage?,
         batchEnd: Double, expiring: Bool, scratch: inout ApplyScratch, events: inout [FenceEvent],
         tally: inout (late: Int, duplicates: Int, applied: Int)
     ) {
@@ -183,12 +188,17 @@ extension EventEngine {
         let points = batch.points
         let margins = batch.margins
         var local = [Int32](repeating: 0, count: range.count)
-        // Each id is moved out (a long one leaves an empty string): this is its one use, and
-        // nothing is left to release later.
+        // Each id is moved out: this is its one use, and nothing is left to release later. An
+        // empty one stands for the next long id in the block (an empty id is never a good fix).
+        var cursor = longIDsAt
         for k in range {
             let id = batch.devices.moveElement(from: k)
-            let long = batch.longID(k)
-            local[k - range.lowerBound] = long.isEmpty ? partition.intern(id, hash: batch.hashes[k]) : partition.intern(long: long, hash: batch.hashes[k])
+            if id.isEmpty {
+                let long = batch.longID(at: &cursor)
+                local[k - range.lowerBound] = partition.intern(long: long, hash: batch.hashes[k])
+            } else {
+                local[k - range.lowerBound] = partition.intern(id, hash: batch.hashes[k])
+            }
         }
         let mine = range
         let deviceCount = partition.states.count
@@ -322,17 +332,19 @@ extension EventEngine {
 /// The valid fixes of a batch in partition order: what each partition's worker reads.
 struct PartitionedFixes: @unchecked Sendable {
     /// Each fix's device id when it is at most `DevicePartition.inlineBytes` long (held in the
-    /// `String` itself: copying it touches nothing else), an empty string otherwise:
+    /// `String` itself: copying it touches nothing else), an empty string for a longer one:
     /// initialised by `scatter` in its place, moved out once by the partition that interns it
     /// (`applyPartition`), and the memory freed by `deallocateDevices` once every partition
     /// has. Nothing is left to release, one string at a time on one thread, when the batch ends.
     let devices: UnsafeMutableBufferPointer<String>
-    /// The UTF-8 of the longer ids, back to back in partition order: fix k's is
-    /// `longIDBytes[idStarts[k] ..< idStarts[k + 1]]`, empty for a short id. Copied by
-    /// `scatter` instead of the `String`: no reference count is touched per fix, and the
-    /// partition's worker compares them in one block it reads front to back.
+    /// The longer ids, back to back in partition order, each as its UTF-8 length (4 bytes,
+    /// little-endian, unaligned) and its UTF-8: the fixes whose `devices` entry is empty, in
+    /// order. Copied by `scatter` instead of the `String`: no reference count is touched per
+    /// fix, and the partition's worker compares them in one block it reads front to back. No
+    /// per-fix offset: that was a fifth array written in 64 runs, and the bucket phase with
+    /// short ids ran 7-10 ms a million fixes slower with it.
     let longIDBytes: UnsafeMutableBufferPointer<UInt8>
-    var idStarts: ContiguousArray<Int>
+    static let lengthBytes = 4
     var times: ContiguousArray<Double>
     var points: ContiguousArray<LonLat>
     var margins: ContiguousArray<Double>
@@ -344,24 +356,23 @@ struct PartitionedFixes: @unchecked Sendable {
         hashes = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         devices = .allocate(capacity: count)
         longIDBytes = .allocate(capacity: max(1, bytes))
-        idStarts = ContiguousArray(unsafeUninitializedCapacity: count + 1) { b, n in
-            b[count] = bytes
-            n = count + 1
-        }
         times = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         points = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
         margins = ContiguousArray(unsafeUninitializedCapacity: hysteresis ? count : 0) { _, n in n = hysteresis ? count : 0 }
     }
 
-    /// Fix k's device id as UTF-8 when it is a long one; empty for a short one.
+    /// The long id whose length starts at `cursor`, as UTF-8; `cursor` moves past it.
     @inline(__always)
-    func longID(_ k: Int) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: longIDBytes.baseAddress! + idStarts[k], count: idStarts[k + 1] - idStarts[k])
+    func longID(at cursor: inout Int) -> UnsafeBufferPointer<UInt8> {
+        let n = Int(UInt32(littleEndian: UnsafeRawPointer(longIDBytes.baseAddress! + cursor).loadUnaligned(as: UInt32.self)))
+        let id = UnsafeBufferPointer(start: longIDBytes.baseAddress! + cursor + Self.lengthBytes, count: n)
+        cursor += Self.lengthBytes + n
+        return id
     }
 
     /// Copies every good fix (`partitionOf[i] != UInt8.max`) to its place in partition
     /// order: chunk c's first fix of partition p goes to `places[c * partitionCount + p]`, its
-    /// next ones after it, and its first long id's first byte to
+    /// next ones after it, and its first long id (length, then bytes) to
     /// `bytePlaces[c * partitionCount + p]`. Positions are converted to WGS84 here; margins
     /// are the base margin plus the fix's accuracy.
     ///
@@ -381,45 +392,44 @@ struct PartitionedFixes: @unchecked Sendable {
             points.withUnsafeMutableBufferPointer { pointBuffer in
                 margins.withUnsafeMutableBufferPointer { marginBuffer in
                     hashes.withUnsafeMutableBufferPointer { hashBuffer in
-                        idStarts.withUnsafeMutableBufferPointer { startBuffer in
-                            nonisolated(unsafe) let hashes = hashBuffer
-                            nonisolated(unsafe) let devices = deviceBuffer
-                            nonisolated(unsafe) let longIDBytes = byteBuffer
-                            nonisolated(unsafe) let idStarts = startBuffer
-                            nonisolated(unsafe) let times = timeBuffer
-                            nonisolated(unsafe) let points = pointBuffer
-                            nonisolated(unsafe) let margins = marginBuffer
-                            Parallel.forEachChunk(count: fixes.count, chunkSize: chunkSize, threads: threads, makeState: { () }) {
-                                _, c, range in
-                                var next = Array(places[(c * partitions)..<((c + 1) * partitions)])
-                                var nextByte = Array(bytePlaces[(c * partitions)..<((c + 1) * partitions)])
-                                fixes.withUnsafeBufferPointer { fixes in
-                                    for i in range {
-                                        let p = Int(partitionOf[i])
-                                        if p == Int(UInt8.max) { continue }
-                                        let k = next[p]
-                                        next[p] = k &+ 1
-                                        let fix = fixes.baseAddress! + i
-                                        // The fields, not `fix.pointee.wgs84`: that copied the whole
-                                        // fix, its id retained and released (the bucket phase went
-                                        // from 17-27 to 32-41 ms a million).
-                                        points[k] = CoordinateConversion.toWGS84(
-                                            LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat), from: fix.pointee.coord)
+                        nonisolated(unsafe) let hashes = hashBuffer
+                        nonisolated(unsafe) let devices = deviceBuffer
+                        nonisolated(unsafe) let longIDBytes = byteBuffer
+                        nonisolated(unsafe) let times = timeBuffer
+                        nonisolated(unsafe) let points = pointBuffer
+                        nonisolated(unsafe) let margins = marginBuffer
+                        Parallel.forEachChunk(count: fixes.count, chunkSize: chunkSize, threads: threads, makeState: { () }) {
+                            _, c, range in
+                            var next = Array(places[(c * partitions)..<((c + 1) * partitions)])
+                            var nextByte = Array(bytePlaces[(c * partitions)..<((c + 1) * partitions)])
+                            fixes.withUnsafeBufferPointer { fixes in
+                                for i in range {
+                                    let p = Int(partitionOf[i])
+                                    if p == Int(UInt8.max) { continue }
+                                    let k = next[p]
+                                    next[p] = k &+ 1
+                                    let fix = fixes.baseAddress! + i
+                                    // The fields, not `fix.pointee.wgs84`: that copied the whole
+                                    // fix, its id retained and released (the bucket phase went
+                                    // from 17-27 to 32-41 ms a million).
+                                    points[k] = CoordinateConversion.toWGS84(
+                                        LonLat(lon: fix.pointee.lon, lat: fix.pointee.lat), from: fix.pointee.coord)
+                                    let n = fix.pointee.device.utf8.count
+                                    if n > DevicePartition.inlineBytes {
                                         let b = nextByte[p]
-                                        idStarts[k] = b
-                                        let n = fix.pointee.device.utf8.count
-                                        if n > DevicePartition.inlineBytes {
-                                            (devices.baseAddress! + k).initialize(to: "")
-                                            _ = UnsafeMutableBufferPointer(start: longIDBytes.baseAddress! + b, count: n)
-                                                .initialize(from: fix.pointee.device.utf8)
-                                            nextByte[p] = b &+ n
-                                        } else {
-                                            (devices.baseAddress! + k).initialize(to: fix.pointee.device)
-                                        }
-                                        times[k] = fix.pointee.time
-                                        hashes[k] = h[i]
-                                        if hysteresis { margins[k] = baseMargin + (fix.pointee.accuracy ?? 0) }
+                                        (devices.baseAddress! + k).initialize(to: "")
+                                        UnsafeMutableRawPointer(longIDBytes.baseAddress! + b)
+                                            .storeBytes(of: UInt32(n).littleEndian, as: UInt32.self)
+                                        let start = b &+ Self.lengthBytes
+                                        _ = UnsafeMutableBufferPointer(start: longIDBytes.baseAddress! + start, count: n)
+                                            .initialize(from: fix.pointee.device.utf8)
+                                        nextByte[p] = start &+ n
+                                    } else {
+                                        (devices.baseAddress! + k).initialize(to: fix.pointee.device)
                                     }
+                                    times[k] = fix.pointee.time
+                                    hashes[k] = h[i]
+                                    if hysteresis { margins[k] = baseMargin + (fix.pointee.accuracy ?? 0) }
                                 }
                             }
                         }

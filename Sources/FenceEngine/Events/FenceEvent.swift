@@ -82,8 +82,10 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
     public static func < (a: FenceEvent, b: FenceEvent) -> Bool {
         if a.time != b.time { return a.time < b.time }
         // Ids by their bytes: `String !=` would call canonically equivalent spellings one id.
-        if ExactID(a.device) != ExactID(b.device) { return UTF8Order.precedes(a.device, b.device) }
-        if ExactID(a.fence) != ExactID(b.fence) { return UTF8Order.precedes(a.fence, b.fence) }
+        let device = UTF8Order.compare(a.device, b.device)
+        if device != 0 { return device < 0 }
+        let fence = UTF8Order.compare(a.fence, b.fence)
+        if fence != 0 { return fence < 0 }
         if a.kind != b.kind { return a.kind < b.kind }
         if a.reason != b.reason { return (a.reason?.rawValue ?? "") < (b.reason?.rawValue ?? "") }
         if a.initial != b.initial { return !a.initial }
