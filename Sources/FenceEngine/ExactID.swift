@@ -12,17 +12,41 @@ public struct ExactID: Hashable, Sendable {
     @inline(__always)
     public init(_ string: String) { self.string = string }
 
-    /// - Complexity: O(bytes), one `memcmp` over the strings' own storage.
+    /// - Complexity: O(bytes), one `memcmp` over the strings' own storage; O(1) when the two
+    /// `String`s are the same bits (`identical`).
     @inline(__always)
     public static func == (a: ExactID, b: ExactID) -> Bool {
-        let fast = a.string.utf8.withContiguousStorageIfAvailable { pa in
-            b.string.utf8.withContiguousStorageIfAvailable { pb -> Bool in
-                pa.count == pb.count && (pa.count == 0 || memcmp(pa.baseAddress!, pb.baseAddress!, pa.count) == 0)
-            }
-        }
-        if let fast, let answer = fast { return answer }
-        return a.string.utf8.elementsEqual(b.string.utf8)
+        sameBytes(a.string, b.string)
     }
+
+    /// Whether two `String` values are the same bits: the same inline bytes (a string of up to
+    /// 15 UTF-8 bytes is held in the value itself) or the same storage. Either way the same
+    /// text, byte for byte; false says nothing (one text can be held two ways).
+    /// - Complexity: O(1), two word compares, no reference counting.
+    @inline(__always)
+    static func identical(_ a: String, _ b: String) -> Bool {
+        guard MemoryLayout<String>.size == MemoryLayout<TwoWords>.size else { return false }
+        let x = unsafeBitCast(a, to: TwoWords.self)
+        let y = unsafeBitCast(b, to: TwoWords.self)
+        return x.low == y.low && x.high == y.high
+    }
+
+    /// A `String`'s bits (a struct, not a tuple: a tuple's metadata was looked up per call).
+    private struct TwoWords {
+        var low: UInt64
+        var high: UInt64
+    }
+
+    /// Whether two strings are the same UTF-8 bytes, `ExactID(a) == ExactID(b)` without making
+    /// the two values (a retain and release each when a string is on the heap). Small enough
+    /// to inline where the usual answer is `identical`'s.
+    @inline(__always)
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        identical(a, b) || compareBytes(a, b)
+    }
+
+    @inline(never)
+    private static func compareBytes(_ a: String, _ b: String) -> Bool { UTF8Order.compare(a, b) == 0 }
 
     /// - Complexity: O(bytes).
     @inline(__always)

@@ -61,6 +61,12 @@ public struct FenceStore: Sendable {
     /// Number of fences stored.
     public var count: Int { slotByID.count }
 
+    /// Whether any stored fence is in the group whose name is these bytes (`ExactID`).
+    public func hasFences(inGroup name: String) -> Bool {
+        guard let g = groupByName[name] else { return false }
+        return !groupMembers[Int(g)].isEmpty
+    }
+
     /// Ids of every stored fence, in no particular order.
     public var ids: some Collection<String> { slotByID.ids }
 

@@ -133,7 +133,7 @@ public struct FenceChange: Sendable, Hashable {
             var events: [FenceEvent] = []
             for g in groups {
                 // As for ids: a group named twice is unknown the second time.
-                if !engine.store.groups.contains(g) { errors.append("remove-group: no loaded fence is in group \"\(g)\"") }
+                if !engine.store.hasFences(inGroup: g) { errors.append("remove-group: no loaded fence is in group \"\(g)\"") }
                 events += engine.remove(group: g)
             }
             return events.sorted()

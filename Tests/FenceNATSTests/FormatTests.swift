@@ -61,6 +61,18 @@ final class FormatTests: XCTestCase {
         _ = FenceChange(.remove(ids: ["b"])).apply(to: &engine, errors: &errors)
         XCTAssertEqual(errors, [])
         XCTAssertEqual(engine.store.count, 0)
+
+        // Ids and groups are their bytes: the other spelling of a loaded one (NFD against NFC)
+        // is unknown, reported, and removes nothing.
+        _ = engine.add([.circle(id: "caf\u{E9}", lon: 0, lat: 0, radius: 100, group: "caf\u{E9}")], threads: 1)
+        errors = []
+        _ = FenceChange(.removeGroups(["cafe\u{301}"])).apply(to: &engine, errors: &errors)
+        _ = FenceChange(.remove(ids: ["cafe\u{301}"])).apply(to: &engine, errors: &errors)
+        XCTAssertEqual(errors.map { Array($0.utf8) }, [
+            Array("remove-group: no loaded fence is in group \"cafe\u{301}\"".utf8),
+            Array("remove: no fence \"cafe\u{301}\" is loaded".utf8),
+        ])
+        XCTAssertEqual(engine.store.count, 1)
     }
 
     /// The acknowledgement subject read in place gives what splitting it into strings gives

@@ -59,17 +59,17 @@ struct DevicePartition: Sendable {
 
     /// The device's index, or nil.
     ///
-    /// Identity is the id's bytes: the hash is FNV-1a of them, and `==` only confirms an
-    /// equal hash. `String ==` would also accept a canonically equivalent spelling (NFC against
-    /// NFD), but only one with the same 64-bit hash, which two such spellings share by chance
-    /// alone (2^-64). Comparing bytes here instead would add a copy and a `memcmp` to every fix.
+    /// Identity is the id's bytes (`ExactID`), not `String ==`, which would also accept a
+    /// canonically equivalent spelling (NFC against NFD) whose 64-bit FNV-1a hash is the same:
+    /// rare by chance, but FNV is no defence against a made one. The usual match is an id of up
+    /// to 15 bytes held in the `String` itself, confirmed by two word compares.
     func find(_ id: String, hash: UInt64) -> Int32? {
         let mask = table.count - 1
         var i = Int(truncatingIfNeeded: hash >> 6) & mask
         while true {
             let d = table[i]
             if d == 0 { return nil }
-            if hashes[Int(d - 1)] == hash && states[Int(d - 1)].id == id { return d - 1 }
+            if hashes[Int(d - 1)] == hash && ExactID.sameBytes(states[Int(d - 1)].id, id) { return d - 1 }
             i = (i + 1) & mask
         }
     }

@@ -77,6 +77,15 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
         self.insideSeconds = insideSeconds
     }
 
+    /// Field by field, ids and group by their bytes (`ExactID`), as `<` orders them: two events
+    /// that differ only in an id's spelling (NFC against NFD) are two events. The synthesised
+    /// hash stays consistent: byte-equal strings are equal strings.
+    public static func == (a: FenceEvent, b: FenceEvent) -> Bool {
+        a.time == b.time && a.lon == b.lon && a.lat == b.lat && a.insideSeconds == b.insideSeconds && a.kind == b.kind
+            && a.initial == b.initial && a.reason == b.reason && ExactID(a.device) == ExactID(b.device)
+            && ExactID(a.fence) == ExactID(b.fence) && a.group.map(ExactID.init) == b.group.map(ExactID.init)
+    }
+
     /// Output order: (time, device, fence, event), then the remaining fields so the order is
     /// total and output is byte-identical however it was produced.
     public static func < (a: FenceEvent, b: FenceEvent) -> Bool {
