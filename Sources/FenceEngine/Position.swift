@@ -10,6 +10,13 @@ public struct Position: Sendable, Hashable {
     /// Coordinate system of `lon`/`lat`.
     public var coord: CoordinateSystem
 
+    /// Field by field, the device id by its bytes (`ExactID`): two spellings of one text are
+    /// two devices.
+    public static func == (a: Position, b: Position) -> Bool {
+        a.time == b.time && a.lon == b.lon && a.lat == b.lat && a.accuracy == b.accuracy && a.coord == b.coord
+            && ExactID.sameBytes(a.device, b.device)
+    }
+
     public init(device: String, time: Double, lon: Double, lat: Double, accuracy: Double? = nil, coord: CoordinateSystem = .wgs84) {
         self.device = device
         self.time = time

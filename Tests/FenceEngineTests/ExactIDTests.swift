@@ -34,6 +34,27 @@ final class ExactIDTests: XCTestCase {
         other = event
         other.group = nfd
         XCTAssertNotEqual(event, other, "group spelled apart")
+        XCTAssertNotEqual(Position(device: nfc, time: 0, lon: 0, lat: 0), Position(device: nfd, time: 0, lon: 0, lat: 0))
+        XCTAssertEqual(Position(device: nfc, time: 0, lon: 0, lat: 0), Position(device: nfc, time: 0, lon: 0, lat: 0))
+        let pair = TrackerSnapshot.Pair(fence: nfc, stayed: false, exitPending: false, enterTime: 1, pendingSince: 0)
+        var otherPair = pair
+        otherPair.fence = nfd
+        XCTAssertNotEqual(pair, otherPair)
+        let device = TrackerSnapshot.Device(id: nfc, lastTime: 1, lastLon: 0, lastLat: 0, pairs: [pair])
+        var otherDevice = device
+        otherDevice.id = nfd
+        XCTAssertNotEqual(device, otherDevice)
+        otherDevice = device
+        otherDevice.pairs = [otherPair]
+        XCTAssertNotEqual(TrackerSnapshot(watermark: 1, devices: [device]), TrackerSnapshot(watermark: 1, devices: [otherDevice]))
+        let record = TrackerSnapshot.FenceRecord(id: nfc, group: nfc, actions: 0xFF, shapeDigest: 7)
+        var otherRecord = record
+        otherRecord.group = nfd
+        XCTAssertNotEqual(record, otherRecord)
+        otherRecord = record
+        otherRecord.id = nfd
+        XCTAssertNotEqual(record, otherRecord)
+        XCTAssertEqual(record, TrackerSnapshot.FenceRecord(id: nfc, group: nfc, actions: 0xFF, shapeDigest: 7))
     }
 
     /// Over many random ids, including long and multibyte ones, `ExactID` equality and hashing

@@ -7,6 +7,12 @@ public struct TrackerSnapshot: Sendable, Hashable {
         public var exitPending: Bool
         public var enterTime: Double
         public var pendingSince: Double
+
+        /// Field by field, the fence id by its bytes (`ExactID`; see `FenceEvent.==`).
+        public static func == (a: Pair, b: Pair) -> Bool {
+            a.stayed == b.stayed && a.exitPending == b.exitPending && a.enterTime == b.enterTime
+                && a.pendingSince == b.pendingSince && ExactID.sameBytes(a.fence, b.fence)
+        }
     }
     public struct Device: Sendable, Hashable {
         public var id: String
@@ -14,6 +20,12 @@ public struct TrackerSnapshot: Sendable, Hashable {
         public var lastLon: Double
         public var lastLat: Double
         public var pairs: [Pair]
+
+        /// Field by field, the id by its bytes (`ExactID`).
+        public static func == (a: Device, b: Device) -> Bool {
+            a.lastTime == b.lastTime && a.lastLon == b.lastLon && a.lastLat == b.lastLat && a.pairs == b.pairs
+                && ExactID.sameBytes(a.id, b.id)
+        }
     }
     /// What a fence that device pairs name looked like when the snapshot was taken, so that a
     /// restore against other fences can report the change (`restoreReportingChanges`).
@@ -24,6 +36,12 @@ public struct TrackerSnapshot: Sendable, Hashable {
         public var actions: UInt8
         /// `FenceStore.shapeDigest` of its stored geometry.
         public var shapeDigest: UInt64
+
+        /// Field by field, id and group by their bytes (`ExactID`).
+        public static func == (a: FenceRecord, b: FenceRecord) -> Bool {
+            a.actions == b.actions && a.shapeDigest == b.shapeDigest && ExactID.sameBytes(a.id, b.id)
+                && a.group.map(ExactID.init) == b.group.map(ExactID.init)
+        }
     }
     public var watermark: Double
     public var devices: [Device]
