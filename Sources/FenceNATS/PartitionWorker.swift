@@ -133,6 +133,11 @@ final class PartitionWorker: @unchecked Sendable {
         let eventSubject = topology.eventSubject(partition)
         var lastConsumerSequence: UInt64 = 0
         var unacknowledged: [(sequence: UInt64, reply: String)] = []
+        // Everything below this is in a written checkpoint: the one this session resumed from
+        // (`stream.replayFrom` here), then each one written.
+        var durableBelow = stream.replayFrom
+        // For the test failpoint `dropCheckpointAcknowledgements`.
+        let dropCheckpointAcks = config.dropCheckpointAcknowledgements
         var lastCheckpoint = Date()
         var dirty = false
         var fixes: [Position] = []
@@ -154,6 +159,23 @@ final class PartitionWorker: @unchecked Sendable {
             return received >= k || (checkpointsWritten == 0 && received >= k / 2)
         }
 
+        /// Acknowledges (under `AckAll`, through the latest) every delivery below the last
+        /// written checkpoint's `replayFrom`. Also for redeliveries: an acknowledgement lost on
+        /// the way (the consumer's leader died with it) brings the messages back after the ack
+        /// wait, already applied; acknowledged only at the next checkpoint, they would wait for
+        /// one forever once the stream is quiet, and the partition would never drain.
+        /// `lost`: the failpoint, the acknowledgement is not sent (as if lost) but forgotten.
+        func acknowledgeDurable(lost: Bool = false) throws {
+            var ackUpTo: (sequence: UInt64, reply: String)?
+            for u in unacknowledged where u.sequence < durableBelow {
+                if ackUpTo == nil || u.sequence > ackUpTo!.sequence { ackUpTo = u }
+            }
+            if let a = ackUpTo {
+                if !lost { try subscription.acknowledge(reply: a.reply) }
+                unacknowledged.removeAll { $0.sequence < durableBelow }
+            }
+        }
+
         func checkpoint() throws {
             let outcome = try connection.waitForPublishes()
             // The crash test's failpoint: die at the worst moment, once events past the last
@@ -165,14 +187,8 @@ final class PartitionWorker: @unchecked Sendable {
             let cp = stream.checkpoint(partition: partition, fingerprint: config.fingerprint, owner: owner)
             let written = try store.write(cp, key: key, previous: head?.0, revision: head?.1 ?? 0)
             head = written
-            var ackUpTo: (sequence: UInt64, reply: String)?
-            for u in unacknowledged where u.sequence < cp.replayFrom {
-                if ackUpTo == nil || u.sequence > ackUpTo!.sequence { ackUpTo = u }
-            }
-            if let a = ackUpTo {
-                try subscription.acknowledge(reply: a.reply)
-                unacknowledged.removeAll { $0.sequence < cp.replayFrom }
-            }
+            durableBelow = cp.replayFrom
+            try acknowledgeDurable(lost: dropCheckpointAcks)
             lastCheckpoint = Date()
             dirty = false
             checkpointsWritten += 1
@@ -270,6 +286,8 @@ final class PartitionWorker: @unchecked Sendable {
                 if disposition == .apply { dirty = true }
                 if !events.isEmpty { try publish(events, cause: sequence) }
             }
+            // Redeliveries of what a checkpoint already holds (their acknowledgement was lost).
+            try acknowledgeDurable()
             // Busy: a checkpoint per interval. An empty fetch (above) checkpoints at once, so a
             // partition that has caught up is acknowledged within a fetch timeout.
             if dirty && stream.isCaughtUp

@@ -42,6 +42,10 @@ public struct WorkerConfiguration: Sendable {
     /// Counted in messages, not checkpoints (time), so where in the stream the kill lands does
     /// not move with the speed of the machine or the engine.
     public var killAfterMessages: Int?
+    /// For tests only: every acknowledgement a checkpoint would send is dropped, as if lost on
+    /// the way (a consumer leader dying with it), so the partition depends on acknowledging the
+    /// redeliveries (`FENCE_TEST_DROP_CHECKPOINT_ACKS=1`).
+    public var dropCheckpointAcknowledgements = false
     /// Where progress and problems are reported (one line each).
     public var log: @Sendable (String) -> Void = { _ in }
 

@@ -108,6 +108,7 @@ enum WorkerCommand {
             guard let k = Int(k), k >= 2 else { throw UsageError("FENCE_TEST_KILL_AFTER_MESSAGES takes a message count >= 2") }
             config.killAfterMessages = k
         }
+        config.dropCheckpointAcknowledgements = ProcessInfo.processInfo.environment["FENCE_TEST_DROP_CHECKPOINT_ACKS"] == "1"
         config.log = { line in StandardError().write("fence worker: \(line)\n") }
 
         let stop = StopSignal()

@@ -151,6 +151,24 @@ final class NATSClusterTests: XCTestCase {
         report("1 worker", fixes: fx.fixes, workers: 1, seconds: seconds, published: published)
     }
 
+    /// Acknowledgements lost on the way (as when the consumer's leader dies with them: the
+    /// failover test once hung so, 2,501 deliveries of one partition unacknowledged for good):
+    /// the server redelivers what a checkpoint already holds, and the worker acknowledges it,
+    /// so the partition drains. The failpoint drops every acknowledgement a checkpoint sends.
+    /// Before, such redeliveries waited for the next checkpoint, which a quiet stream never
+    /// writes, and `--wait-drained` never returned.
+    func testLostAcknowledgementsAreMadeGoodOnRedelivery() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 4)
+        try publish(fx, urls)
+        let w = try worker(
+            urls, partitions: "0,1,2,3", fences: fx.fences, log: "w", environment: ["FENCE_TEST_DROP_CHECKPOINT_ACKS": "1"],
+            extra: ["--ack-wait", "2"])
+        try waitDrained(urls, timeout: 120)
+        try stop(w)
+        try assertEventsEqual(fx, urls)
+    }
+
     /// One worker killed by SIGKILL mid-stream and restarted, the other stopped by SIGTERM
     /// mid-stream and restarted: the same events, none lost, none doubled. Smaller messages
     /// here (60 s of each device per message) so events flow between checkpoints, and the kill
@@ -502,13 +520,13 @@ final class NATSClusterTests: XCTestCase {
 
     func worker(
         _ urls: [String], partitions: String, fences: String, log: String, checkpointEvery: String = "1", lateness: String? = nil,
-        fetch: String = "256", environment: [String: String] = [:]
+        fetch: String = "256", environment: [String: String] = [:], extra: [String] = []
     ) throws -> Process {
         let p = try FenceCLI.start(
             [
                 "worker", "--nats", urls.joined(separator: ","), "--partitions", partitions, "--fences", fences, "--lateness",
                 lateness ?? window, "--checkpoint-every", checkpointEvery, "--fetch", fetch, "--progress", "0",
-            ], log: folder + "/\(log).log", environment: environment)
+            ] + extra, log: folder + "/\(log).log", environment: environment)
         processes.append(p)
         return p
     }
