@@ -51,7 +51,7 @@ public struct ExactID: Hashable, Sendable {
     /// - Complexity: O(bytes).
     @inline(__always)
     public func hash(into hasher: inout Hasher) {
-        let done = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         if done == nil { for b in string.utf8 { hasher.combine(b) } }
         hasher.combine(string.utf8.count)
     }
