@@ -136,8 +136,12 @@ final class PartitionWorker: @unchecked Sendable {
         // Everything below this is in a written checkpoint: the one this session resumed from
         // (`stream.replayFrom` here), then each one written.
         var durableBelow = stream.replayFrom
-        // For the test failpoint `dropCheckpointAcknowledgements`.
+        // For the test failpoints `dropCheckpointAcknowledgements`, `dropReacknowledgements`.
         let dropCheckpointAcks = config.dropCheckpointAcknowledgements
+        // The latest acknowledgement, sent again while the partition is idle (`reacknowledge`).
+        var lastAcknowledgement: String?
+        var lastAcknowledged = Date.distantPast
+        var reacknowledgements = 0
         var lastCheckpoint = Date()
         var dirty = false
         var fixes: [Position] = []
@@ -173,7 +177,22 @@ final class PartitionWorker: @unchecked Sendable {
             if let a = ackUpTo {
                 if !lost { try subscription.acknowledge(reply: a.reply) }
                 unacknowledged.removeAll { $0.sequence < durableBelow }
+                lastAcknowledgement = a.reply
+                lastAcknowledged = Date()
+                reacknowledgements = 0
             }
+        }
+
+        /// While idle, sends the latest acknowledgement again, every 5 s, at most 6 times: one
+        /// lost with a consumer leader that died is then made good by the new leader within
+        /// seconds, not after the ack wait (by default 2 x lateness + 60 s) brings the messages
+        /// back. Under `AckAll` a repeat changes nothing once the first one arrived.
+        func reacknowledge() throws {
+            guard let reply = lastAcknowledgement, reacknowledgements < 6, Date().timeIntervalSince(lastAcknowledged) >= 5
+            else { return }
+            if !config.dropReacknowledgements { try subscription.acknowledge(reply: reply) }
+            lastAcknowledged = Date()
+            reacknowledgements += 1
         }
 
         func checkpoint() throws {
@@ -225,7 +244,7 @@ final class PartitionWorker: @unchecked Sendable {
                 continue
             }
             if messages.isEmpty {
-                if dirty && stream.isCaughtUp { try checkpoint() }
+                if dirty && stream.isCaughtUp { try checkpoint() } else if !dirty { try reacknowledge() }
                 continue
             }
             // Learning the changes needs the stream's leader; during an election, wait for it

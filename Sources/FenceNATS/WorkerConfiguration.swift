@@ -43,9 +43,11 @@ public struct WorkerConfiguration: Sendable {
     /// not move with the speed of the machine or the engine.
     public var killAfterMessages: Int?
     /// For tests only: every acknowledgement a checkpoint would send is dropped, as if lost on
-    /// the way (a consumer leader dying with it), so the partition depends on acknowledging the
-    /// redeliveries (`FENCE_TEST_DROP_CHECKPOINT_ACKS=1`).
+    /// the way (a consumer leader dying with it), so the partition depends on sending it again
+    /// while idle (`FENCE_TEST_DROP_CHECKPOINT_ACKS=1`), or with `dropReacknowledgements` as
+    /// well (`=all`), on acknowledging the redeliveries.
     public var dropCheckpointAcknowledgements = false
+    public var dropReacknowledgements = false
     /// Where progress and problems are reported (one line each).
     public var log: @Sendable (String) -> Void = { _ in }
 

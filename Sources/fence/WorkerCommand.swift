@@ -108,7 +108,14 @@ enum WorkerCommand {
             guard let k = Int(k), k >= 2 else { throw UsageError("FENCE_TEST_KILL_AFTER_MESSAGES takes a message count >= 2") }
             config.killAfterMessages = k
         }
-        config.dropCheckpointAcknowledgements = ProcessInfo.processInfo.environment["FENCE_TEST_DROP_CHECKPOINT_ACKS"] == "1"
+        switch ProcessInfo.processInfo.environment["FENCE_TEST_DROP_CHECKPOINT_ACKS"] {
+        case nil: break
+        case "1": config.dropCheckpointAcknowledgements = true
+        case "all":
+            config.dropCheckpointAcknowledgements = true
+            config.dropReacknowledgements = true
+        case let v?: throw UsageError("FENCE_TEST_DROP_CHECKPOINT_ACKS takes 1 or all, not \(v)")
+        }
         config.log = { line in StandardError().write("fence worker: \(line)\n") }
 
         let stop = StopSignal()

@@ -154,17 +154,32 @@ final class NATSClusterTests: XCTestCase {
     /// Acknowledgements lost on the way (as when the consumer's leader dies with them: the
     /// failover test once hung so, 2,501 deliveries of one partition unacknowledged for good):
     /// the server redelivers what a checkpoint already holds, and the worker acknowledges it,
-    /// so the partition drains. The failpoint drops every acknowledgement a checkpoint sends.
-    /// Before, such redeliveries waited for the next checkpoint, which a quiet stream never
-    /// writes, and `--wait-drained` never returned.
+    /// so the partition drains. The failpoint drops every acknowledgement a checkpoint sends,
+    /// and every repeat of it. Before, such redeliveries waited for the next checkpoint, which a
+    /// quiet stream never writes, and `--wait-drained` never returned.
     func testLostAcknowledgementsAreMadeGoodOnRedelivery() throws {
         let fx = try small()
         let urls = try startSingleServer(partitions: 4)
         try publish(fx, urls)
         let w = try worker(
-            urls, partitions: "0,1,2,3", fences: fx.fences, log: "w", environment: ["FENCE_TEST_DROP_CHECKPOINT_ACKS": "1"],
+            urls, partitions: "0,1,2,3", fences: fx.fences, log: "w", environment: ["FENCE_TEST_DROP_CHECKPOINT_ACKS": "all"],
             extra: ["--ack-wait", "2"])
         try waitDrained(urls, timeout: 120)
+        try stop(w)
+        try assertEventsEqual(fx, urls)
+    }
+
+    /// The same lost acknowledgements under a long ack wait (600 s): an idle partition sends
+    /// its latest acknowledgement again every 5 s, so it drains within seconds, not when the
+    /// messages come back.
+    func testLostAcknowledgementsAreSentAgainWhileIdle() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 4)
+        try publish(fx, urls)
+        let w = try worker(
+            urls, partitions: "0,1,2,3", fences: fx.fences, log: "w", environment: ["FENCE_TEST_DROP_CHECKPOINT_ACKS": "1"],
+            extra: ["--ack-wait", "600"])
+        try waitDrained(urls, timeout: 90)
         try stop(w)
         try assertEventsEqual(fx, urls)
     }
