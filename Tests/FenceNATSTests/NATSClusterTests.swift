@@ -158,28 +158,26 @@ final class NATSClusterTests: XCTestCase {
     /// and every repeat of it. Before, such redeliveries waited for the next checkpoint, which a
     /// quiet stream never writes, and `--wait-drained` never returned.
     func testLostAcknowledgementsAreMadeGoodOnRedelivery() throws {
-        let fx = try small()
-        let urls = try startSingleServer(partitions: 4)
-        try publish(fx, urls)
-        let w = try worker(
-            urls, partitions: "0,1,2,3", fences: fx.fences, log: "w", environment: ["FENCE_TEST_DROP_CHECKPOINT_ACKS": "all"],
-            extra: ["--ack-wait", "2"])
-        try waitDrained(urls, timeout: 120)
-        try stop(w)
-        try assertEventsEqual(fx, urls)
+        try drainsDespiteLostAcknowledgements(drop: "all", ackWait: "2", timeout: 120)
     }
 
     /// The same lost acknowledgements under a long ack wait (600 s): an idle partition sends
     /// its latest acknowledgement again every 5 s, so it drains within seconds, not when the
     /// messages come back.
     func testLostAcknowledgementsAreSentAgainWhileIdle() throws {
+        try drainsDespiteLostAcknowledgements(drop: "1", ackWait: "600", timeout: 90)
+    }
+
+    /// One worker under the `FENCE_TEST_DROP_CHECKPOINT_ACKS` failpoint drains the small fleet
+    /// within `timeout` seconds and gives `fence eval`'s events.
+    func drainsDespiteLostAcknowledgements(drop: String, ackWait: String, timeout: Double) throws {
         let fx = try small()
         let urls = try startSingleServer(partitions: 4)
         try publish(fx, urls)
         let w = try worker(
-            urls, partitions: "0,1,2,3", fences: fx.fences, log: "w", environment: ["FENCE_TEST_DROP_CHECKPOINT_ACKS": "1"],
-            extra: ["--ack-wait", "600"])
-        try waitDrained(urls, timeout: 90)
+            urls, partitions: "0,1,2,3", fences: fx.fences, log: "w", environment: ["FENCE_TEST_DROP_CHECKPOINT_ACKS": drop],
+            extra: ["--ack-wait", ackWait])
+        try waitDrained(urls, timeout: timeout)
         try stop(w)
         try assertEventsEqual(fx, urls)
     }
