@@ -45,6 +45,16 @@ public struct ExactID: Hashable, Sendable {
         identical(a, b) || compareBytes(a, b)
     }
 
+    /// `sameBytes` for optional strings (a group): both nil, or both there with the same bytes.
+    @inline(__always)
+    static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): sameBytes(a, b)
+        default: false
+        }
+    }
+
     @inline(never)
     private static func compareBytes(_ a: String, _ b: String) -> Bool { UTF8Order.compare(a, b) == 0 }
 
@@ -73,7 +83,6 @@ public struct IDTable<Value>: Sendable where Value: Sendable {
     }
 
     public var count: Int { storage.count }
-    public var isEmpty: Bool { storage.isEmpty }
     public var capacity: Int { storage.capacity }
     public mutating func reserveCapacity(_ n: Int) { storage.reserveCapacity(n) }
     public mutating func removeAll(keepingCapacity keep: Bool = false) { storage.removeAll(keepingCapacity: keep) }

@@ -136,7 +136,9 @@ public struct FenceStore: Sendable {
     /// The fences of a group, sorted by id (`UTF8Order`).
     public func fences(group: String) -> [Fence] {
         guard let g = groupByName[group] else { return [] }
-        return groupMembers[Int(g)].map { fence(slot: $0) }.sorted { UTF8Order.precedes($0.id, $1.id) }
+        var fences = groupMembers[Int(g)].map { fence(slot: $0) }
+        UTF8Order.sort(&fences) { $0.id }
+        return fences
     }
 
     /// Every stored fence, ascending by handle.

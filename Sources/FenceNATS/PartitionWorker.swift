@@ -136,6 +136,8 @@ final class PartitionWorker: @unchecked Sendable {
         // Everything below this is in a written checkpoint: the one this session resumed from
         // (`stream.replayFrom` here), then each one written.
         var durableBelow = stream.replayFrom
+        // A delivery below `durableBelow` arrived (a redelivery) since the last acknowledgement.
+        var redeliveredDurable = false
         // For the test failpoints `dropCheckpointAcknowledgements`, `dropReacknowledgements`.
         let dropCheckpointAcks = config.dropCheckpointAcknowledgements
         // The latest acknowledgement, sent again while the partition is idle (`reacknowledge`).
@@ -181,6 +183,7 @@ final class PartitionWorker: @unchecked Sendable {
                 lastAcknowledged = Date()
                 reacknowledgements = 0
             }
+            redeliveredDurable = false
         }
 
         /// While idle, sends the latest acknowledgement again, every 5 s, at most 6 times: one
@@ -273,7 +276,10 @@ final class PartitionWorker: @unchecked Sendable {
                         text: "consumer sequence \(consumerSequence) after \(lastConsumerSequence): a delivery was lost or the consumer was reset")
                 }
                 lastConsumerSequence = consumerSequence
-                if let reply = m.reply { unacknowledged.append((sequence, reply)) }
+                if let reply = m.reply {
+                    unacknowledged.append((sequence, reply))
+                    if sequence < durableBelow { redeliveredDurable = true }
+                }
                 let disposition = stream.disposition(of: sequence)
                 if disposition == .skip { continue }
                 if disposition == .apply {
@@ -305,8 +311,9 @@ final class PartitionWorker: @unchecked Sendable {
                 if disposition == .apply { dirty = true }
                 if !events.isEmpty { try publish(events, cause: sequence) }
             }
-            // Redeliveries of what a checkpoint already holds (their acknowledgement was lost).
-            try acknowledgeDurable()
+            // Redeliveries of what a checkpoint already holds (their acknowledgement was lost),
+            // only when there are some: the list is not scanned on every fetch.
+            if redeliveredDurable { try acknowledgeDurable() }
             // Busy: a checkpoint per interval. An empty fetch (above) checkpoints at once, so a
             // partition that has caught up is acknowledged within a fetch timeout.
             if dirty && stream.isCaughtUp

@@ -82,8 +82,8 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
     /// hash stays consistent: byte-equal strings are equal strings.
     public static func == (a: FenceEvent, b: FenceEvent) -> Bool {
         a.time == b.time && a.lon == b.lon && a.lat == b.lat && a.insideSeconds == b.insideSeconds && a.kind == b.kind
-            && a.initial == b.initial && a.reason == b.reason && ExactID(a.device) == ExactID(b.device)
-            && ExactID(a.fence) == ExactID(b.fence) && a.group.map(ExactID.init) == b.group.map(ExactID.init)
+            && a.initial == b.initial && a.reason == b.reason && ExactID.sameBytes(a.device, b.device)
+            && ExactID.sameBytes(a.fence, b.fence) && ExactID.sameBytes(a.group, b.group)
     }
 
     /// Output order: (time, device, fence, event), then the remaining fields so the order is

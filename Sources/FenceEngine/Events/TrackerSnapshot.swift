@@ -40,7 +40,7 @@ public struct TrackerSnapshot: Sendable, Hashable {
         /// Field by field, id and group by their bytes (`ExactID`).
         public static func == (a: FenceRecord, b: FenceRecord) -> Bool {
             a.actions == b.actions && a.shapeDigest == b.shapeDigest && ExactID.sameBytes(a.id, b.id)
-                && a.group.map(ExactID.init) == b.group.map(ExactID.init)
+                && ExactID.sameBytes(a.group, b.group)
         }
     }
     public var watermark: Double
