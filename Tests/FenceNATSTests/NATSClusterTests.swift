@@ -142,6 +142,13 @@ final class NATSClusterTests: XCTestCase {
         let fx = try fleet()
         let urls = try startSingleServer(partitions: 4)
         let published = try publish(fx, urls)
+        // No worker yet: `fence status --wait-drained` gives up at its timeout, exit 1, and
+        // prints where each partition stands.
+        let waited = folder + "/status-undrained.log"
+        XCTAssertEqual(try FenceCLI.run(["status", "--nats", urls.joined(separator: ","), "--wait-drained", "--timeout", "0.5"], log: waited), 1)
+        let undrained = log("status-undrained")
+        XCTAssertTrue(undrained.contains("fence status: not drained after 0.5 s"), undrained)
+        XCTAssertEqual(undrained.components(separatedBy: "partition ").count, 5, undrained)
         let started = Date()
         let w = try worker(urls, partitions: "0,1,2,3", fences: fx.fences, log: "w")
         try waitDrained(urls, timeout: 600)
@@ -369,7 +376,11 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", backwards, "--window", "30"], log: backwardsLog), 0)
         let warning = try String(contentsOfFile: backwardsLog, encoding: .utf8)
         XCTAssertTrue(warning.contains("warning: 1 fixes are more than --window 30.0 s older than a fix read before them (the first at line 4:"), warning)
-        try waitDrained(urls, timeout: 300)
+        // `fence status --wait-drained` returns once all is applied, checkpointed and
+        // acknowledged.
+        XCTAssertEqual(try FenceCLI.run(["status", "--nats", u, "--wait-drained", "--timeout", "300"], log: folder + "/status-drained.log"), 0)
+        let drained = self.log("status-drained")
+        XCTAssertEqual(drained.components(separatedBy: "pending 0, unacknowledged 0,").count, 5, drained)
         // Status shows each partition's event time (its latest fix) and late fixes, from the
         // checkpoints' clock records: the latest is the stream's latest fix, and the hour-old fix is late.
         // Each worker logs, for each of its partitions, the ids a removal named in vain.
@@ -560,42 +571,43 @@ final class NATSClusterTests: XCTestCase {
     }
 
     /// Whether some partition has written a checkpoint. Reads only the checkpoint heads, not
-    /// the consumers (see `waitDrained` on why consumer info is not polled fast).
+    /// the consumers (`Deployment.status` says why those are polled sparingly).
     func anyCheckpointWritten(_ connection: NATSConnection, _ topology: Topology) throws -> Bool {
-        let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
-        return try (0..<topology.partitions).contains { (try store.head(key: topology.checkpointKey($0))?.0.lastSequence ?? 0) > 0 }
+        try Deployment.status(connection: connection, topology: topology, consumers: false).contains { ($0.lastSequence ?? 0) > 0 }
     }
 
     /// Until every partition has applied, checkpointed and acknowledged everything, through
     /// the last fence change (the flush at the end of the input). The checkpoint heads are read
     /// every 20 ms; the consumers (for what is unacknowledged) only once every head is through
-    /// the change, and then every 250 ms at most, as `fence status --wait-drained` does. Not
-    /// faster: nats-server 2.9's consumer info on a filtered consumer can load the stream's
-    /// message block to count pending messages and then drop it from cache, so each delivery
-    /// after reads the block again. With the consumers polled every 20 ms from the start, the
-    /// workers' deliveries slowed about tenfold in 7 of 24 runs (none in 24 at 250 ms), and the
-    /// lost-acknowledgement test, then with a 2 s ack wait, once failed to drain in CI.
+    /// the change, and then every 250 ms at most, as `fence status --wait-drained` does
+    /// (`Deployment.status` says why). With the consumers polled every 20 ms from the start,
+    /// the workers' deliveries slowed about tenfold in 7 of 24 runs (none in 24 at 250 ms), and
+    /// the lost-acknowledgement test, then with a 2 s ack wait, once failed to drain in CI.
     /// On timeout, the error names each partition's last state.
     func waitDrained(_ urls: [String], timeout: Double) throws {
         let connection = try NATSConnection(servers: urls, name: "test-status")
         let topology = try Deployment.topology(connection: connection)
-        let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
-        var seen = "no checkpoint through the last change"
+        var seen = "no status read"
+        func describe(_ change: UInt64, _ status: [Deployment.PartitionStatus]) -> String {
+            "last change \(change); " + status.map {
+                "partition \($0.partition): checkpoint through \($0.lastSequence ?? 0), replay from \($0.replayFrom ?? 0), "
+                    + "change \($0.lastChangeSequence ?? 0), pending \($0.pending.map(String.init) ?? "-"), "
+                    + "ack pending \($0.ackPending.map(String.init) ?? "-")"
+            }.joined(separator: "; ")
+        }
         var consumersRead = Date.distantPast
         do {
             try waitUntil(timeout: timeout) {
                 let change = try connection.lastMessage(stream: topology.fixStream, subject: topology.controlSubject)?.sequences?.stream ?? 0
-                for p in 0..<topology.partitions {
-                    guard let (head, _) = try store.head(key: topology.checkpointKey(p)), head.lastChangeSequence >= change else { return false }
+                let heads = try Deployment.status(connection: connection, topology: topology, consumers: false)
+                guard heads.allSatisfy({ ($0.lastChangeSequence ?? 0) >= change }) else {
+                    seen = describe(change, heads)
+                    return false
                 }
                 guard Date().timeIntervalSince(consumersRead) >= 0.25 else { return false }
                 consumersRead = Date()
                 let status = try Deployment.status(connection: connection, topology: topology)
-                seen = "last change \(change); " + status.map {
-                    "partition \($0.partition): checkpoint through \($0.lastSequence ?? 0), replay from \($0.replayFrom ?? 0), "
-                        + "change \($0.lastChangeSequence ?? 0), pending \($0.pending.map(String.init) ?? "-"), "
-                        + "ack pending \($0.ackPending.map(String.init) ?? "-")"
-                }.joined(separator: "; ")
+                seen = describe(change, status)
                 return status.allSatisfy { $0.isDrained(throughChange: change) }
             }
         } catch {
