@@ -83,6 +83,14 @@ enum WorkerCommand {
         let fetch = try a.int("fetch", default: 256, range: 1...10_000)
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let stderr = StandardError()
+        // A message stays unacknowledged while it holds fixes: on a live stream up to about
+        // the lateness plus a checkpoint interval of wall time. A shorter ack wait is legal
+        // but brings such messages back every ack wait (skipped by sequence, still traffic).
+        if ackWait < lateness + interval {
+            stderr.write(
+                "fence worker: warning: --ack-wait \(ackWait) s is shorter than --lateness plus --checkpoint-every (\(lateness + interval) s): "
+                    + "on a live stream, messages holding fixes not yet released are delivered again every \(ackWait) s while they wait\n")
+        }
 
         let loading = try FenceLoading(a)
         let fences = loading.read.fences

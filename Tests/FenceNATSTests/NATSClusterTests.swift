@@ -187,6 +187,8 @@ final class NATSClusterTests: XCTestCase {
         try waitDrained(urls, timeout: timeout)
         try stop(w)
         try assertEventsEqual(fx, urls)
+        // An ack wait below the lateness is warned of (the messages holding fixes come back).
+        XCTAssertEqual(log("w").contains("warning: --ack-wait \(ackWait).0 s is shorter than --lateness"), Double(ackWait)! < 301, log("w"))
     }
 
     /// One worker killed by SIGKILL mid-stream and restarted, the other stopped by SIGTERM
