@@ -31,6 +31,7 @@ enum StatusCommand {
         let waiting = a.flags.contains("wait-drained")
         let deadline = Date().addingTimeInterval(timeout)
         while true {
+            let late = Date() > deadline
             let lastChange: UInt64
             var statuses: [Deployment.PartitionStatus]
             do {
@@ -39,12 +40,12 @@ enum StatusCommand {
                 // whatever its consumer says: only the checkpoints are read then, not the
                 // consumers (`Deployment.status` says why they are polled sparingly).
                 statuses = try Deployment.status(connection: connection, topology: topology, consumers: !waiting)
-                if waiting && (Date() > deadline || statuses.allSatisfy { ($0.lastChangeSequence ?? 0) >= lastChange }) {
+                if waiting && (late || statuses.allSatisfy { ($0.lastChangeSequence ?? 0) >= lastChange }) {
                     statuses = try Deployment.status(connection: connection, topology: topology)
                 }
             } catch {
                 // A cluster electing a leader answers nothing for a moment: wait, unless asked once.
-                guard waiting, Date() < deadline else { throw error }
+                guard waiting, !late else { throw error }
                 Thread.sleep(forTimeInterval: 0.5)
                 continue
             }
@@ -53,7 +54,7 @@ enum StatusCommand {
                 for s in statuses { print(line(s)) }
                 return 0
             }
-            if Date() > deadline {
+            if late {
                 for s in statuses { print(line(s)) }
                 StandardError().write("fence status: not drained after \(timeout) s\n")
                 return 1

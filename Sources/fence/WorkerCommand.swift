@@ -88,7 +88,8 @@ enum WorkerCommand {
         // but brings such messages back every ack wait (skipped by sequence, still traffic).
         if ackWait < lateness + interval {
             stderr.write(
-                "fence worker: warning: --ack-wait \(ackWait) s is shorter than --lateness plus --checkpoint-every (\(lateness + interval) s): "
+                "fence worker: warning: --ack-wait \(ackWait) s\(a.values["ack-wait"] == nil ? " (the default)" : "") is shorter than "
+                    + "--lateness plus --checkpoint-every (\(lateness + interval) s): "
                     + "on a live stream, messages holding fixes not yet released are delivered again every \(ackWait) s while they wait\n")
         }
 
