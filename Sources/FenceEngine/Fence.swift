@@ -82,6 +82,23 @@ public struct Fence: Sendable, Hashable {
     /// Other properties, as raw JSON text values keyed by name, carried into events on request.
     public var properties: [String: String]
 
+    /// Field by field, id, group and properties by their bytes (`ExactID`), as the store tells
+    /// fences and groups apart: two spellings of one text (NFC against NFD) are two fences.
+    /// Hashing stays the synthesized one, consistent with this: byte-equal text is equal text.
+    public static func == (a: Fence, b: Fence) -> Bool {
+        guard a.shape == b.shape, a.coord == b.coord, a.actions == b.actions, a.dwell == b.dwell, a.expires == b.expires,
+            ExactID.sameBytes(a.id, b.id), ExactID.sameBytes(a.group, b.group), a.properties.count == b.properties.count
+        else { return false }
+        // A dictionary keyed by `String` holds one of two canonically equal names, so each key
+        // must find its partner there with the same bytes.
+        for (name, value) in a.properties {
+            guard let i = b.properties.index(forKey: name), ExactID.sameBytes(b.properties[i].key, name),
+                ExactID.sameBytes(b.properties[i].value, value)
+            else { return false }
+        }
+        return true
+    }
+
     public init(
         id: String, group: String? = nil, shape: FenceShape, coord: CoordinateSystem = .wgs84,
         actions: FenceActions? = nil, dwell: Double? = nil, expires: Double? = nil,

@@ -55,6 +55,20 @@ final class ExactIDTests: XCTestCase {
         otherRecord.id = nfd
         XCTAssertNotEqual(record, otherRecord)
         XCTAssertEqual(record, TrackerSnapshot.FenceRecord(id: nfc, group: nfc, actions: 0xFF, shapeDigest: 7))
+        let fence = Fence(id: nfc, group: nfc, shape: .circle(center: LonLat(lon: 1, lat: 2), radius: 3), properties: [nfc: nfc, "k": "v"])
+        XCTAssertEqual(fence, Fence(id: nfc, group: nfc, shape: .circle(center: LonLat(lon: 1, lat: 2), radius: 3), properties: ["k": "v", nfc: nfc]))
+        let (nfc, nfd) = (self.nfc, self.nfd)
+        for change in [
+            { (f: inout Fence) in f.id = nfd }, { (f: inout Fence) in f.group = nfd }, { (f: inout Fence) in f.group = nil },
+            { (f: inout Fence) in f.properties = [nfd: nfc, "k": "v"] }, { (f: inout Fence) in f.properties = [nfc: nfd, "k": "v"] },
+            { (f: inout Fence) in f.properties = [nfc: nfc] }, { (f: inout Fence) in f.dwell = 5 },
+            { (f: inout Fence) in f.shape = .circle(center: LonLat(lon: 1, lat: 2), radius: 4) },
+        ] {
+            var other = fence
+            change(&other)
+            XCTAssertNotEqual(fence, other)
+            XCTAssertNotEqual(other, fence)
+        }
     }
 
     /// Over many random ids, including long and multibyte ones, `ExactID` equality and hashing
