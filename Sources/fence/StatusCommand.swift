@@ -16,7 +16,10 @@ enum StatusCommand {
 
         --wait-drained   wait until every partition has applied, checkpointed and acknowledged
                          everything stored, through the last fence change (e.g. the flush at
-                         the end of a `fence publish`); exit 1 after --timeout (default 600 s)
+                         the end of a `fence publish`); exit 1 after --timeout (default 600 s).
+                         Every 250 ms it reads the checkpoints, and the consumers only once
+                         every checkpoint is through that change (consumer info is costly for
+                         nats-server 2.9: README, limits of the worker)
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
