@@ -632,6 +632,12 @@ final class NATSClusterTests: XCTestCase {
                 }
             }
         } catch {
+            // CI keeps only what is printed: the last lines of every worker's log go with it.
+            let logs = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("w") && $0.hasSuffix(".log") }
+            for name in logs.sorted() {
+                let lines = log(String(name.dropLast(4))).split(separator: "\n").suffix(12)
+                print("not drained: the last lines of \(name):\n" + lines.joined(separator: "\n"))
+            }
             throw NSError(
                 domain: "NATSClusterTests", code: 1,
                 userInfo: [NSLocalizedDescriptionKey: "not drained in \(timeout) s: \(seen)\(failed)"])
