@@ -128,13 +128,21 @@ public enum Deployment {
                 }
                 s.written = h.written
             }
-            if consumers, let c = try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(p)) {
-                s.pending = c.pending
-                s.ackPending = c.ackPending
-            }
             out.append(s)
         }
+        if consumers { try readConsumers(into: &out, connection: connection, topology: topology) }
         return out
+    }
+
+    /// Fills in each partition's consumer backlog (nil where no worker has created the
+    /// consumer), for statuses read without it: a consumer info request each, on the fix
+    /// stream (`status` says why sparingly).
+    public static func readConsumers(into statuses: inout [PartitionStatus], connection: NATSConnection, topology: Topology) throws {
+        for i in statuses.indices {
+            let c = try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(statuses[i].partition))
+            statuses[i].pending = c?.pending
+            statuses[i].ackPending = c?.ackPending
+        }
     }
 
     /// Publishes a fence change on the change subject, chained to the last one, then a tick to

@@ -138,8 +138,6 @@ final class PartitionWorker: @unchecked Sendable {
         var durableBelow = stream.replayFrom
         // A delivery below `durableBelow` arrived (a redelivery) since the last acknowledgement.
         var redeliveredDurable = false
-        // For the test failpoints `dropCheckpointAcknowledgements`, `dropReacknowledgements`.
-        let dropCheckpointAcks = config.dropCheckpointAcknowledgements
         // The latest acknowledgement, sent again while the partition is idle (`reacknowledge`).
         var lastAcknowledgement: String?
         var lastAcknowledged = Date.distantPast
@@ -210,7 +208,7 @@ final class PartitionWorker: @unchecked Sendable {
             let written = try store.write(cp, key: key, previous: head?.0, revision: head?.1 ?? 0)
             head = written
             durableBelow = cp.replayFrom
-            try acknowledgeDurable(lost: dropCheckpointAcks)
+            try acknowledgeDurable(lost: config.dropCheckpointAcknowledgements)
             lastCheckpoint = Date()
             dirty = false
             checkpointsWritten += 1

@@ -44,7 +44,7 @@ enum StatusCommand {
                 // consumers (`Deployment.status` says why they are polled sparingly).
                 statuses = try Deployment.status(connection: connection, topology: topology, consumers: !waiting)
                 if waiting && (late || statuses.allSatisfy { ($0.lastChangeSequence ?? 0) >= lastChange }) {
-                    statuses = try Deployment.status(connection: connection, topology: topology)
+                    try Deployment.readConsumers(into: &statuses, connection: connection, topology: topology)
                 }
             } catch {
                 // A cluster electing a leader answers nothing for a moment: wait, unless asked once.

@@ -613,15 +613,15 @@ final class NATSClusterTests: XCTestCase {
                 do {
                     let known = try change ?? lastChange()
                     change = known
-                    let heads = try Deployment.status(connection: connection, topology: topology, consumers: false)
-                    guard heads.allSatisfy({ ($0.lastChangeSequence ?? 0) >= known }) else {
-                        seen = describe(known, heads)
+                    var status = try Deployment.status(connection: connection, topology: topology, consumers: false)
+                    guard status.allSatisfy({ ($0.lastChangeSequence ?? 0) >= known }) else {
+                        seen = describe(known, status)
                         return false
                     }
                     guard Date() >= nextConsumerRead else { return false }
                     let current = try lastChange()
                     change = current
-                    let status = try Deployment.status(connection: connection, topology: topology)
+                    try Deployment.readConsumers(into: &status, connection: connection, topology: topology)
                     seen = describe(current, status)
                     nextConsumerRead = Date().addingTimeInterval(min(0.25, 0.02 * Double(1 << min(consumerReads, 4))))
                     consumerReads += 1
