@@ -27,6 +27,8 @@ struct PhaseTimer {
     func report() {
         guard enabled else { return }
         let parts = phases.map { "\($0.0) \(String(format: "%.1f", Double($0.1) / 1e6))" }
-        FileHandle.standardError.write(Data("\(label) ms: \(parts.joined(separator: ", "))\n".utf8))
+        // write(2), not FileHandle.write, which traps when standard error is closed or full.
+        var line = "\(label) ms: \(parts.joined(separator: ", "))\n"
+        _ = line.withUTF8 { write(2, $0.baseAddress, $0.count) }
     }
 }

@@ -34,18 +34,7 @@ public enum CheckpointFile {
         }
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw fail("open") }
-        var offset = 0
-        let ok = bytes.withUnsafeBytes { raw -> Bool in
-            while offset < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += n
-            }
-            return true
-        }
+        let ok = bytes.withUnsafeBytes { writeAll(fd, $0) }
         guard ok, fsync(fd) == 0 else {
             let e = fail("write")
             close(fd)

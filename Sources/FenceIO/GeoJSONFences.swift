@@ -53,7 +53,7 @@ public enum GeoJSONFences {
     static func readDeclaringCRS(path: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
         let data: Data
         if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            data = try readStandardInput()
         } else {
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
@@ -63,6 +63,41 @@ public enum GeoJSONFences {
         }
         let layer = path == "-" ? "stdin" : URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         return try parse(data, layer: layer, options: options)
+    }
+
+    /// All of standard input, read with `read(2)`: Foundation's `readDataToEndOfFile` traps
+    /// when standard input is closed or a directory. Reading stops at the first chunk that
+    /// cannot be the start of a GeoJSON document (its first byte past white space and a byte
+    /// order mark is not `{`) or that holds a NUL byte, which no JSON text has: `< /dev/zero`
+    /// is refused at once instead of filling memory.
+    /// - Throws: `malformedInput` with the system's reason, or why it is not GeoJSON.
+    /// - Complexity: O(bytes); memory: the whole document.
+    static func readStandardInput() throws(FenceError) -> Data {
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var started = false
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FenceError(.malformedInput, reason: "cannot read standard input: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return data }
+            let bytes = chunk[0..<n]
+            if bytes.contains(0) {
+                throw FenceError(.malformedInput, reason: "standard input holds binary data (a NUL byte): it is not GeoJSON")
+            }
+            if !started {
+                let whiteSpace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF]
+                if let first = bytes.first(where: { !whiteSpace.contains($0) }) {
+                    guard first == UInt8(ascii: "{") else {
+                        throw FenceError(.malformedInput, reason: "standard input is not a GeoJSON document (it does not start with {)")
+                    }
+                    started = true
+                }
+            }
+            data.append(contentsOf: bytes)
+        }
     }
 
     /// The refusal of a document that declares a CRS other than WGS84 longitude/latitude.

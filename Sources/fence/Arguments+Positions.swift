@@ -15,6 +15,16 @@ extension Arguments {
         try int("max-line-bytes", default: 1 << 20, range: 64...(1 << 30))
     }
 
+    /// `--positions FILE`, "-" (standard input) when absent. Standard input can feed one input
+    /// only: `--fences -` with positions from standard input is refused.
+    func positionsPath() throws(UsageError) -> String {
+        let path = values["positions"] ?? "-"
+        if path == "-" && values["fences"] == "-" {
+            throw UsageError("--fences - and the positions cannot both come from standard input (name one with a file)")
+        }
+        return path
+    }
+
     /// `--coord wgs84|gcj02|bd09ll` for positions without a coord column; WGS84 when absent.
     func coordinateSystem() throws(UsageError) -> CoordinateSystem {
         guard let c = values["coord"] else { return .wgs84 }

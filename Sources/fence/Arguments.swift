@@ -1,12 +1,12 @@
-/// A small argument parser: `--name value`, `--name=value`, `--flag`, positionals.
-/// Usage errors exit with status 2.
+/// A small argument parser: `--name value`, `--name=value`, `--flag`. Every input and output
+/// is named by an option, so a bare argument is a usage error (a forgotten `--positions`
+/// would otherwise read standard input instead). Usage errors exit with status 2.
 struct Arguments {
     /// The last value of each valued option.
     var values: [String: String] = [:]
     /// Every value of each valued option, in order (for options that may repeat).
     var lists: [String: [String]] = [:]
     var flags: Set<String> = []
-    var positionals: [String] = []
 
     /// - Parameters:
     ///   - valued: options that take a value.
@@ -17,8 +17,7 @@ struct Arguments {
             let a = args[i]
             i += 1
             if a == "-" || !a.hasPrefix("-") {
-                positionals.append(a)
-                continue
+                throw UsageError("unexpected argument \(a): inputs and outputs are named by options (--fences, --positions, --output ...)")
             }
             var name = String(a.drop { $0 == "-" })
             var value: String?

@@ -37,11 +37,10 @@ enum CheckCommand {
         lines.sort { (layerOrder[$0.0.layer] ?? 0, $0.0.index) < (layerOrder[$1.0.layer] ?? 0, $1.0.index) }
         for (_, line) in lines { print(line) }
         let layers = loading.read.layers.count
-        FileHandle.standardError.write(
-            Data(
-                ("fence check: \(loading.read.featureCount) features in \(layers) layer\(layers == 1 ? "" : "s") "
-                    + "(\(loading.read.reader.rawValue) reader), \(store.count) good fences, \(bad.count) with problems"
-                    + (PeakMemory.megabytes.map { "; peak resident size \($0) MB" } ?? "") + "\n").utf8))
+        StandardError().write(
+            "fence check: \(loading.read.featureCount) features in \(layers) layer\(layers == 1 ? "" : "s") "
+                + "(\(loading.read.reader.rawValue) reader), \(store.count) good fences, \(bad.count) with problems"
+                + (PeakMemory.megabytes.map { "; peak resident size \($0) MB" } ?? "") + "\n")
         return bad.isEmpty ? 0 : 1
     }
 }

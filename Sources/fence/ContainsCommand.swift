@@ -36,7 +36,7 @@ enum ContainsCommand {
             print(help)
             return 0
         }
-        let positionsPath = a.values["positions"] ?? "-"
+        let positionsPath = try a.positionsPath()
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
         let inputFormat = try a.inputFormat()
@@ -49,13 +49,15 @@ enum ContainsCommand {
         let bad = loading.rejected(after: store.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads))
         loading.report(bad)
 
-        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
+        let reader = try naming(positionsPath) {
+            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
+        }
         let out = StandardOutput()
         var badLines = try BadLines(a, path: positionsPath)
         while true {
             var batch: [Position] = []
             var errors: [PositionLineError] = []
-            let more = try reader.read(limit: 1 << 16, into: &batch, errors: &errors)
+            let more = try naming(positionsPath) { try reader.read(limit: 1 << 16, into: &batch, errors: &errors) }
             badLines.take(good: batch.count, errors: errors)
             // Positions of one batch may mix coordinate systems: each converted on its own.
             let points = batch.map(\.wgs84)

@@ -61,7 +61,11 @@ enum EvalCommand {
             return 0
         }
         let started = Date()
-        let positionsPath = a.values["positions"] ?? "-"
+        let positionsPath = try a.positionsPath()
+        if a.values["state"] == "-" { throw UsageError("--state needs a file: it is read at the start and replaced at the end") }
+        let outputPath = a.values["output"].flatMap { $0 == "-" ? nil : $0 }
+        try refuseSameFile(
+            output: outputPath, others: [("positions", positionsPath), ("fences", a.values["fences"]), ("state", a.values["state"])])
         guard let format = EventWriter.Format(rawValue: a.values["format"] ?? "ndjson") else {
             throw UsageError("--format must be ndjson or csv")
         }
@@ -115,8 +119,15 @@ enum EvalCommand {
             }
         }
 
-        let reader = try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
-        let out: OutputSink = try a.values["output"].map { try OutputSink(path: $0) } ?? OutputSink()
+        let reader = try naming(positionsPath) {
+            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
+        }
+        let out: OutputSink = try outputPath.map { try OutputSink(path: $0) } ?? OutputSink()
+        if let statePath = a.values["state"] {
+            // Checked now, not after the whole run.
+            try refuseUnwritable(statePath)
+            OutputFailure.unfinishedOnClose = "the state file \(statePath) was not written"
+        }
         let propertyNames = (a.values["properties"] ?? "").split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) }
             .filter { !$0.isEmpty }
         let writer = EventWriter(format: format, propertyNames: propertyNames, fences: loading.read.fences)
@@ -143,7 +154,7 @@ enum EvalCommand {
         let progress = isatty(2) == 1 && positionsPath != "-"
         let prefetch = PrefetchingReader(reader, limit: batchSize)
         while true {
-            let (batch, errors, more) = try prefetch.next()
+            let (batch, errors, more) = try naming(positionsPath) { try prefetch.next() }
             guard bad.take(good: batch.count, errors: errors) else {
                 stoppedForBadInput = true
                 break
@@ -153,6 +164,9 @@ enum EvalCommand {
             late += result.late
             duplicates += result.duplicates
             write(result.events)
+            // Out after every batch: the file is opened (emptied) only once the first batch
+            // was read, and a run that fails later keeps the events of the batches before.
+            out.flush()
             if progress {
                 stderr.write(
                     "\rfence eval: \(bad.read) positions, \(eventCount) events, "

@@ -12,9 +12,11 @@ struct FenceLoading {
     /// Reads `--fences` with the fence options of `arguments`.
     init(_ arguments: Arguments) throws {
         guard let path = arguments.values["fences"] else { throw UsageError("--fences is required") }
-        options = try arguments.fenceInputOptions()
-        source = FenceInput.displayName(path)
-        read = try FenceInput.read(path, options: options)
+        let options = try arguments.fenceInputOptions()
+        let source = FenceInput.displayName(path)
+        self.options = options
+        self.source = source
+        read = try naming(source) { try FenceInput.read(path, options: options) }
     }
 
     /// A store whose limits are the ones the fences were read with.

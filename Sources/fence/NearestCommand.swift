@@ -45,18 +45,21 @@ enum NearestCommand {
         let inputFormat = try a.inputFormat()
         let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
+        let positionsPath = try a.positionsPath()
         let loading = try FenceLoading(a)
         var store = loading.emptyStore()
         let bad = loading.rejected(after: store.add(loading.read.fences))
         loading.report(bad)
-        let reader = try PositionReader(path: a.values["positions"] ?? "-", format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
+        let reader = try naming(positionsPath) {
+            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
+        }
         let out = OutputSink()
         if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }
-        var badLines = try BadLines(a, path: a.values["positions"] ?? "-")
+        var badLines = try BadLines(a, path: positionsPath)
         while true {
             var batch: [Position] = []
             var errors: [PositionLineError] = []
-            let more = try reader.read(limit: 65_536, into: &batch, errors: &errors)
+            let more = try naming(positionsPath) { try reader.read(limit: 65_536, into: &batch, errors: &errors) }
             badLines.take(good: batch.count, errors: errors)
             // The searches on every core; the lines in input order.
             let nearest = batch.map(\.wgs84).withUnsafeBufferPointer { store.nearestBoundaries($0, threads: threads) }

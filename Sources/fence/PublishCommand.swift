@@ -48,8 +48,10 @@ enum PublishCommand {
         let started = Date()
         let connection = try NATSConnection(servers: servers, name: "fence-publish")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
-        let reader = try PositionReader(
-            path: path, format: try a.inputFormat(), coord: try a.coordinateSystem(), maxLineBytes: try a.maxLineBytes())
+        let reader = try naming(path) {
+            try PositionReader(
+                path: path, format: try a.inputFormat(), coord: try a.coordinateSystem(), maxLineBytes: try a.maxLineBytes())
+        }
         let publisher = FixPublisher(connection: connection, topology: topology, window: window, maxFixesPerMessage: maxBatch)
         let stderr = StandardError()
         var batch: [Position] = []
@@ -66,7 +68,7 @@ enum PublishCommand {
             batch.removeAll(keepingCapacity: true)
             errors.removeAll(keepingCapacity: true)
             reader.positionLines.removeAll(keepingCapacity: true)
-            let more = try reader.read(limit: 100_000, into: &batch, errors: &errors)
+            let more = try naming(path) { try reader.read(limit: 100_000, into: &batch, errors: &errors) }
             badLines.take(good: batch.count, errors: errors)
             for (k, fix) in batch.enumerated() {
                 if fix.time < latest - window {

@@ -62,18 +62,21 @@ do {
         throw UsageError("unknown command \(command)")
     }
 } catch let e as UsageError {
-    FileHandle.standardError.write(Data("fence: \(e.message)\n\(topHelp)\n".utf8))
+    StandardError().write("fence: \(e.message)\n\(topHelp)\n")
     status = 2
 } catch let e as FenceError {
-    FileHandle.standardError.write(Data("fence: \(e)\n".utf8))
+    StandardError().write("fence: \(e)\n")
     status = 1
 } catch {
-    FileHandle.standardError.write(Data("fence: \(error)\n".utf8))
+    StandardError().write("fence: \(error)\n")
     status = 1
 }
 // For tests that bound memory: the process's own high-water mark. A parent's wait4 rusage
 // would count the parent too (Linux carries its resident size into the child's maximum).
 if ProcessInfo.processInfo.environment["FENCE_REPORT_PEAK"] != nil, let kiB = PeakMemory.kibibytes {
-    FileHandle.standardError.write(Data("fence: peak resident \(kiB) KiB\n".utf8))
+    StandardError().write("fence: peak resident \(kiB) KiB\n")
 }
+// What `print` buffered (help, `check`'s report, `status` lines) is written now; a failure
+// to write it is a failure of the run.
+OutputFailure.flushStandardOutput()
 exit(status)

@@ -113,7 +113,7 @@ final class FieldMappingTests: XCTestCase {
         // A missing named column is bad input (status 1) with the reason.
         let missing = try CLI.run(["check", "--fences", dir + "/z.gpkg", "--id-field", "nope"])
         XCTAssertEqual(missing.status, 1)
-        XCTAssertTrue(missing.err.hasPrefix("fence: malformed-input: layer z has no field \"nope\" (named for the id); its fields: "), missing.err)
+        XCTAssertTrue(missing.err.hasPrefix("fence: \(dir)/z.gpkg: malformed-input: layer z has no field \"nope\" (named for the id); its fields: "), missing.err)
     }
 
     /// --layer, --open-option and --fence-crs reach OGR.

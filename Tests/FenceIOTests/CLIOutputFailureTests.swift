@@ -1,0 +1,156 @@
+import Foundation
+import XCTest
+
+/// Where a run's inputs and outputs can fail around it: standard error closed or full, a
+/// standard input that cannot be read, an output that names an input, a reader that goes
+/// away. Each case found by an outside audit; before, several of them crashed (a Swift trap,
+/// exit 132) or lost files.
+final class CLIOutputFailureTests: XCTestCase {
+    /// Runs `script` with bash, `$F` the `fence` binary; its status, output and error.
+    func shell(_ script: String) throws -> (status: Int32, out: String, err: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = ["-c", "F='\(CLI.binary.path)'; " + script]
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    func testClosedOrFullStandardErrorDoesNotCrash() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        try Data("device,time,lon,lat\nv,0,0,0\nv,60,nan,0\n".utf8).write(to: URL(fileURLWithPath: dir + "/pos.csv"))
+        // A bad line is reported on standard error; the run goes on and succeeds.
+        for redirect in ["2>&-", "2>/dev/full"] {
+            let r = try shell("\"$F\" eval --fences '\(fences)' --positions '\(dir)/pos.csv' --max-bad 1 \(redirect); echo \"rc=$?\"")
+            XCTAssertTrue(r.out.contains("\"event\":\"enter\""), redirect + ": " + r.out)
+            XCTAssertTrue(r.out.hasSuffix("rc=0\n"), redirect + ": " + r.out)
+        }
+        let usage = try shell("\"$F\" eval --bogus 2>/dev/full; echo \"rc=$?\"")
+        XCTAssertEqual(usage.out, "rc=2\n")
+    }
+
+    func testFencesFromAnUnreadableStandardInputAreRefused() throws {
+        let closed = try shell("\"$F\" check --fences - <&-; echo \"rc=$?\"")
+        XCTAssertEqual(closed.out, "rc=1\n")
+        XCTAssertTrue(closed.err.contains("standard input") && closed.err.contains("Bad file descriptor"), closed.err)
+        let directory = try shell("\"$F\" check --fences - < /; echo \"rc=$?\"")
+        XCTAssertEqual(directory.out, "rc=1\n")
+        XCTAssertTrue(directory.err.contains("Is a directory"), directory.err)
+        // An endless binary stream is refused at its first chunk, not read until memory runs out.
+        let zeros = try shell("timeout 20 \"$F\" check --fences - < /dev/zero; echo \"rc=$?\"")
+        XCTAssertEqual(zeros.out, "rc=1\n")
+        XCTAssertTrue(zeros.err.contains("NUL byte"), zeros.err)
+        let ok = try CLI.run(["check", "--fences", "-"], stdin: CLI.fences)
+        XCTAssertEqual(ok.status, 0, ok.err)
+        XCTAssertTrue(ok.err.contains("2 good fences"), ok.err)
+    }
+
+    func testOutputNamingAnInputIsRefusedAndTouchesNothing() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        let positions = dir + "/pos.csv"
+        let text = "device,time,lon,lat\nv,0,0,0\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: positions))
+        for (option, output) in [("positions", positions), ("positions", dir + "/./pos.csv"), ("fences", fences)] {
+            let r = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--output", output])
+            XCTAssertEqual(r.status, 2, r.err)
+            XCTAssertTrue(r.err.contains("--output and --\(option) name the same file"), r.err)
+        }
+        XCTAssertEqual(try String(contentsOfFile: positions, encoding: .utf8), text)
+        XCTAssertEqual(try String(contentsOfFile: fences, encoding: .utf8), CLI.fences)
+        let state = dir + "/run.state"
+        let same = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--output", state, "--state", state])
+        XCTAssertEqual(same.status, 2, same.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state))
+    }
+
+    /// A run refused at its input's header leaves the previous output file as it was; one
+    /// that ran writes it.
+    func testRefusedInputLeavesThePreviousOutput() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        try Data("device,time,lon\nv,0,0\n".utf8).write(to: URL(fileURLWithPath: dir + "/bad.csv"))
+        try Data("device,time,lon,lat\nv,0,0,0\n".utf8).write(to: URL(fileURLWithPath: dir + "/good.csv"))
+        let output = dir + "/events.ndjson"
+        try Data("yesterday\n".utf8).write(to: URL(fileURLWithPath: output))
+        let bad = try CLI.run(["eval", "--fences", fences, "--positions", dir + "/bad.csv", "--output", output])
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertTrue(bad.err.contains("bad.csv: line 1:") && bad.err.contains("lacks lat"), bad.err)
+        XCTAssertEqual(try String(contentsOfFile: output, encoding: .utf8), "yesterday\n")
+        let good = try CLI.run(["eval", "--fences", fences, "--positions", dir + "/good.csv", "--output", output])
+        XCTAssertEqual(good.status, 0, good.err)
+        XCTAssertTrue(try String(contentsOfFile: output, encoding: .utf8).contains("\"fence\":\"port\""))
+    }
+
+    func testFailedWritesAreNamed() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        try Data("device,time,lon,lat\nv,0,0,0\n".utf8).write(to: URL(fileURLWithPath: dir + "/pos.csv"))
+        let file = try CLI.run(["eval", "--fences", fences, "--positions", dir + "/pos.csv", "--output", "/dev/full"])
+        XCTAssertEqual(file.status, 1)
+        XCTAssertTrue(file.err.contains("cannot write /dev/full: No space left on device"), file.err)
+        let standard = try shell("\"$F\" contains --fences '\(fences)' --positions '\(dir)/pos.csv' > /dev/full")
+        XCTAssertEqual(standard.status, 1)
+        XCTAssertTrue(standard.err.contains("cannot write standard output"), standard.err)
+        let help = try shell("\"$F\" eval --help > /dev/full")
+        XCTAssertEqual(help.status, 1, help.err)
+        // A state file in a folder that is not there is refused before the run, not after it.
+        let state = try CLI.run(["eval", "--fences", fences, "--positions", dir + "/pos.csv", "--state", dir + "/no/such.state"])
+        XCTAssertEqual(state.status, 1)
+        XCTAssertEqual(state.out, "")
+        XCTAssertTrue(state.err.contains("cannot write \(dir)/no/such.state"), state.err)
+    }
+
+    /// A reader that goes away (`| head`) ends the run quietly, unless the run has a state
+    /// file to write: then it says the state was not written and exits 1.
+    func testClosedPipeWithAStateFileIsAFailure() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        // Enough events to fill the pipe many times over.
+        var lines = ["device,time,lon,lat"]
+        for t in 0..<4000 {
+            for d in 0..<10 { lines.append("v\(d),\(t * 10),\(t % 2 == 0 ? 0 : 0.5),0") }
+        }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: dir + "/pos.csv"))
+        let state = dir + "/run.state"
+        let args = "eval --fences '\(fences)' --positions '\(dir)/pos.csv' --batch 1000"
+        let withState = try shell("\"$F\" \(args) --state '\(state)' | head -c 100 > /dev/null; echo \"rc=${PIPESTATUS[0]}\"")
+        XCTAssertEqual(withState.out, "rc=1\n", withState.err)
+        XCTAssertTrue(withState.err.contains("the state file \(state) was not written"), withState.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state))
+        let without = try shell("\"$F\" \(args) | head -c 100 > /dev/null; echo \"rc=${PIPESTATUS[0]}\"")
+        XCTAssertEqual(without.out, "rc=0\n", without.err)
+    }
+
+    func testStrayArgumentsAndTwoStandardInputsAreUsageErrors() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let stray = try CLI.run(["eval", "--fences", fences, "positions.csv"])
+        XCTAssertEqual(stray.status, 2)
+        XCTAssertTrue(stray.err.contains("unexpected argument positions.csv"), stray.err)
+        let both = try CLI.run(["contains", "--fences", "-", "--positions", "-"], stdin: CLI.fences)
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.err.contains("cannot both come from standard input"), both.err)
+        let state = try CLI.run(["eval", "--fences", fences, "--state", "-"], stdin: "device,time,lon,lat\n")
+        XCTAssertEqual(state.status, 2)
+    }
+
+    /// Errors about a whole input name it.
+    func testWholeInputErrorsNameTheInput() throws {
+        let broken = try CLI.temp(self, "broken.geojson", "{\"type\":\"FeatureCollection\",\"features\":[}")
+        let r = try CLI.run(["check", "--fences", broken])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.err.contains("fence: \(broken): malformed-input: not valid JSON"), r.err)
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let empty = try CLI.run(["contains", "--fences", fences], stdin: "")
+        XCTAssertEqual(empty.status, 1)
+        XCTAssertTrue(empty.err.contains("fence: standard input: malformed-input: the input is empty"), empty.err)
+    }
+}
