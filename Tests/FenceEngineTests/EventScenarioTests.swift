@@ -67,6 +67,40 @@ final class EventScenarioTests: XCTestCase {
         noFix.lastTime = -.infinity
         noFix.lastLon = .nan
         bad.append((TrackerSnapshot(watermark: 20, devices: [noFix]), "1 pairs but no last fix"))
+        // Values that are numbers but never written by an engine (an outside audit crafted
+        // them with a valid checksum): a last fix in the far future made every later fix
+        // late; an enter after the last fix gave a negative inside_s; a pair or device twice
+        // gave two exits for one visit, or silently dropped one device.
+        var farFuture = device
+        farFuture.lastTime = 1e300
+        farFuture.pairs[0].enterTime = 1e299
+        bad.append((TrackerSnapshot(watermark: 20, devices: [farFuture]), "last fix time 1e+300 is outside the years 1-9999"))
+        var enterLater = device
+        enterLater.pairs[0].enterTime = 30
+        bad.append((TrackerSnapshot(watermark: 20, devices: [enterLater]), "not within its visit up to the last fix at 20.0"))
+        var pendingLater = device
+        pendingLater.pairs[0].exitPending = true
+        pendingLater.pairs[0].pendingSince = 25
+        bad.append((TrackerSnapshot(watermark: 20, devices: [pendingLater]), "not within its visit"))
+        var pairedTwice = device
+        pairedTwice.pairs.append(good)
+        bad.append((TrackerSnapshot(watermark: 20, devices: [pairedTwice]), "fence \"sq\" is paired twice"))
+        var w = device
+        w.id = "w"
+        bad.append((TrackerSnapshot(watermark: 20, devices: [device, device]), "device 2 (\"v\") appears twice"))
+        bad.append((TrackerSnapshot(watermark: 20, devices: [w, device, w]), "device 3 (\"w\") appears twice"))
+        bad.append((TrackerSnapshot(watermark: 20, devices: [device], engineActions: FenceActions(rawValue: 0x80)), "engine action mask 128"))
+        let record = TrackerSnapshot.FenceRecord(id: "sq", group: nil, actions: 0x40, shapeDigest: 1)
+        bad.append((TrackerSnapshot(watermark: 20, devices: [device], fences: [record]), "action mask 64 has unknown bits"))
+        // What an engine does write still reads: a pending exit within the visit, devices in
+        // another order (a hand-made file), a fence's own mask or the engine's (0xFF).
+        var pending = device
+        pending.pairs[0].exitPending = true
+        pending.pairs[0].pendingSince = 15
+        let fine = TrackerSnapshot(
+            watermark: 20, devices: [w, pending], fences: [TrackerSnapshot.FenceRecord(id: "sq", group: nil, actions: 0xFF, shapeDigest: 1)],
+            engineActions: [.enter, .exit, .cross])
+        XCTAssertEqual(try TrackerSnapshot(decoding: fine.encoded()), fine)
         for (snapshot, why) in bad {
             XCTAssertThrowsError(try TrackerSnapshot(decoding: snapshot.encoded()), why) { error in
                 XCTAssertTrue("\(error)".contains(why), "\(error)")

@@ -12,6 +12,8 @@
 extension TrackerSnapshot {
     static let magic = Array("FENCESTATE".utf8)
     public static let formatVersion: UInt32 = 2
+    /// Epoch seconds of the years 1 to 9999, the times a fix may carry (`Position.isUsable`).
+    static let fixTimes = -62_135_596_800.0..<253_402_300_800.0
 
     public func encoded() -> [UInt8] {
         var payload = ByteWriter()
@@ -71,6 +73,9 @@ extension TrackerSnapshot {
             guard count <= UInt64(payload.count / 32) else { return .failure(fail("device count \(count) does not fit the file")) }
             var devices: [Device] = []
             devices.reserveCapacity(Int(count))
+            // `snapshot()` writes devices ascending by id bytes, each once: checked in passing,
+            // and a file in another order (hand-made) is checked for repeats at the end.
+            var ascending = true
             for _ in 0..<count {
                 guard let id = r.string(), let t = r.f64(), let lon = r.f64(), let lat = r.f64(), let n = r.u32() else {
                     return .failure(fail("truncated device record"))
@@ -78,6 +83,12 @@ extension TrackerSnapshot {
                 guard UInt64(n) <= UInt64(payload.count / 21) else { return .failure(fail("pair count \(n) does not fit the file")) }
                 let which = "device \(devices.count + 1) (\(id.debugDescription))"
                 guard t.isFinite || t == -.infinity else { return .failure(fail("\(which): last fix time \(t) is not a time")) }
+                // The times a fix may have (Position.isUsable): a last fix in the year 1e292
+                // would make every later fix of the device late, silently.
+                guard !t.isFinite || Self.fixTimes.contains(t) else {
+                    return .failure(fail("\(which): last fix time \(t) is outside the years 1-9999"))
+                }
+                if let previous = devices.last, UTF8Order.compare(previous.id, id) >= 0 { ascending = false }
                 guard !t.isFinite || (lon.isFinite && lat.isFinite && abs(lon) <= 180 && abs(lat) <= 90) else {
                     return .failure(fail("\(which): last position (\(lon), \(lat)) is not a WGS84 position"))
                 }
@@ -90,9 +101,24 @@ extension TrackerSnapshot {
                     guard enter.isFinite && pending.isFinite else {
                         return .failure(fail("\(which): fence \(fence.debugDescription) has enter time \(enter) and pending time \(pending); both must be finite"))
                     }
+                    // An enter (or a pending exit) after the device's last fix never happened:
+                    // its exit would carry a negative `inside_s`.
+                    guard enter <= t && (flags & 2 == 0 || (pending >= enter && pending <= t)) else {
+                        return .failure(fail("\(which): fence \(fence.debugDescription) has enter time \(enter) and pending time \(pending), not within its visit up to the last fix at \(t)"))
+                    }
+                    guard flags & ~3 == 0 else { return .failure(fail("\(which): fence \(fence.debugDescription) has unknown flags \(flags)")) }
+                    guard !pairs.contains(where: { ExactID.sameBytes($0.fence, fence) }) else {
+                        return .failure(fail("\(which): fence \(fence.debugDescription) is paired twice"))
+                    }
                     pairs.append(Pair(fence: fence, stayed: flags & 1 != 0, exitPending: flags & 2 != 0, enterTime: enter, pendingSince: pending))
                 }
                 devices.append(Device(id: id, lastTime: t, lastLon: lon, lastLat: lat, pairs: pairs))
+            }
+            if !ascending {
+                var seen = Set<ExactID>(minimumCapacity: devices.count)
+                for (k, d) in devices.enumerated() where !seen.insert(ExactID(d.id)).inserted {
+                    return .failure(fail("device \(k + 1) (\(d.id.debugDescription)) appears twice"))
+                }
             }
             var fences: [FenceRecord] = []
             var engineActions: FenceActions?
@@ -100,6 +126,8 @@ extension TrackerSnapshot {
                 guard let mask = r.u8(), let n = r.u64() else { return .failure(fail("truncated fence records")) }
                 // Each record takes at least 14 bytes.
                 guard n <= UInt64(payload.count / 14) else { return .failure(fail("fence record count \(n) does not fit the file")) }
+                let known = FenceActions([.enter, .exit, .dwell, .cross]).rawValue
+                guard mask & ~known == 0 else { return .failure(fail("engine action mask \(mask) has unknown bits")) }
                 engineActions = FenceActions(rawValue: mask)
                 for _ in 0..<n {
                     guard let id = r.string(), let hasGroup = r.u8() else { return .failure(fail("truncated fence record")) }
@@ -109,6 +137,9 @@ extension TrackerSnapshot {
                         group = g
                     }
                     guard let actions = r.u8(), let digest = r.u64() else { return .failure(fail("truncated fence record")) }
+                    guard actions == 0xFF || actions & ~known == 0 else {
+                        return .failure(fail("fence \(id.debugDescription): action mask \(actions) has unknown bits"))
+                    }
                     fences.append(FenceRecord(id: id, group: group, actions: actions, shapeDigest: digest))
                 }
             }
