@@ -10,6 +10,13 @@ public enum CheckpointFile {
     ///   of another version. It is never treated as an empty state.
     public static func read(path: String) throws(FenceError) -> TrackerSnapshot? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        // Named plainly: Foundation words a directory as "error 256" and a FIFO or device
+        // (which the atomic write would replace anyway) as a permission problem.
+        var s = stat()
+        if stat(path, &s) == 0 && (s.st_mode & S_IFMT) != S_IFREG {
+            let kind = (s.st_mode & S_IFMT) == S_IFDIR ? "a directory" : "not a regular file"
+            throw FenceError(.malformedInput, reason: "cannot read state file \(path): it is \(kind)")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -152,5 +152,12 @@ final class CLIOutputFailureTests: XCTestCase {
         let empty = try CLI.run(["contains", "--fences", fences], stdin: "")
         XCTAssertEqual(empty.status, 1)
         XCTAssertTrue(empty.err.contains("fence: standard input: malformed-input: the input is empty"), empty.err)
+        // A state file that is not a file says so (it was "error 256", or a permission problem).
+        let dir = (fences as NSString).deletingLastPathComponent
+        for (state, kind) in [(dir, "it is a directory"), ("/dev/null", "it is not a regular file")] {
+            let r = try CLI.run(["eval", "--fences", fences, "--state", state], stdin: "device,time,lon,lat\n")
+            XCTAssertEqual(r.status, 1)
+            XCTAssertTrue(r.err.contains("cannot read state file \(state): \(kind)"), r.err)
+        }
     }
 }
