@@ -27,6 +27,9 @@ enum FenceValidation {
     /// 1e-9 degrees (0.1 mm). Reprojected data carries that much floating-point noise
     /// (Natural Earth's Russia reaches 180.00000000000006); beyond it is out of range.
     static let rangeTolerance = 1e-9
+    /// The largest circle radius taken, in metres: half a meridian of WGS84 (20,003,931.5 m,
+    /// the longest geodesic) rounded up to the kilometre. Such a circle covers the globe.
+    static let maxRadius = 20_004_000.0
 
     /// `p` with a coordinate within `rangeTolerance` beyond its range put on the bound.
     static func snappedToRange(_ p: LonLat) -> LonLat {
@@ -60,6 +63,12 @@ enum FenceValidation {
         case .circle(let center, let radius):
             guard radius.isFinite && radius > 0 else {
                 return fail(.invalidRadius, "radius must be a positive finite number of metres, got \(radius)")
+            }
+            // No two points of the ellipsoid are further apart than half a meridian
+            // (20,003,931.5 m): a circle that wide covers the whole globe, and a larger radius
+            // (1e300, a value in the wrong unit) only reaches `nearest` as a 300-digit distance.
+            guard radius <= Self.maxRadius else {
+                return fail(.invalidRadius, "radius \(radius) m is beyond the longest distance on the Earth (at most \(Int(Self.maxRadius)) m)")
             }
             guard center.lon.isFinite && center.lat.isFinite else {
                 return fail(.coordinateOutOfRange, "center \(center) is not a finite coordinate")

@@ -52,4 +52,21 @@ final class CircleFenceTests: XCTestCase {
         XCTAssertEqual(store.ids(covering: LonLat(lon: -135, lat: 88.8)), [], "1.7 degrees from the centre across the pole is 189 km")
         XCTAssertEqual(store.ids(covering: LonLat(lon: -135, lat: 89.7)), ["north"], "0.8 degrees across the pole is 89 km")
     }
+
+    /// The widest circle taken covers the whole globe, its centre's antipode too; a radius
+    /// beyond the longest geodesic (a value in the wrong unit, 1e300) is refused by name.
+    func testRadiusUpToTheLongestGeodesic() throws {
+        var store = FenceStore()
+        try store.add(.circle(id: "world", lon: 10, lat: 45, radius: FenceValidation.maxRadius))
+        for p in [LonLat(lon: -170, lat: -45), LonLat(lon: -170, lat: -44.9), LonLat(lon: 180, lat: 0), LonLat(lon: 0, lat: -90)] {
+            XCTAssertEqual(store.ids(covering: p), ["world"], "\(p)")
+        }
+        let results = store.add([
+            .circle(id: "over", lon: 0, lat: 0, radius: FenceValidation.maxRadius + 1), .circle(id: "huge", lon: 0, lat: 0, radius: 1e300),
+        ])
+        for r in results {
+            XCTAssertEqual(r.error?.kind, .invalidRadius)
+            XCTAssertTrue(r.error?.reason.contains("beyond the longest distance on the Earth") == true, "\(String(describing: r.error))")
+        }
+    }
 }
