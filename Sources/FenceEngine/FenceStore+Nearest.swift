@@ -27,8 +27,9 @@ extension FenceStore {
     /// (`Geodesic.sphericalRelativeBand`) and 1 m: a true lower bound on the ellipsoid, also
     /// over a pole. Distances to candidates are `boundaryDistance(exact: true)`: geodesic
     /// for circles, the nearest edges measured on the ellipsoid for polygons.
+    /// With a `time`, fences that have expired by then (`hasExpired`) are not there.
     /// - Complexity: O(log n + k v) for the k fences whose bound is below the answer.
-    public func nearestBoundary(to position: LonLat, coord: CoordinateSystem = .wgs84) -> NearestBoundary {
+    public func nearestBoundary(to position: LonLat, coord: CoordinateSystem = .wgs84, at time: Double? = nil) -> NearestBoundary {
         let p = CoordinateConversion.toWGS84(position, from: coord)
         guard p.isValidWGS84Range else { return NearestBoundary(fence: nil, distance: .nan) }
         var best = NearestBoundary(fence: nil, distance: .infinity)
@@ -39,6 +40,7 @@ extension FenceStore {
             if bound > abs(best.distance) { return false }
             let slot = item >> 1
             guard seen.insert(slot).inserted else { return true }
+            if let time, slotExpires[Int(slot)] <= time { return true }
             let d = boundaryDistance(slot: Int(slot), p, exact: true, cutoff: abs(best.distance))
             if d < abs(best.distance) {
                 var unit: (Double, Double, Double)?
@@ -55,16 +57,19 @@ extension FenceStore {
     /// Each position is answered on its own (no state passes between positions), so the
     /// result is the same for every thread count and batch split.
     /// - Complexity: that of `nearestBoundary` per position, spread over the workers.
-    public func nearestBoundaries(_ positions: UnsafeBufferPointer<LonLat>, coord: CoordinateSystem = .wgs84, threads: Int = FenceStore.defaultThreads)
-        -> [NearestBoundary]
-    {
+    /// With `times` (one per position), each position sees the fences not expired at its time.
+    public func nearestBoundaries(
+        _ positions: UnsafeBufferPointer<LonLat>, coord: CoordinateSystem = .wgs84, times: [Double]? = nil,
+        threads: Int = FenceStore.defaultThreads
+    ) -> [NearestBoundary] {
+        precondition(times == nil || times!.count == positions.count, "one time per position")
         let m = positions.count
         return [NearestBoundary](unsafeUninitializedCapacity: m) { buffer, n in
             nonisolated(unsafe) let out = buffer
             // Small chunks: a position far from every fence can cost a thousand times one
             // beside its nearest, and a worker takes the next chunk when it is done.
             Parallel.forEachChunk(count: m, chunkSize: 256, threads: threads, makeState: { () }) { _, _, range in
-                for k in range { (out.baseAddress! + k).initialize(to: nearestBoundary(to: positions[k], coord: coord)) }
+                for k in range { (out.baseAddress! + k).initialize(to: nearestBoundary(to: positions[k], coord: coord, at: times?[k])) }
             }
             n = m
         }

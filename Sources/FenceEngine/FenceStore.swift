@@ -110,6 +110,14 @@ public struct FenceStore: Sendable {
     /// The id of a handle returned by a query on this store, unchanged since.
     public func id(of handle: FenceHandle) -> String { slotSettings[Int(handle.rawValue)].id }
 
+    /// Whether the fence has expired at `time`: its `expires` is at or before it, as the event
+    /// engine counts a fence no longer there for a fix at or after its expiry.
+    /// - Complexity: O(1).
+    public func hasExpired(_ handle: FenceHandle, at time: Double) -> Bool { slotExpires[Int(handle.rawValue)] <= time }
+
+    /// How many stored fences have an `expires` time.
+    public var expiringCount: Int { expiring }
+
     /// The group of a handle, if any.
     public func group(of handle: FenceHandle) -> String? {
         let g = slotSettings[Int(handle.rawValue)].group

@@ -65,8 +65,11 @@ enum ContainsCommand {
             let coverage = store.covering(points, threads: threads)
             var bytes: [UInt8] = []
             bytes.reserveCapacity(batch.count * 48)
+            let expiring = store.expiringCount > 0
             for (i, p) in batch.enumerated() {
-                let ids = UTF8Order.sorted(coverage[i].map { store.id(of: $0) })
+                // A fence past its `expires` at the position's time covers nothing, as in `eval`.
+                let live = expiring ? coverage[i].filter { !store.hasExpired($0, at: p.time) } : Array(coverage[i])
+                let ids = UTF8Order.sorted(live.map { store.id(of: $0) })
                 if format == "csv" {
                     bytes.append(contentsOf: Array(OutputEscaping.csvField(p.device).utf8))
                     bytes.append(44)

@@ -62,7 +62,9 @@ enum NearestCommand {
             let more = try naming(positionsPath) { try reader.read(limit: 65_536, into: &batch, errors: &errors) }
             badLines.take(good: batch.count, errors: errors)
             // The searches on every core; the lines in input order.
-            let nearest = batch.map(\.wgs84).withUnsafeBufferPointer { store.nearestBoundaries($0, threads: threads) }
+            // Fences past their `expires` at a position's time are not there, as in `eval`.
+            let times = store.expiringCount > 0 ? batch.map(\.time) : nil
+            let nearest = batch.map(\.wgs84).withUnsafeBufferPointer { store.nearestBoundaries($0, times: times, threads: threads) }
             var bytes: [UInt8] = []
             for (p, n) in zip(batch, nearest) {
                 let id = n.fence.map { store.id(of: $0) } ?? ""

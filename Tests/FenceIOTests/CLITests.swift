@@ -204,6 +204,30 @@ final class CLICheckAndNearestTests: XCTestCase {
         XCTAssertTrue(lines[1].hasSuffix(",40.4"), lines[1])
         XCTAssertEqual(lines[2], "w,1970-01-01T00:00:00.000Z,port,-1000.00,33.3")
     }
+
+    /// A fence past its `expires` covers nothing and is no nearest boundary for a position at
+    /// or after that time, in `contains` and `nearest` as in `eval`.
+    func testContainsAndNearestSkipExpiredFences() throws {
+        let fences = try CLI.temp(
+            self, "fences.geojson",
+            """
+            {"type":"FeatureCollection","features":[
+             {"type":"Feature","properties":{"id":"old","radius":1000,"expires":100},"geometry":{"type":"Point","coordinates":[0,0]}},
+             {"type":"Feature","properties":{"id":"new","radius":5000},"geometry":{"type":"Point","coordinates":[0,0]}}
+            ]}
+            """)
+        let positions = "device,time,lon,lat\nv,99.5,0,0\nv,100,0,0\n"
+        let contains = try CLI.run(["contains", "--fences", fences], stdin: positions)
+        XCTAssertEqual(contains.status, 0, contains.err)
+        XCTAssertEqual(contains.out, "v,1970-01-01T00:01:39.500Z,new;old\nv,1970-01-01T00:01:40.000Z,new\n")
+        let nearest = try CLI.run(["nearest", "--fences", fences], stdin: positions)
+        XCTAssertEqual(nearest.status, 0, nearest.err)
+        let lines = nearest.out.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        XCTAssertEqual(lines.count, 3, nearest.out)
+        XCTAssertEqual(lines[1][2], "old")
+        XCTAssertEqual(lines[2][2], "new")
+        XCTAssertEqual(Double(lines[2][3]) ?? 0, -5000, accuracy: 0.01)
+    }
 }
 
 final class CLIPropertiesTests: XCTestCase {
