@@ -35,6 +35,10 @@ struct Arguments {
                     value = args[i]
                     i += 1
                 }
+                // Given twice, a single-valued option would silently keep the last value.
+                guard values[name] == nil || Self.repeatable.contains(name) else {
+                    throw UsageError("--\(name) is given twice")
+                }
                 values[name] = value
                 lists[name, default: []].append(value!)
             } else {
@@ -42,6 +46,9 @@ struct Arguments {
             }
         }
     }
+
+    /// Options that may be given more than once, each value kept (`lists`).
+    static let repeatable: Set<String> = ["open-option"]
 
     func int(_ name: String, default d: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {
         guard let v = values[name] else { return d }
@@ -53,7 +60,9 @@ struct Arguments {
 
     func double(_ name: String, default d: Double?) throws(UsageError) -> Double? {
         guard let v = values[name] else { return d }
-        guard let n = Double(v), n.isFinite else { throw UsageError("--\(name) must be a number, got \(v)") }
+        // Decimal only: `Double("0x10")` is 16, and a hexadecimal dwell is more likely a slip.
+        let decimal = v.utf8.allSatisfy { (48...57).contains($0) || $0 == 43 || $0 == 45 || $0 == 46 || $0 == 101 || $0 == 69 }
+        guard decimal, let n = Double(v), n.isFinite else { throw UsageError("--\(name) must be a number, got \(v)") }
         return n
     }
 }

@@ -130,7 +130,7 @@ final class CLIOutputFailureTests: XCTestCase {
         XCTAssertEqual(without.out, "rc=0\n", without.err)
     }
 
-    func testStrayArgumentsAndTwoStandardInputsAreUsageErrors() throws {
+    func testStrayRepeatedAndHexadecimalArgumentsAreUsageErrors() throws {
         let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
         let stray = try CLI.run(["eval", "--fences", fences, "positions.csv"])
         XCTAssertEqual(stray.status, 2)
@@ -140,6 +140,13 @@ final class CLIOutputFailureTests: XCTestCase {
         XCTAssertTrue(both.err.contains("cannot both come from standard input"), both.err)
         let state = try CLI.run(["eval", "--fences", fences, "--state", "-"], stdin: "device,time,lon,lat\n")
         XCTAssertEqual(state.status, 2)
+        // A single-valued option given twice, and a number in hexadecimal (Double("0x10") is 16).
+        let twice = try CLI.run(["check", "--fences", fences, "--fences", fences])
+        XCTAssertEqual(twice.status, 2)
+        XCTAssertTrue(twice.err.contains("--fences is given twice"), twice.err)
+        let hex = try CLI.run(["eval", "--fences", fences, "--dwell", "0x10"], stdin: "device,time,lon,lat\n")
+        XCTAssertEqual(hex.status, 2)
+        XCTAssertTrue(hex.err.contains("--dwell must be a number, got 0x10"), hex.err)
     }
 
     /// Errors about a whole input name it.
