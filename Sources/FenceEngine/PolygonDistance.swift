@@ -61,22 +61,37 @@ enum PolygonDistance {
         func reach(_ d: Double) -> Double { d * (1.01 + growth * d) + 1 }
         var best = Double.infinity
         var near: [(estimate: Double, edge: Edge, t: Double)] = []
+        // Edges on the antimeridian wait until every one is known (`AntimeridianSeam`).
+        var onLine: [Edge] = []
+        func take(_ e: Edge) {
+            let (d2, t) = screen(e, p, kx: kx, ky: ky)
+            if exact {
+                let d = d2.squareRoot()
+                if d <= reach(best) {
+                    near.append((d, e, t))
+                    best = min(best, d)
+                }
+            } else {
+                best = min(best, d2)
+            }
+        }
         for r in 0..<ringCount {
             let n = Int(abs(record[1 + r]))
             for i in 0..<max(0, n - 1) {
                 let e = Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
-                let (d2, t) = screen(e, p, kx: kx, ky: ky)
-                if exact {
-                    let d = d2.squareRoot()
-                    if d <= reach(best) {
-                        near.append((d, e, t))
-                        best = min(best, d)
-                    }
+                if AntimeridianSeam.isOnLine(e.ax, e.bx) {
+                    onLine.append(e)
                 } else {
-                    best = min(best, d2)
+                    take(e)
                 }
             }
             q += 2 * n
+        }
+        if !onLine.isEmpty {
+            let cover = AntimeridianSeam.Cover(onLine)
+            for e in onLine {
+                for part in AntimeridianSeam.boundaryParts(of: e, cover) { take(part) }
+            }
         }
         guard exact else { return best.squareRoot() }
         // Not the nearest fence, whatever the edges measure.
@@ -144,6 +159,8 @@ enum PolygonDistance {
         if nearestRun > cutoff { return nearestRun }
         var best = Double.infinity
         let (kx, ky) = scales(lat: p.lat)
+        // Found once an edge on the antimeridian comes up (`AntimeridianSeam`).
+        var cover: AntimeridianSeam.Cover?
         while let top = heap.popMin(), top.bound <= best {
             if top.ref >= 0 {
                 let run = runs[Int(top.ref)]
@@ -154,9 +171,27 @@ enum PolygonDistance {
                     if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: ~Int32(run.start + 2 * k))) }
                 }
             } else {
-                let e = edge(at: Int(~top.ref))
-                let (d2, hint) = screen(e, p, kx: kx, ky: ky)
-                best = min(best, onEllipsoid(e, p, hint: hint, estimate: d2.squareRoot()))
+                let whole = edge(at: Int(~top.ref))
+                var parts = [whole]
+                if AntimeridianSeam.isOnLine(whole.ax, whole.bx) {
+                    if cover == nil {
+                        var edges: [Edge] = []
+                        var v = 0
+                        for r in 0..<ringCount {
+                            let n = Int(abs(record[1 + r]))
+                            for i in 0..<max(0, n - 1) where AntimeridianSeam.isOnLine(coords[v + 2 * i], coords[v + 2 * i + 2]) {
+                                edges.append(edge(at: v + 2 * i))
+                            }
+                            v += 2 * n
+                        }
+                        cover = AntimeridianSeam.Cover(edges)
+                    }
+                    parts = AntimeridianSeam.boundaryParts(of: whole, cover!)
+                }
+                for e in parts {
+                    let (d2, hint) = screen(e, p, kx: kx, ky: ky)
+                    best = min(best, onEllipsoid(e, p, hint: hint, estimate: d2.squareRoot()))
+                }
             }
         }
         return best

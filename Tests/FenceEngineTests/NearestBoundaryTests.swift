@@ -61,10 +61,34 @@ final class NearestBoundaryTests: XCTestCase {
     /// The oracle for a polygon's boundary distance: each edge (straight in lon/lat) sampled
     /// densely with Karney's geodesic, then each local minimum's neighbourhood narrowed by
     /// ternary search on the geodesic itself.
+    ///
+    /// Edges on the antimeridian (both ends at +180, or both at -180) count only where no edge
+    /// on the other line covers the same latitudes: there the two sides are one area, cut
+    /// (RFC 7946). Found here by cutting each such edge at every end of the other line's
+    /// edges and keeping the pieces whose middle the other line does not cover.
     static func slowBoundaryDistance(_ rings: [[LonLat]], _ p: LonLat) -> Double {
         var best = Double.infinity
-        for ring in rings {
-            for (a, b) in zip(ring, ring.dropFirst()) {
+        let edges = rings.flatMap { ring in zip(ring, ring.dropFirst()).map { ($0, $1) } }
+        func onLine(_ a: LonLat, _ b: LonLat) -> Bool { a.lon == b.lon && abs(a.lon) == 180 }
+        var pieces: [(LonLat, LonLat)] = []
+        for (a, b) in edges {
+            guard onLine(a, b) else {
+                pieces.append((a, b))
+                continue
+            }
+            let other = edges.filter { onLine($0.0, $0.1) && $0.0.lon == -a.lon }.map { (min($0.0.lat, $0.1.lat), max($0.0.lat, $0.1.lat)) }
+            let lo = min(a.lat, b.lat)
+            let hi = max(a.lat, b.lat)
+            let cuts = ([lo, hi] + other.flatMap { [$0.0, $0.1] }.filter { $0 > lo && $0 < hi }).sorted()
+            for (x, y) in zip(cuts, cuts.dropFirst()) where y > x {
+                let middle = (x + y) / 2
+                if !other.contains(where: { $0.0 <= middle && middle <= $0.1 }) {
+                    pieces.append((LonLat(lon: a.lon, lat: x), LonLat(lon: a.lon, lat: y)))
+                }
+            }
+        }
+        do {
+            for (a, b) in pieces {
                 func d(_ t: Double) -> Double {
                     Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: a.lon + t * (b.lon - a.lon), lat2: a.lat + t * (b.lat - a.lat))
                 }
@@ -85,6 +109,53 @@ final class NearestBoundaryTests: XCTestCase {
             }
         }
         return best
+    }
+
+    /// A polygon cut at the antimeridian (RFC 7946) is one area: the cut is not its boundary,
+    /// for `nearest` and for hysteresis margins, where the other side covers the same
+    /// latitudes; where it does not, the line is a real edge. Found by an outside audit: a
+    /// position 1.1 km from the cut and 332 km from the nearest real edge read -1,109 m, and
+    /// with a 2 km margin its initial enter was held back.
+    func testTheAntimeridianCutIsNoBoundary() throws {
+        func ring(_ points: [(Double, Double)]) -> [LonLat] { points.map { LonLat(lon: $0.0, lat: $0.1) } }
+        // 170E..190E x 10S..10N with a notch 178E..181E x 2S..2N, cut at 180.
+        let notched = [
+            ring([(170, -10), (180, -10), (180, -2), (178, -2), (178, 2), (180, 2), (180, 10), (170, 10), (170, -10)]),
+            ring([(-180, -10), (-170, -10), (-170, 10), (-180, 10), (-180, 2), (-179, 2), (-179, -2), (-180, -2), (-180, -10)]),
+        ]
+        // The west part covers only the northern half of the east part's edge on the line.
+        let partial = [
+            ring([(170, 0), (180, 0), (180, 10), (170, 10), (170, 0)]), ring([(-180, 5), (-170, 5), (-170, 10), (-180, 10), (-180, 5)]),
+        ]
+        var rng = TestRandom(mixing: 180)
+        for (name, parts) in [("notched", notched), ("partial", partial)] {
+            var store = FenceStore()
+            try store.add(Fence(id: name, shape: .polygons(parts.map { Polygon(exterior: $0) })))
+            var positions = [LonLat(lon: 179.99, lat: 5), LonLat(lon: -179.99, lat: 5), LonLat(lon: 179.99, lat: 2.5), LonLat(lon: 180, lat: 7)]
+            for _ in 0..<12 {
+                let lon = rng.uniform(0, 1) < 0.5 ? rng.uniform(179, 180) : rng.uniform(-180, -179)
+                positions.append(LonLat(lon: lon, lat: rng.uniform(-9.9, 9.9)))
+            }
+            for p in positions {
+                let want = Self.slowBoundaryDistance(parts, p)
+                XCTAssertEqual(store.boundaryDistance(slot: 0, p, exact: true), want, accuracy: 2e-6 * want + 0.001, "\(name) \(p)")
+            }
+        }
+        var store = FenceStore()
+        try store.add(Fence(id: "notched", shape: .polygons(notched.map { Polygon(exterior: $0) })))
+        let n = store.nearestBoundary(to: LonLat(lon: 179.99, lat: 5))
+        XCTAssertEqual(n.distance, -331_736, accuracy: 1)
+        // Where the other side does not cover the line, it is the boundary: 1.1 km east.
+        var half = FenceStore()
+        try half.add(Fence(id: "partial", shape: .polygons(partial.map { Polygon(exterior: $0) })))
+        XCTAssertEqual(half.nearestBoundary(to: LonLat(lon: 179.99, lat: 2.5)).distance, -1_113, accuracy: 5)
+        // With a 2 km margin, a first fix 1.1 km from the cut is deep inside: initial enter.
+        var settings = EventSettings()
+        settings.hysteresisMargin = 2000
+        var engine = EventEngine(settings: settings)
+        _ = engine.add([Fence(id: "notched", shape: .polygons(notched.map { Polygon(exterior: $0) }))])
+        let r = engine.evaluate([Position(device: "v", time: 0, lon: 179.99, lat: 5), Position(device: "v", time: 60, lon: -179.99, lat: 5)])
+        XCTAssertEqual(r.events.map { "\($0.time) \($0.kind) \($0.initial)" }, ["0.0 enter true"])
     }
 
     /// Polygon distances are geodesic distances to the edges at any latitude and range,
