@@ -3,8 +3,10 @@ import Foundation
 /// Writing text into CSV and JSON output safely: input is data, never markup or formulas.
 ///
 /// The rule for CSV (RFC 4180 plus the OWASP "CSV injection" guard):
-/// - a text cell (an id, a group, a property) holding a comma, a quote, CR or LF is quoted,
-///   quotes doubled;
+/// - a text cell (an id, a group, a property) holding a comma, a quote, or any control
+///   character (CR, LF, ESC, NUL, DEL...) is quoted, quotes doubled: CSV has no escape for
+///   them, and a quoted field keeps them data to a reader, not a terminal command or a record
+///   break;
 /// - a text cell starting with `=`, `+`, `-`, `@`, a tab or CR is a formula to a spreadsheet:
 ///   it is written quoted with a leading `'`, so the spreadsheet shows it as text;
 /// - except a text cell that is a plain decimal number (`-73.9`, `+1`, `-2.5e-3`): that is data
@@ -19,7 +21,7 @@ public enum OutputEscaping {
         if let first = s.utf8.first, first == 61 || first == 43 || first == 45 || first == 64 || first == 9 || first == 13 {
             formula = !isPlainNumber(s)
         }
-        for b in s.utf8 where b == 44 || b == 34 || b == 10 || b == 13 {
+        for b in s.utf8 where b == 44 || b == 34 || b < 32 || b == 127 {
             needsQuotes = true
             break
         }

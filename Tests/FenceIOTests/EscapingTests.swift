@@ -32,6 +32,9 @@ final class EscapingTests: XCTestCase {
         XCTAssertEqual(OutputEscaping.csvField("ünï 🚢"), "ünï 🚢")
         XCTAssertEqual(OutputEscaping.csvField("a,b"), "\"a,b\"")
         XCTAssertEqual(OutputEscaping.csvField("a\nb"), "\"a\nb\"")
+        // Every control character: CSV cannot escape them, a quoted field at least keeps them in it.
+        XCTAssertEqual(OutputEscaping.csvField("a\u{1B}[31mb"), "\"a\u{1B}[31mb\"")
+        XCTAssertEqual(OutputEscaping.csvField("a\u{0}b\u{7F}"), "\"a\u{0}b\u{7F}\"")
         XCTAssertEqual(OutputEscaping.csvField("=1+2"), "\"'=1+2\"")
         XCTAssertEqual(OutputEscaping.csvField("@x"), "\"'@x\"")
         XCTAssertEqual(OutputEscaping.csvField("\t=1"), "\"'\t=1\"")
