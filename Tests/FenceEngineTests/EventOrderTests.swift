@@ -16,7 +16,8 @@ final class EventOrderTests: XCTestCase {
         let groups: [String?] = [nil, "g", "a-group-name-longer-than-fifteen"]
         return (0..<count).map { _ in
             FenceEvent(
-                time: Double(rng.next() % UInt64(times)), device: devices[Int(rng.next() % 7)], fence: fences[Int(rng.next() % 5)],
+                // Sub-millisecond parts too: the order takes times as written (to the ms).
+                time: Double(rng.next() % UInt64(times)) + [0, 0.0001, 0.0004, 0.0006][Int(rng.next() % 4)], device: devices[Int(rng.next() % 7)], fence: fences[Int(rng.next() % 5)],
                 group: groups[Int(rng.next() % 3)], kind: kinds[Int(rng.next() % 4)], lon: Double(rng.next() % 3),
                 lat: Double(rng.next() % 3), initial: rng.next() % 2 == 0, reason: reasons[Int(rng.next() % 4)])
         }
@@ -65,6 +66,26 @@ final class EventOrderTests: XCTestCase {
 
     /// Events are built, sorted and copied per event: the record stays at 88 bytes (one-byte
     /// fields after the optional time, filling its padding), not the 104 of declaration order.
+    /// Output is sorted by the time as written: two devices' events in one millisecond go by
+    /// device (found by an outside audit: the unwritten sub-millisecond part decided), and one
+    /// device's events with one fence in one millisecond keep the order they happened in.
+    func testOrderTakesTimesAsWritten() {
+        let square = [(0.0, 0.0), (1, 0), (1, 1), (0, 1), (0, 0)].map { LonLat(lon: $0.0, lat: $0.1) }
+        var engine = EventEngine()
+        _ = engine.add([.polygon(id: "sq", exterior: square)])
+        let r = engine.evaluate([
+            Position(device: "a", time: 100.0004, lon: 0.5, lat: 0.5), Position(device: "b", time: 100.0001, lon: 0.5, lat: 0.5),
+            Position(device: "c", time: 200.0001, lon: 0.5, lat: 0.5), Position(device: "c", time: 300.0001, lon: 5, lat: 5),
+            Position(device: "c", time: 300.0004, lon: 0.5, lat: 0.5),
+        ])
+        XCTAssertEqual(r.events.map { "\($0.device) \($0.kind)" }, ["a enter", "b enter", "c enter", "c exit", "c enter"])
+        let a = FenceEvent(time: 1.0004, device: "a", fence: "f", kind: .enter, lon: 0, lat: 0)
+        let b = FenceEvent(time: 1.0001, device: "b", fence: "f", kind: .enter, lon: 0, lat: 0)
+        XCTAssertTrue(a < b)
+        XCTAssertFalse(b < a)
+        XCTAssertTrue(b < FenceEvent(time: 1.0006, device: "a", fence: "f", kind: .enter, lon: 0, lat: 0))
+    }
+
     func testEventRecordSize() {
         XCTAssertEqual(MemoryLayout<FenceEvent>.stride, 88)
     }

@@ -1,10 +1,10 @@
 extension EventEngine {
     /// Events in output order. A list already in time order (a live feed's is, but for the
     /// events of one fix, which come in fence-key order) only has its runs of equal times
-    /// sorted, in place. Otherwise small (time, index) keys are sorted and the records
-    /// gathered once: several times faster than sorting the records themselves, which moves
-    /// about 100 bytes and retains three strings per step. Ties in time fall back to the full
-    /// order.
+    /// sorted, in place. Times are taken as written (`FenceEvent.outputMillisecond`).
+    /// Otherwise small (time, index) keys are sorted and the records gathered once: several
+    /// times faster than sorting the records themselves, which moves about 100 bytes and
+    /// retains three strings per step. Ties in time fall back to the full order.
     /// - Complexity: O(e) plus the ties' sorts when in time order, O(e log e) otherwise.
     ///
     /// The list is taken, not copied: pass it with `consume` (or as a temporary) and a list
@@ -14,7 +14,7 @@ extension EventEngine {
         let timeOrdered = out.withUnsafeBufferPointer { e -> Bool in
             var k = 1
             while k < e.count {
-                if e[k].time < e[k - 1].time { return false }
+                if FenceEvent.outputMillisecond(e[k].time) < FenceEvent.outputMillisecond(e[k - 1].time) { return false }
                 k += 1
             }
             return true
@@ -24,7 +24,8 @@ extension EventEngine {
                 var lo = 0
                 while lo < e.count {
                     var hi = lo + 1
-                    while hi < e.count && e[hi].time == e[lo].time { hi += 1 }
+                    let ms = FenceEvent.outputMillisecond(e[lo].time)
+                    while hi < e.count && FenceEvent.outputMillisecond(e[hi].time) == ms { hi += 1 }
                     if hi - lo > 1 {
                         var run = UnsafeMutableBufferPointer(rebasing: e[lo..<hi])
                         run.sort()
@@ -35,7 +36,7 @@ extension EventEngine {
             return out
         }
         let events = out
-        var keys = events.indices.map { (events[$0].time, Int32($0)) }
+        var keys = events.indices.map { (FenceEvent.outputMillisecond(events[$0].time), Int32($0)) }
         keys.sort { a, b in
             if a.0 != b.0 { return a.0 < b.0 }
             return events[Int(a.1)] < events[Int(b.1)]
@@ -44,7 +45,7 @@ extension EventEngine {
     }
 
     /// All events in output order from per-partition lists, each already sorted. Small keys
-    /// (time, list, index) are made on the workers, each list's at its offset, and sorted. Ties
+    /// (time as written, list, index) are made on the workers, each list's at its offset, and sorted. Ties
     /// in time fall back to the full order. Lists already sorted make runs the standard
     /// library's merge sort only interleaves: O(e log k) for k lists instead of O(e log e).
     ///
@@ -68,7 +69,7 @@ extension EventEngine {
             nonisolated(unsafe) let keys = buffer
             Parallel.forEachChunk(count: lists.count, chunkSize: 1, threads: threads, makeState: { () }) { _, l, _ in
                 lists[l].withUnsafeBufferPointer { events in
-                    for i in events.indices { keys[starts[l] + i] = (events[i].time, UInt32(l), UInt32(i)) }
+                    for i in events.indices { keys[starts[l] + i] = (FenceEvent.outputMillisecond(events[i].time), UInt32(l), UInt32(i)) }
                 }
             }
             initialized = total

@@ -80,21 +80,37 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
     /// Field by field, ids and group by their bytes (`ExactID`), as `<` orders them: two events
     /// that differ only in an id's spelling (NFC against NFD) are two events. The synthesised
     /// hash stays consistent: byte-equal strings are equal strings.
+    /// The millisecond an event time is written as (`ISO8601.append` rounds the same way,
+    /// to the nearest, halves away from zero), as a whole number of milliseconds since the
+    /// epoch; exact for every time of the years 1-9999.
+    @inline(__always)
+    public static func outputMillisecond(_ time: Double) -> Double { (time * 1000).rounded() }
+
     public static func == (a: FenceEvent, b: FenceEvent) -> Bool {
         a.time == b.time && a.lon == b.lon && a.lat == b.lat && a.insideSeconds == b.insideSeconds && a.kind == b.kind
             && a.initial == b.initial && a.reason == b.reason && ExactID.sameBytes(a.device, b.device)
             && ExactID.sameBytes(a.fence, b.fence) && ExactID.sameBytes(a.group, b.group)
     }
 
-    /// Output order: (time, device, fence, event), then the remaining fields so the order is
-    /// total and output is byte-identical however it was produced.
+    /// Output order: (time, device, fence, event), the time as it is written (to the
+    /// millisecond, `outputMillisecond`), then the remaining fields so the order is total and
+    /// output is byte-identical however it was produced.
+    ///
+    /// Within one written millisecond, one device's events with one fence keep the order they
+    /// happened in (the exact time decides before the event kind): fixes less than a
+    /// millisecond apart (an exit, then a re-enter) would otherwise be written enter first.
+    /// Two devices in one millisecond go by device, as written; before, the unwritten
+    /// sub-millisecond part decided, so the output did not look sorted.
     public static func < (a: FenceEvent, b: FenceEvent) -> Bool {
-        if a.time != b.time { return a.time < b.time }
+        let ma = outputMillisecond(a.time)
+        let mb = outputMillisecond(b.time)
+        if ma != mb { return ma < mb }
         // Ids by their bytes: `String !=` would call canonically equivalent spellings one id.
         let device = UTF8Order.compare(a.device, b.device)
         if device != 0 { return device < 0 }
         let fence = UTF8Order.compare(a.fence, b.fence)
         if fence != 0 { return fence < 0 }
+        if a.time != b.time { return a.time < b.time }
         if a.kind != b.kind { return a.kind < b.kind }
         if a.reason != b.reason { return (a.reason?.rawValue ?? "") < (b.reason?.rawValue ?? "") }
         if a.initial != b.initial { return !a.initial }
