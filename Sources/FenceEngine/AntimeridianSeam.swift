@@ -9,13 +9,18 @@
 /// on it is covered from either side); distances (`nearest`, hysteresis margins) must leave
 /// it out.
 ///
-/// Only edges lying exactly on the line (both ends at +180, or both at -180) are cut edges,
-/// which is how RFC 7946 writers and the engine's own antimeridian cut emit them. An edge on
-/// +180 with no counterpart on -180 is a real boundary (a fence that ends at the line).
+/// Only edges lying on the line (both ends at +180, or both at -180, within
+/// `FenceValidation.rangeTolerance`: reprojected and cut data carries 1e-14 degrees of noise,
+/// such as 179.99999999999997) are cut edges, which is how RFC 7946 writers and GDAL's
+/// antimeridian cut (WRAPDATELINE, used by the OGR reader) emit them. An edge on +180 with no
+/// counterpart on -180 is a real boundary (a fence that ends at the line).
 enum AntimeridianSeam {
     /// Whether the edge from (ax, ay) to (bx, by) lies on the antimeridian.
     @inline(__always)
-    static func isOnLine(_ ax: Double, _ bx: Double) -> Bool { ax == bx && (ax == 180 || ax == -180) }
+    static func isOnLine(_ ax: Double, _ bx: Double) -> Bool {
+        let t = 180 - FenceValidation.rangeTolerance
+        return (ax >= t && bx >= t) || (ax <= -t && bx <= -t)
+    }
 
     /// The latitudes covered by a fence's edges on +180 (`east`) and on -180 (`west`), each
     /// as sorted, merged intervals.
@@ -51,6 +56,7 @@ enum AntimeridianSeam {
     /// - Complexity: O(k) for k intervals on the other side.
     static func boundaryParts(of e: PolygonDistance.Edge, _ cover: Cover) -> [PolygonDistance.Edge] {
         guard isOnLine(e.ax, e.bx) else { return [e] }
+        // Kept where it lies (the noise is far below a millimetre), only shortened.
         let other = e.ax > 0 ? cover.west : cover.east
         var lo = min(e.ay, e.by)
         let hi = max(e.ay, e.by)

@@ -3,10 +3,10 @@ import Foundation
 /// Writing text into CSV and JSON output safely: input is data, never markup or formulas.
 ///
 /// The rule for CSV (RFC 4180 plus the OWASP "CSV injection" guard):
-/// - a text cell (an id, a group, a property) holding a comma, a quote, or any control
-///   character (CR, LF, ESC, NUL, DEL...) is quoted, quotes doubled: CSV has no escape for
-///   them, and a quoted field keeps them data to a reader, not a terminal command or a record
-///   break;
+/// - a text cell (an id, a group, a property) holding a comma, a quote, or a control
+///   character (C0 such as CR, LF, ESC and NUL; DEL; C1, U+0080 to U+009F) is quoted, quotes
+///   doubled: CSV has no escape for them, and quoting keeps them inside their field for a CSV
+///   reader (a terminal shown the file still sees them raw);
 /// - a text cell starting with `=`, `+`, `-`, `@`, a tab or CR is a formula to a spreadsheet:
 ///   it is written quoted with a leading `'`, so the spreadsheet shows it as text;
 /// - except a text cell that is a plain decimal number (`-73.9`, `+1`, `-2.5e-3`): that is data
@@ -21,9 +21,14 @@ public enum OutputEscaping {
         if let first = s.utf8.first, first == 61 || first == 43 || first == 45 || first == 64 || first == 9 || first == 13 {
             formula = !isPlainNumber(s)
         }
-        for b in s.utf8 where b == 44 || b == 34 || b < 32 || b == 127 {
-            needsQuotes = true
-            break
+        var previous: UInt8 = 0
+        for b in s.utf8 {
+            // C1 controls are 0xC2 0x80...0x9F in UTF-8.
+            if b == 44 || b == 34 || b < 32 || b == 127 || (previous == 0xC2 && b >= 0x80 && b <= 0x9F) {
+                needsQuotes = true
+                break
+            }
+            previous = b
         }
         if !needsQuotes && !formula { return s }
         let body = (formula ? "'" : "") + s.replacingOccurrences(of: "\"", with: "\"\"")

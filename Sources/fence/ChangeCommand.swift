@@ -27,7 +27,7 @@ enum ChangeCommand {
         let a = try Arguments(
             args, valued: ["nats", "add", "remove", "remove-group", "name"], flagNames: ["remove-all", "flush"])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let servers = try a.natsServers()
@@ -56,7 +56,7 @@ enum ChangeCommand {
         let connection = try NATSConnection(servers: servers, name: "fence-change")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
         let seq = try Deployment.publishChange(operations[0], connection: connection, topology: topology)
-        print(seq)
+        printLine("\(seq)")
         StandardError().write("fence change: published at stream sequence \(seq) of \(topology.fixStream)\n")
         return 0
     }

@@ -21,7 +21,7 @@ enum CheckCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, valued: Arguments.fenceOptions.union(["threads"]), flagNames: ["repair"])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
@@ -35,7 +35,9 @@ enum CheckCommand {
         }
         let layerOrder = Dictionary(loading.read.layers.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         lines.sort { (layerOrder[$0.0.layer] ?? 0, $0.0.index) < (layerOrder[$1.0.layer] ?? 0, $1.0.index) }
-        for (_, line) in lines { print(line) }
+        // A reader that stops early (`| head`) must not turn this run's 1 into 0.
+        OutputFailure.statusOnClose = bad.isEmpty ? 0 : 1
+        for (_, line) in lines { printLine(line) }
         let layers = loading.read.layers.count
         StandardError().write(
             "fence check: \(loading.read.featureCount) features in \(layers) layer\(layers == 1 ? "" : "s") "

@@ -33,7 +33,7 @@ enum ContainsCommand {
             args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "coord", "threads", "max-line-bytes", BadLines.option]),
             flagNames: ["repair"])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let positionsPath = try a.positionsPath()

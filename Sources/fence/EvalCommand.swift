@@ -57,7 +57,7 @@ enum EvalCommand {
                 "actions", "margin", "exit-delay", "evict-idle", "threads", "max-line-bytes",
             ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let started = Date()
@@ -122,10 +122,10 @@ enum EvalCommand {
         let reader = try naming(positionsPath) {
             try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
         }
-        let out: OutputSink = try outputPath.map { try OutputSink(path: $0) } ?? OutputSink()
+        let out: OutputSink = try outputPath.map { try OutputSink(path: $0, deferOpening: true) } ?? OutputSink()
         if let statePath = a.values["state"] {
             // Checked now, not after the whole run.
-            try refuseUnwritable(statePath)
+            try refuseUnwritable(statePath, byRename: true)
             OutputFailure.unfinishedOnClose = "the state file \(statePath) was not written"
         }
         let propertyNames = (a.values["properties"] ?? "").split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) }

@@ -13,7 +13,7 @@ enum EventsCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, valued: ["nats", "output", "name"], flagNames: [])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-events")

@@ -31,7 +31,7 @@ enum NearestCommand {
             args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "coord", "max-line-bytes", "threads", BadLines.option]),
             flagNames: [])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let speed = try a.double("max-speed", default: 30)!

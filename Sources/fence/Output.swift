@@ -9,28 +9,33 @@ enum OutputFailure {
     /// of `fence eval --state`; the run then exits 1 instead of quietly. Set once, before any
     /// output, by the command on the main thread.
     nonisolated(unsafe) static var unfinishedOnClose: String?
+    /// The status a quiet end on a closed pipe exits with: 0 unless the command already knows
+    /// the run failed (`check` with bad fences prints them, and `| head` must not turn its 1
+    /// into 0). Set on the main thread before the output it concerns.
+    nonisolated(unsafe) static var statusOnClose: Int32 = 0
 
     /// Ends the run after a write to `what` failed with `errno`. A closed pipe (`| head`) ends
-    /// it quietly with status 0, unless `unfinishedOnClose` says what would be lost; any other
-    /// failure (a full disk, a bad descriptor) is named, with status 1.
+    /// it quietly with `statusOnClose`, unless `unfinishedOnClose` says what would be lost;
+    /// any other failure (a full disk, a bad descriptor) is named, with status 1.
     static func exitAfterFailedWrite(to what: String) -> Never {
         let code = errno
         if code == EPIPE {
-            guard let unfinished = unfinishedOnClose else { exit(0) }
+            guard let unfinished = unfinishedOnClose else { exit(statusOnClose) }
             StandardError().write("fence: \(what) was closed before the run ended; \(unfinished)\n")
             exit(1)
         }
         StandardError().write("fence: cannot write \(what): \(String(cString: strerror(code)))\n")
         exit(1)
     }
+}
 
-    /// Flushes what `print` buffered for standard output and ends the run as above if it
-    /// could not be written (`print` itself ignores the failure: `--help > /dev/full` said 0).
-    static func flushStandardOutput() {
-        // All streams (only standard output is written through stdio): a write that failed
-        // before leaves its bytes buffered, so this flush fails again and says so.
-        if fflush(nil) != 0 { exitAfterFailedWrite(to: "standard output") }
-    }
+/// Writes `text` and a line break to standard output at once, with write(2): the commands'
+/// help, `check`'s report and `status` lines. Not `print`, whose stdio buffer drops a failed
+/// write without a word (`--help > /dev/full` said 0).
+func printLine(_ text: String) {
+    var line = text + "\n"
+    let ok = line.withUTF8 { writeAll(1, UnsafeRawBufferPointer($0)) }
+    if !ok { OutputFailure.exitAfterFailedWrite(to: "standard output") }
 }
 
 /// Writes to standard output, unbuffered here (callers hand it large blocks).
@@ -52,9 +57,11 @@ struct StandardError {
 
 /// Where events go: standard output or a file, written in large blocks.
 ///
-/// A file is opened (created, or truncated) only when the first block is written, which is
-/// after the command has read its first batch of input: a run refused at its input's header
-/// leaves the previous output as it was.
+/// With `deferOpening`, a regular file is opened (created, or emptied) only at the first
+/// explicit `flush()`, which `fence eval` makes once its first batch of input was read: a run
+/// refused at its input's header leaves the previous output as it was. Until then everything
+/// written is held, however much (the events of restoring a state come before that batch).
+/// Anything else at the path (a FIFO, a device) is opened at once: its reader waits for it.
 final class OutputSink {
     private var fd: Int32
     private let path: String?
@@ -65,28 +72,35 @@ final class OutputSink {
         path = nil
     }
 
-    /// Output to the file at `path`, checked now (its directory must let it be created) but
-    /// opened at the first flush.
+    /// Output to the file at `path`, checked now (a directory, or one that could not be
+    /// created or written, is refused).
     /// - Throws: `malformedInput` when it could not be written.
-    init(path: String) throws(FenceError) {
+    init(path: String, deferOpening: Bool = false) throws(FenceError) {
         fd = -1
         self.path = path
         try refuseUnwritable(path)
+        var s = stat()
+        let regularOrNew = stat(path, &s) != 0 || (s.st_mode & S_IFMT) == S_IFREG
+        if !(deferOpening && regularOrNew) {
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            if fd < 0 { throw FenceError(.malformedInput, reason: "cannot open \(path) for writing: \(String(cString: strerror(errno)))") }
+        }
     }
 
-    /// Writes what is left, but opens nothing: a file not yet opened is left as it was (the
-    /// run ended before its first batch of input was read).
+    /// Writes what is left, but opens nothing: a deferred file not yet opened is left as it
+    /// was (the run ended before its first batch of input was read).
     deinit {
-        if path == nil || fd >= 0 { flush() }
+        if fd >= 0 { flush() }
         if path != nil && fd >= 0 { close(fd) }
     }
 
+    /// Adds to the buffer; writes it out past 1 MiB once the file is open.
     func write(_ bytes: [UInt8]) {
         buffer.append(contentsOf: bytes)
-        if buffer.count >= 1 << 20 { flush() }
+        if buffer.count >= 1 << 20 && fd >= 0 { flush() }
     }
 
-    /// Writes the buffer, opening (creating or truncating) the file first if need be.
+    /// Writes the buffer, opening (creating or emptying) a deferred file first.
     func flush() {
         if fd < 0, let path {
             fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -96,50 +110,61 @@ final class OutputSink {
         if !ok { OutputFailure.exitAfterFailedWrite(to: path ?? "standard output") }
         buffer.removeAll(keepingCapacity: true)
     }
-
 }
 
-/// Refuses, before any work, a file the run will write at its end or on its first output:
-/// a directory, or a file that could not be written or created (a missing or read-only
-/// directory).
+/// The folder of `path` ("." for a bare name).
+private func folder(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+}
+
+/// Refuses, before any work, a file the run will write: a directory, or a file that could not
+/// be written or created. With `byRename` (the state file: a new file is written beside it and
+/// renamed over it) only its folder must be writable, whatever the file's own mode.
 /// - Throws: `malformedInput` naming the path and why.
-func refuseUnwritable(_ path: String) throws(FenceError) {
+func refuseUnwritable(_ path: String, byRename: Bool = false) throws(FenceError) {
     var s = stat()
     if stat(path, &s) == 0 && (s.st_mode & S_IFMT) == S_IFDIR {
         throw FenceError(.malformedInput, reason: "cannot write \(path): it is a directory")
     }
-    let directory: String
-    if let slash = path.lastIndex(of: "/") {
-        directory = slash == path.startIndex ? "/" : String(path[..<slash])
-    } else {
-        directory = "."
-    }
-    if access(path, F_OK) == 0 ? access(path, W_OK) != 0 : access(directory, W_OK) != 0 {
+    let writable = byRename || access(path, F_OK) != 0 ? access(folder(of: path), W_OK) == 0 : access(path, W_OK) == 0
+    if !writable {
         throw FenceError(.malformedInput, reason: "cannot write \(path): \(String(cString: strerror(errno)))")
     }
 }
 
 /// Refuses an `--output` that names the same file as one of the run's inputs or its state
 /// file: opening it for writing would empty the input before it is read, or the state's
-/// rename would replace the events. Files are compared by device and inode, so another
-/// spelling of the path (`./x`, a link) is caught too. Paths that do not exist yet are not
-/// compared (only `--output` and `--state` may be new).
+/// rename would replace the events. Existing files are compared by device and inode, so
+/// another spelling of the path (`./x`, a link) is caught too, and positions from standard
+/// input (`-`) are compared by what standard input is. Paths not there yet (a new output, a
+/// new state) are compared by their folder's real path and their name.
 /// - Throws: `UsageError` naming both options.
 func refuseSameFile(output: String?, others: [(option: String, path: String?)]) throws(UsageError) {
     guard let output, output != "-" else { return }
-    var o = stat()
-    guard stat(output, &o) == 0 else {
-        // Not there yet: it can only clash with another new path spelt the same.
-        for (option, path) in others where path == output {
-            throw UsageError("--output and --\(option) name the same file \(output)")
-        }
-        return
-    }
-    for (option, path) in others {
-        guard let path, path != "-" else { continue }
+    func identity(_ path: String) -> (dev: UInt64, ino: UInt64)? {
         var s = stat()
-        if stat(path, &s) == 0 && s.st_dev == o.st_dev && s.st_ino == o.st_ino && (o.st_mode & S_IFMT) == S_IFREG {
-            throw UsageError("--output and --\(option) name the same file \(output)")
+        let found = path == "-" ? fstat(0, &s) == 0 : stat(path, &s) == 0
+        guard found, (s.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (UInt64(s.st_dev), UInt64(s.st_ino))
+    }
+    func newName(_ path: String) -> String? {
+        guard path != "-", access(path, F_OK) != 0, let real = realpath(folder(of: path), nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real) + "/" + (path.split(separator: "/").last.map(String.init) ?? path)
+    }
+    let o = identity(output)
+    let oNew = o == nil ? newName(output) : nil
+    for (option, path) in others {
+        guard let path else { continue }
+        let same: Bool
+        if let o, let p = identity(path) {
+            same = o.dev == p.dev && o.ino == p.ino
+        } else if let oNew, let p = newName(path) {
+            same = oNew == p
+        } else {
+            same = false
         }
+        if same { throw UsageError("--output and --\(option) name the same file \(output)") }
     }
 }

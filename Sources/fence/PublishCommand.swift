@@ -37,7 +37,7 @@ enum PublishCommand {
             args, valued: ["nats", "positions", "input-format", "coord", "window", "max-batch", "name", "max-line-bytes", BadLines.option],
             flagNames: ["no-flush"])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let servers = try a.natsServers()

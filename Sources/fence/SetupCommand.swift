@@ -32,7 +32,7 @@ enum SetupCommand {
         let a = try Arguments(
             args, valued: ["nats", "partitions", "prefix", "name", "replicas", "dedup-window", "max-age", "timeout"], flagNames: ["memory"])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let servers = try a.natsServers()
@@ -53,7 +53,7 @@ enum SetupCommand {
         try Deployment.setup(
             connection: connection, topology: topology, replicas: replicas, duplicateWindow: window, maxAge: maxAge,
             memory: a.flags.contains("memory"))
-        print("mappings = { \(topology.mapping) }")
+        printLine("mappings = { \(topology.mapping) }")
         StandardError().write(
             "fence setup: \(topology.fixStream), \(topology.eventStream), \(topology.stateBucket) ready (\(partitions) partitions, "
                 + "\(replicas) replica\(replicas == 1 ? "" : "s")); every server needs the mapping above\n")

@@ -13,13 +13,13 @@ struct SourceError: Error, CustomStringConvertible {
     }
 }
 
-/// Runs `body`, naming `source` in a `FenceError` it throws unless the error's reason already
-/// names it.
+/// Runs `body`, naming `source` in a `FenceError` it throws. Always, even when the reason
+/// names it too (an OGR source's "cannot open x as vector data"): a check for the name inside
+/// the reason took "data" in "binary data (NUL byte)" for the input called `data`.
 func naming<T>(_ source: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let e as FenceError {
-        if source != "-" && e.reason.contains(source) { throw e }
         throw SourceError(source: source, error: e)
     }
 }

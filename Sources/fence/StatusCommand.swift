@@ -25,7 +25,7 @@ enum StatusCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(args, valued: ["nats", "timeout", "name"], flagNames: ["wait-drained"])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-status")
@@ -54,11 +54,11 @@ enum StatusCommand {
             }
             let drained = statuses.allSatisfy { $0.isDrained(throughChange: lastChange) }
             if !waiting || drained {
-                for s in statuses { print(line(s)) }
+                for s in statuses { printLine(line(s)) }
                 return 0
             }
             if late {
-                for s in statuses { print(line(s)) }
+                for s in statuses { printLine(line(s)) }
                 StandardError().write("fence status: not drained after \(timeout) s\n")
                 return 1
             }

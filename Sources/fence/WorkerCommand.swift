@@ -58,7 +58,7 @@ enum WorkerCommand {
                 "dwell", "actions", "margin", "exit-delay",
             ]), flagNames: ["no-initial", "cross", "repair"])
         if a.flags.contains("help") {
-            print(help)
+            printLine(help)
             return 0
         }
         let servers = try a.natsServers()

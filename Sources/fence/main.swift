@@ -53,10 +53,10 @@ do {
     case "events":
         status = try EventsCommand.run(rest)
     case "--help", "-h", "help":
-        print(topHelp)
+        printLine(topHelp)
         status = 0
     case "--version":
-        print("fence (GEOS \(FenceEngineInfo.geosVersion), GDAL \(FenceInput.gdalVersion))")
+        printLine("fence (GEOS \(FenceEngineInfo.geosVersion), GDAL \(FenceInput.gdalVersion))")
         status = 0
     default:
         throw UsageError("unknown command \(command)")
@@ -76,7 +76,4 @@ do {
 if ProcessInfo.processInfo.environment["FENCE_REPORT_PEAK"] != nil, let kiB = PeakMemory.kibibytes {
     StandardError().write("fence: peak resident \(kiB) KiB\n")
 }
-// What `print` buffered (help, `check`'s report, `status` lines) is written now; a failure
-// to write it is a failure of the run.
-OutputFailure.flushStandardOutput()
 exit(status)

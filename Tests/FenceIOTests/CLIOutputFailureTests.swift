@@ -167,4 +167,67 @@ final class CLIOutputFailureTests: XCTestCase {
             XCTAssertTrue(r.err.contains("cannot read state file \(state): \(kind)"), r.err)
         }
     }
+
+    /// From a review of the fixes above: positions from standard input are the same file as
+    /// `--output` too; a new output and a new state spelt two ways are one file; a short
+    /// input name inside the reason ("data" in "binary data") still gets the input named.
+    func testMoreSpellingsOfOneFile() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        let text = "device,time,lon,lat\nv,0,0,0\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: dir + "/p.csv"))
+        let stdin = try shell("cd '\(dir)' && \"$F\" eval --fences fences.geojson --output p.csv < p.csv; echo \"rc=$?\"")
+        XCTAssertEqual(stdin.out, "rc=2\n", stdin.err)
+        XCTAssertTrue(stdin.err.contains("--output and --positions name the same file"), stdin.err)
+        XCTAssertEqual(try String(contentsOfFile: dir + "/p.csv", encoding: .utf8), text)
+        let new = try shell("cd '\(dir)' && \"$F\" eval --fences fences.geojson --positions p.csv --state x.state --output ./x.state; echo \"rc=$?\"")
+        XCTAssertEqual(new.out, "rc=2\n", new.err)
+        try Data([0x64, 0, 0x0A]).write(to: URL(fileURLWithPath: dir + "/data"))
+        let data = try shell("cd '\(dir)' && \"$F\" contains --fences fences.geojson --positions data")
+        XCTAssertTrue(data.err.contains("fence: data: line 1:"), data.err)
+    }
+
+    /// A FIFO as `--output` is opened at once, so its reader sees the end even when the run
+    /// is refused at its input's header; a regular file would be left as it was.
+    func testFIFOOutputIsOpenedAtOnce() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        try Data("device,time,lon\nv,0,0\n".utf8).write(to: URL(fileURLWithPath: dir + "/bad.csv"))
+        let r = try shell(
+            "cd '\(dir)' && mkfifo o && (timeout 20 cat o > got; echo \"cat=$?\" > cat.rc) & "
+                + "cd '\(dir)' && \"$F\" eval --fences fences.geojson --positions bad.csv --output o; echo \"rc=$?\"; wait; cat '\(dir)/cat.rc'")
+        XCTAssertEqual(r.out, "rc=1\ncat=0\n", r.err)
+    }
+
+    /// `check | head`: the closed pipe keeps the status the bad fences gave (it said 0).
+    func testClosedPipeKeepsCheckStatus() throws {
+        var features: [String] = []
+        for i in 0..<5000 {
+            features.append("{\"type\":\"Feature\",\"properties\":{\"id\":\"bad-\(i)\",\"radius\":-1},\"geometry\":{\"type\":\"Point\",\"coordinates\":[0,0]}}")
+        }
+        let fences = try CLI.temp(self, "bad.geojson", "{\"type\":\"FeatureCollection\",\"features\":[" + features.joined(separator: ",") + "]}")
+        let r = try shell("\"$F\" check --fences '\(fences)' | head -1 > /dev/null; echo \"rc=${PIPESTATUS[0]}\"")
+        XCTAssertEqual(r.out, "rc=1\n", r.err)
+    }
+
+    /// Restoring a state can write many events (exits for fences no longer loaded) before the
+    /// first batch is read: they are held, and a refused header still leaves the old output.
+    func testRestoreEventsDoNotOpenTheOutputEarly() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        var lines = ["device,time,lon,lat"]
+        for d in 0..<12_000 { lines.append("device-number-\(d),0,0,0") }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: dir + "/in.csv"))
+        let state = dir + "/run.state"
+        let first = try CLI.run(["eval", "--fences", fences, "--positions", dir + "/in.csv", "--state", state, "--output", dir + "/first.ndjson"])
+        XCTAssertEqual(first.status, 0, first.err)
+        let other = dir + "/other.geojson"
+        try Data(CLI.fences.replacingOccurrences(of: "\"port\"", with: "\"quay\"").utf8).write(to: URL(fileURLWithPath: other))
+        try Data("device,time,lon\nv,0,0\n".utf8).write(to: URL(fileURLWithPath: dir + "/bad.csv"))
+        let output = dir + "/events.ndjson"
+        try Data("yesterday\n".utf8).write(to: URL(fileURLWithPath: output))
+        let r = try CLI.run(["eval", "--fences", other, "--positions", dir + "/bad.csv", "--state", state, "--output", output])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(try String(contentsOfFile: output, encoding: .utf8), "yesterday\n")
+    }
 }

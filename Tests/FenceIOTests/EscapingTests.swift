@@ -35,6 +35,8 @@ final class EscapingTests: XCTestCase {
         // Every control character: CSV cannot escape them, a quoted field at least keeps them in it.
         XCTAssertEqual(OutputEscaping.csvField("a\u{1B}[31mb"), "\"a\u{1B}[31mb\"")
         XCTAssertEqual(OutputEscaping.csvField("a\u{0}b\u{7F}"), "\"a\u{0}b\u{7F}\"")
+        XCTAssertEqual(OutputEscaping.csvField("a\u{9B}31m"), "\"a\u{9B}31m\"")
+        XCTAssertEqual(OutputEscaping.csvField("é\u{A0}"), "é\u{A0}")
         XCTAssertEqual(OutputEscaping.csvField("=1+2"), "\"'=1+2\"")
         XCTAssertEqual(OutputEscaping.csvField("@x"), "\"'@x\"")
         XCTAssertEqual(OutputEscaping.csvField("\t=1"), "\"'\t=1\"")

@@ -129,6 +129,6 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.err)
         let wrongLayer = try CLI.run(["check", "--fences", dir + "/pins.csv", "--layer", "other"])
         XCTAssertEqual(wrongLayer.status, 1)
-        XCTAssertEqual(wrongLayer.err, "fence: malformed-input: \(dir)/pins.csv has no layer other (layers: pins)\n")
+        XCTAssertEqual(wrongLayer.err, "fence: \(dir)/pins.csv: malformed-input: \(dir)/pins.csv has no layer other (layers: pins)\n")
     }
 }
