@@ -145,6 +145,11 @@ final class NearestBoundaryTests: XCTestCase {
         try store.add(Fence(id: "notched", shape: .polygons(notched.map { Polygon(exterior: $0) })))
         let n = store.nearestBoundary(to: LonLat(lon: 179.99, lat: 5))
         XCTAssertEqual(n.distance, -331_736, accuracy: 1)
+        // Cut data carries floating-point noise on the line (179.99999999999997): still a cut.
+        let noisy = notched.map { $0.map { LonLat(lon: $0.lon == 180 ? 179.99999999999997 : $0.lon, lat: $0.lat) } }
+        var store2 = FenceStore()
+        try store2.add(Fence(id: "noisy", shape: .polygons(noisy.map { Polygon(exterior: $0) })))
+        XCTAssertEqual(store2.nearestBoundary(to: LonLat(lon: 179.99, lat: 5)).distance, -331_736, accuracy: 1)
         // Where the other side does not cover the line, it is the boundary: 1.1 km east.
         var half = FenceStore()
         try half.add(Fence(id: "partial", shape: .polygons(partial.map { Polygon(exterior: $0) })))
