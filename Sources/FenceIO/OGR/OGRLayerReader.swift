@@ -112,15 +112,15 @@ struct OGRLayerReader {
             if let linear { geometry = linear.raw }
             var projected: OGROwnedGeometry?
             if let reprojection {
-                projected = reprojection.apply(geometry)
-                guard let projected else {
-                    reject(
-                        FenceError(
-                            .coordinateOutOfRange,
-                            reason: "cannot reproject from \(reprojection.sourceName) to WGS84: \(GDALErrorState.message ?? "a coordinate is out of the CRS's area")"))
+                let made: OGROwnedGeometry
+                do throws(FenceError) {
+                    made = try reprojection.apply(geometry)
+                } catch {
+                    reject(error)
                     continue
                 }
-                geometry = projected.raw
+                projected = made
+                geometry = made.raw
             }
             guard let count = OGRGeometry.isoWKB(geometry, into: &wkb) else {
                 reject(FenceError(.malformedInput, reason: "OGR could not write the \(OGRGeometry.typeName(geometry)) as WKB"))
