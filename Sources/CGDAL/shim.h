@@ -94,6 +94,24 @@ static inline OGRGeomTransformerH CGDAL_geomTransformerWrappingDateline(OGRCoord
     return transformer;
 }
 
+/// The inverse of `transform` (target to source), to check that reprojected coordinates map
+/// back. OCTGetInverse (GDAL 3.3) inverts the very operation PROJ chose; before 3.3 a new
+/// transformation from `target` to `source` is made, which PROJ may pick differently (another
+/// datum grid), so a round trip through it can be off by that operation's accuracy.
+/// Destroy the result with OCTDestroyCoordinateTransformation; NULL when PROJ cannot invert.
+static inline OGRCoordinateTransformationH CGDAL_inverseTransformation(OGRCoordinateTransformationH transform,
+                                                                      OGRSpatialReferenceH source,
+                                                                      OGRSpatialReferenceH target) {
+#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 3, 0)
+    (void)source;
+    (void)target;
+    return OCTGetInverse(transform);
+#else
+    (void)transform;
+    return OCTNewCoordinateTransformation(target, source);
+#endif
+}
+
 static inline const char *CGDAL_version(void) { return GDAL_RELEASE_NAME; }
 
 #endif

@@ -46,7 +46,7 @@ final class OGRDataset {
         // "papszOpenOptions: ... The list is copied": the CSL list stays ours to free.
         defer { CSLDestroy(list) }
         GDALErrorState.reset()
-        guard let raw = CGDAL_openVector(source, list) else {
+        guard let raw = CGDAL_openVector(Self.openable(source), list) else {
             throw FenceError(
                 .malformedInput, reason: "cannot open \(displayName) as vector data: \(GDALErrorState.message ?? "no driver recognises it")")
         }
@@ -74,6 +74,18 @@ final class OGRDataset {
     /// The layer of that name (for PostGIS also `schema.table`), or nil.
     func layer(named name: String) -> OGRLayer? {
         GDALDatasetGetLayerByName(raw, name).map { OGRLayer(dataset: self, raw: $0) }
+    }
+
+    /// `source` as GDAL is to open it: a `.geojsonl` or `.geojsons` file is named for the
+    /// GeoJSONSeq driver (`GeoJSONSeq:` prefix, which also takes `/vsi...` paths and URLs).
+    /// GDAL 3.6 chooses by content otherwise, and hands a sequence whose second line is not a
+    /// Feature (a malformed line) to its GeoJSON driver, which reads the first object and
+    /// ignores the rest without a word. GeoJSONSeq reads on past a line it cannot parse and
+    /// reports it (a CPLError on the next feature; `OGRLayerReader` passes it on).
+    static func openable(_ source: String) -> String {
+        let lower = source.lowercased()
+        guard lower.hasSuffix(".geojsonl") || lower.hasSuffix(".geojsons"), !lower.hasPrefix("geojsonseq:") else { return source }
+        return "GeoJSONSeq:" + source
     }
 
     /// `source` with the value of any `password=` masked, for messages.

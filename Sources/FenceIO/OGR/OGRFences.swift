@@ -14,7 +14,9 @@ import FenceEngine
 /// ground, whatever the layer's units). Every other column is kept as a JSON property.
 ///
 /// A feature that cannot become a fence is reported with its layer, number and FID; the rest
-/// load. Memory: the fences kept, plus one feature at a time as its driver reads it.
+/// load. So is a driver that loses features on the way: one that fails and reads on, or a
+/// layer that yields fewer features than it announces (`OGRLayerReader.reportEnd`).
+/// Memory: the fences kept, plus one feature at a time as its driver reads it.
 public enum OGRFences {
     /// Reads every selected layer of `source`.
     /// - Throws: when the source cannot be opened, a named layer does not exist, a named field

@@ -51,6 +51,40 @@ enum OGRGeometry {
         return (Int(OGR_G_GetPointCount(g)), 0)
     }
 
+    /// Calls `body` with each point sequence of `g`, depth first: `g` itself when it has no
+    /// parts (a Point, LineString or LinearRing), else the rings of each polygon and the
+    /// members of each collection. The sequences are borrowed from `g`.
+    /// - Complexity: O(rings + members).
+    static func forEachPointSequence(_ g: OGRGeometryH, _ body: (OGRGeometryH) throws(FenceError) -> Void) throws(FenceError) {
+        // "Only geometries of type wkbPolygon, wkbMultiPoint, wkbMultiLineString,
+        // wkbMultiPolygon or wkbGeometryCollection may return a valid value. Other geometry
+        // types will silently return 0."
+        let parts = OGR_G_GetGeometryCount(g)
+        if parts == 0 { return try body(g) }
+        for p in 0..<parts {
+            if let part = OGR_G_GetGeometryRef(g, p) { try forEachPointSequence(part, body) }
+        }
+    }
+
+    /// Copies the x and y of a Point or a LineString/LinearRing into `xs` and `ys` (grown as
+    /// needed, reused between calls) with `OGR_G_GetPoints`; Z and M are left out.
+    /// - Returns: the number of points copied (0 for any other type).
+    /// - Complexity: O(n) in the points: one copy.
+    static func copyXY(_ g: OGRGeometryH, xs: inout [Double], ys: inout [Double]) -> Int {
+        let n = Int(OGR_G_GetPointCount(g))
+        guard n > 0 else { return 0 }
+        if xs.count < n {
+            xs = [Double](repeating: 0, count: max(n, 2 * xs.count))
+            ys = xs
+        }
+        let stride = Int32(MemoryLayout<Double>.stride)
+        return xs.withUnsafeMutableBufferPointer { x in
+            ys.withUnsafeMutableBufferPointer { y in
+                Int(OGR_G_GetPoints(g, x.baseAddress, stride, y.baseAddress, stride, nil, 0))
+            }
+        }
+    }
+
     /// Curves (CurvePolygon, MultiSurface: GeoPackage and PostGIS may hold them) as straight
     /// segments, by OGR's default step; nil when the geometry has none.
     static func linearised(_ g: OGRGeometryH) -> OGROwnedGeometry? {

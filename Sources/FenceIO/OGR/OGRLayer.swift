@@ -24,6 +24,25 @@ struct OGRLayer {
         }
     }
 
+    /// How many features reading the layer yields, when its driver states it without reading
+    /// (`OLCFastFeatureCount`, then `OGR_L_GetFeatureCount(layer, 0)`) and the number is a
+    /// promise: then fewer features read means features lost. Nil otherwise.
+    ///
+    /// Only FlatGeobuf (the count in its header), GeoJSON and GeoJSONSeq (the objects found
+    /// when the file was opened) and GeoPackage (`gpkg_ogr_contents`, kept by triggers). Not
+    /// Shapefile or MapInfo: their counts include deleted records, which reading skips
+    /// (measured: a Shapefile with one dBase record marked deleted announces 2 and yields 1).
+    /// Not PostgreSQL: there the count is a second query of a table that may change between
+    /// the two. Not CSV: its count is a pass over the file (`OLCFastFeatureCount` says no).
+    /// - Complexity: O(1) for these drivers.
+    var announcedFeatureCount: Int? {
+        guard Self.countingDrivers.contains(dataset.driverName), OGR_L_TestCapability(raw, OLCFastFeatureCount) != 0 else { return nil }
+        let count = OGR_L_GetFeatureCount(raw, 0)
+        return count >= 0 ? Int(count) : nil
+    }
+
+    static let countingDrivers: Set<String> = ["FlatGeobuf", "GeoJSON", "GeoJSONSeq", "GPKG"]
+
     func resetReading() { OGR_L_ResetReading(raw) }
 
     /// The next feature, owned by the caller, or nil at the end of the layer (or when the

@@ -39,22 +39,21 @@ struct OGRLayerReader {
         let reprojection = try OGRReprojection.forLayer(layer.spatialReference, assumed: options.assumedCRS)
         let limits = options.limits.geometry
 
+        let announced = layer.announcedFeatureCount
         layer.resetReading()
         var index = 0
         while true {
             GDALErrorState.reset()
             guard let feature = layer.nextFeature() else {
-                if GDALErrorState.failed {
-                    // The driver stopped (a damaged file, a lost connection): say so, keep the rest.
-                    let origin = FeatureOrigin(layer: layerName, index: index + 1)
-                    let reason = "reading stopped after feature \(index): \(GDALErrorState.message ?? "no message from GDAL")"
-                    result.rejected.append(RejectedFeature(origin: origin, error: FenceError(.malformedInput, line: index + 1, reason: reason)))
-                }
+                reportEnd(of: layerName, read: index, announced: announced)
                 break
             }
             index += 1
             let readMessage = GDALErrorState.message
             let origin = FeatureOrigin(layer: layerName, index: index, fid: feature.fid)
+            if GDALErrorState.failed, let borrowed = feature.geometry, !OGRGeometry.isEmpty(borrowed) {
+                reportSkip(before: origin, message: readMessage)
+            }
             var name = "#\(index)"
             func reject(_ e: FenceError) {
                 result.rejected.append(RejectedFeature(origin: origin, error: FenceError(e.kind, fence: name, line: index, reason: e.reason)))
@@ -112,15 +111,15 @@ struct OGRLayerReader {
             if let linear { geometry = linear.raw }
             var projected: OGROwnedGeometry?
             if let reprojection {
-                projected = reprojection.apply(geometry)
-                guard let projected else {
-                    reject(
-                        FenceError(
-                            .coordinateOutOfRange,
-                            reason: "cannot reproject from \(reprojection.sourceName) to WGS84: \(GDALErrorState.message ?? "a coordinate is out of the CRS's area")"))
+                let made: OGROwnedGeometry
+                do throws(FenceError) {
+                    made = try reprojection.apply(geometry)
+                } catch {
+                    reject(error)
                     continue
                 }
-                geometry = projected.raw
+                projected = made
+                geometry = made.raw
             }
             guard let count = OGRGeometry.isoWKB(geometry, into: &wkb) else {
                 reject(FenceError(.malformedInput, reason: "OGR could not write the \(OGRGeometry.typeName(geometry)) as WKB"))
@@ -146,6 +145,39 @@ struct OGRLayerReader {
             result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: properties))
             result.origins.append(origin)
         }
+    }
+
+    /// A driver that failed on the way to a feature and went on (GDAL 3.6's GeoJSONSeq
+    /// skips a line it cannot parse, raising a CPLError on the call that returns the next
+    /// feature): reported at that feature, which itself loads. A failure that left the
+    /// feature without a geometry is that feature's own refusal instead (`noGeometryReason`).
+    mutating func reportSkip(before origin: FeatureOrigin, message: String?) {
+        let reason =
+            "GDAL failed after feature \(origin.index - 1) and read on to this one; anything it skipped is not loaded: "
+            + (message ?? "no message from GDAL")
+        result.rejected.append(RejectedFeature(origin: origin, error: FenceError(.malformedInput, line: origin.index, reason: reason)))
+    }
+
+    /// The end of a layer: reported when the driver stopped with a failure (a damaged file,
+    /// a lost connection) or when fewer features came than the layer announced
+    /// (`OGRLayer.announcedFeatureCount`; a FlatGeobuf cut short can end without a word).
+    /// Placed after the last feature read; the features read stay loaded.
+    mutating func reportEnd(of layerName: String, read: Int, announced: Int?) {
+        let failure = GDALErrorState.failed ? GDALErrorState.message ?? "no message from GDAL" : nil
+        let short = announced.map { read < $0 } ?? false
+        let reason: String
+        switch (failure, announced) {
+        case (let failure?, let announced?) where short:
+            reason = "reading stopped after feature \(read) of the \(announced) the layer announces: \(failure)"
+        case (let failure?, _):
+            reason = "reading stopped after feature \(read): \(failure)"
+        case (nil, let announced?) where short:
+            reason = "only \(read) of the \(announced) features the layer announces were read; GDAL ended the layer without a word (a truncated or damaged file?)"
+        default:
+            return
+        }
+        let origin = FeatureOrigin(layer: layerName, index: read + 1)
+        result.rejected.append(RejectedFeature(origin: origin, error: FenceError(.malformedInput, line: read + 1, reason: reason)))
     }
 
     /// Why a feature has no usable geometry, in words: an empty one, one the driver could not

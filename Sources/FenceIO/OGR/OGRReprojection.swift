@@ -8,14 +8,27 @@ import FenceEngine
 /// layer's own data-axis mapping: the driver set it to describe how the layer stores
 /// coordinates. Geometries go through `OGR_GeomTransformer_Transform` with `WRAPDATELINE=YES`,
 /// so a polygon that crosses the antimeridian arrives cut into a MultiPolygon, as RFC 7946
-/// and the engine want it.
+/// and the engine want it. Every coordinate is checked on the way (`apply`, with
+/// `OGRReprojection+Check.swift`): one the CRS cannot hold is refused, never wrapped onto
+/// some other longitude.
+///
+/// One instance serves one layer on one thread: it keeps scratch buffers between features.
 final class OGRReprojection {
     private let source: OGRSpatialReferenceH
     private let target: OGRSpatialReferenceH
-    private let transform: OGRCoordinateTransformationH
+    let transform: OGRCoordinateTransformationH
+    /// `transform` backwards (WGS84 to the source), for the round-trip check.
+    let inverse: OGRCoordinateTransformationH
     private let transformer: OGRGeomTransformerH
     /// The source CRS's name, for messages.
     let sourceName: String
+    /// How far, in the source CRS's units, a coordinate may come back from the round trip
+    /// (`roundTripTolerance`).
+    let tolerance: Double
+    /// Scratch for the checks: source coordinates (`xs`, `ys`), transformed ones (`us`, `vs`)
+    /// and OCTTransformEx's per-point success flags.
+    var xs: [Double] = [], ys: [Double] = [], us: [Double] = [], vs: [Double] = []
+    var succeeded: [Int32] = []
 
     /// Throws unless `definition`, a CRS a file declares, is an authority name (`EPSG:n`,
     /// `urn:ogc:def:crs:...`, `http://www.opengis.net/def/crs/...`) that OSR knows. Only such
@@ -88,21 +101,35 @@ final class OGRReprojection {
             OSRRelease(target)
             throw FenceError(.malformedInput, reason: "no transformation from \(name) to WGS84: \(GDALErrorState.message ?? "PROJ found none")")
         }
+        GDALErrorState.reset()
+        guard let inverse = CGDAL_inverseTransformation(transform, source, target) else {
+            let name = Self.name(source)
+            OCTDestroyCoordinateTransformation(transform)
+            OSRRelease(source)
+            OSRRelease(target)
+            throw FenceError(.malformedInput, reason: "no transformation from WGS84 back to \(name): \(GDALErrorState.message ?? "PROJ found none")")
+        }
         guard let transformer = CGDAL_geomTransformerWrappingDateline(transform) else {
+            OCTDestroyCoordinateTransformation(inverse)
             OCTDestroyCoordinateTransformation(transform)
             OSRRelease(source)
             OSRRelease(target)
             throw FenceError(.malformedInput, reason: "cannot make a geometry transformer: \(GDALErrorState.message ?? "")")
         }
-        return OGRReprojection(source: source, target: target, transform: transform, transformer: transformer)
+        return OGRReprojection(source: source, target: target, transform: transform, inverse: inverse, transformer: transformer)
     }
 
-    private init(source: OGRSpatialReferenceH, target: OGRSpatialReferenceH, transform: OGRCoordinateTransformationH, transformer: OGRGeomTransformerH) {
+    private init(
+        source: OGRSpatialReferenceH, target: OGRSpatialReferenceH, transform: OGRCoordinateTransformationH,
+        inverse: OGRCoordinateTransformationH, transformer: OGRGeomTransformerH
+    ) {
         self.source = source
         self.target = target
         self.transform = transform
+        self.inverse = inverse
         self.transformer = transformer
         sourceName = Self.name(source)
+        tolerance = Self.roundTripTolerance(source)
     }
 
     deinit {
@@ -110,6 +137,7 @@ final class OGRReprojection {
         // that order. CRSs are reference counted ("OSRRelease: decrements the reference
         // count by one, and destroy if zero").
         OGR_GeomTransformer_Destroy(transformer)
+        OCTDestroyCoordinateTransformation(inverse)
         OCTDestroyCoordinateTransformation(transform)
         OSRRelease(source)
         OSRRelease(target)
@@ -124,11 +152,30 @@ final class OGRReprojection {
         return title
     }
 
-    /// A reprojected copy of `g`, or nil when a coordinate cannot be transformed (the reason
-    /// is then in `GDALErrorState`).
-    func apply(_ g: OGRGeometryH) -> OGROwnedGeometry? {
+    /// A reprojected copy of `g`, cut at the antimeridian where it crosses it.
+    ///
+    /// The coordinates are checked (`OGRReprojection+Check.swift`): their magnitudes before
+    /// GDAL sees them, then the copy is mapped back to them; only when that does not match
+    /// (a cut, a folded longitude, a wrap) does the full check transform them there and back
+    /// to decide.
+    /// - Throws: `coordinateOutOfRange` naming the first coordinate refused (not finite,
+    ///   beyond `coordinateBound`, not transformable, or not mapping back), or with GDAL's
+    ///   message when the transformer fails.
+    /// - Complexity: O(n) in the positions: the transformer's transformation and one more
+    ///   back for each. Loading 100,000 reprojected fences (1.4 million positions, release
+    ///   build, median of 5) took 11-19% more CPU than without the checks: EPSG:3857
+    ///   GeoPackage 1.67 -> 1.99 s, UTM FlatGeobuf 2.24 -> 2.48 s (README "Limits").
+    func apply(_ g: OGRGeometryH) throws(FenceError) -> OGROwnedGeometry {
+        try checkMagnitudes(g)
         GDALErrorState.reset()
         // "Returns a new geometry (or NULL) to destroy with OGR_G_DestroyGeometry()".
-        return OGR_GeomTransformer_Transform(transformer, g).map(OGROwnedGeometry.init(owning:))
+        guard let raw = OGR_GeomTransformer_Transform(transformer, g) else {
+            let message = GDALErrorState.message
+            try checkCoordinates(g)
+            throw FenceError(.coordinateOutOfRange, reason: "cannot reproject from \(sourceName) to WGS84: \(message ?? "a coordinate is out of the CRS's area")")
+        }
+        let transformed = OGROwnedGeometry(owning: raw)
+        if !mapsBack(g, transformed.raw) { try checkCoordinates(g) }
+        return transformed
     }
 }
