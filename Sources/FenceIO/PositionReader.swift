@@ -205,7 +205,8 @@ public final class PositionReader {
     private func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
         if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return .success(nil) }
         sawContent = true
-        if line.contains(0) {
+        // memchr, not `contains`: a byte loop here was a tenth of the reader's instructions.
+        if memchr(line.baseAddress!, 0, line.count) != nil {
             let reason = "binary data (NUL byte)"
             if format == nil || (format == .csv && !headerSeen) {
                 // Not a text file at all: refuse the input instead of reading garbage as a header.
