@@ -315,24 +315,35 @@ public final class PositionReader {
             if let q = quotedFields?[c] { return q.withUnsafeBufferPointer(body) }
             return body(UnsafeBufferPointer(rebasing: line[fields[c]]))
         }
-        let device = withField(.device) { String(decoding: $0, as: UTF8.self) } ?? ""
+        // nil: no such column; .some(nil): not UTF-8.
+        let device = withField(.device) { String.validUTF8($0) }
+        if case .some(nil) = device {
+            return .failure(PositionLineError(line: lineNumber, reason: "device id \(TextProblem.notUTF8.reason)"))
+        }
+        let coordText = withField(.coord) { String.validUTF8($0) }
+        if case .some(nil) = coordText {
+            return .failure(PositionLineError(line: lineNumber, reason: "coord \(TextProblem.notUTF8.reason)"))
+        }
         return build(
-            device: device,
+            device: (device ?? "") ?? "",
             time: withField(.time) { Self.parseTime($0) } ?? nil,
             timeText: { self.withFieldText(.time, withField) },
             lon: withField(.lon) { NumberParser.parseDouble($0) } ?? nil,
             lat: withField(.lat) { NumberParser.parseDouble($0) } ?? nil,
-            lonText: { "\"\(self.withFieldText(.lon, withField))\"" }, latText: { "\"\(self.withFieldText(.lat, withField))\"" },
+            lonText: { self.withFieldText(.lon, withField).map { "\"\($0)\"" } },
+            latText: { self.withFieldText(.lat, withField).map { "\"\($0)\"" } },
             accuracy: withField(.accuracy) { b -> Double?? in
                 b.allSatisfy { $0 == 32 } ? .some(nil) : NumberParser.parseDouble(b).map { .some($0) }
             } ?? .some(nil),
-            coordText: withField(.coord) { String(decoding: $0, as: UTF8.self) })
+            coordText: coordText ?? nil)
     }
 
+    /// A field's text for a message, at most 40 characters; nil when it is not valid UTF-8.
     private func withFieldText(
-        _ f: PositionField, _ get: (PositionField, (UnsafeBufferPointer<UInt8>) -> String) -> String?
-    ) -> String {
-        String((get(f) { String(decoding: $0, as: UTF8.self) } ?? "").prefix(40))
+        _ f: PositionField, _ get: (PositionField, (UnsafeBufferPointer<UInt8>) -> String?) -> String??
+    ) -> String? {
+        guard let text = get(f, { String.validUTF8($0) }) ?? "" else { return nil }
+        return String(text.prefix(40))
     }
 
     /// Epoch seconds from a number or an ISO 8601 time.
@@ -346,16 +357,20 @@ public final class PositionReader {
     }
 
     private func build(
-        device: String, time: Double?, timeText: () -> String, lon: Double?, lat: Double?, lonText: () -> String,
-        latText: () -> String, accuracy: Double??, coordText: String?
+        device: String, time: Double?, timeText: () -> String?, lon: Double?, lat: Double?, lonText: () -> String?,
+        latText: () -> String?, accuracy: Double??, coordText: String?
     ) -> Result<Position?, PositionLineError> {
+        // The *Text closures give a value as the message shows it, nil when it is not UTF-8;
+        // they run only for a bad line.
         func fail(_ reason: String) -> Result<Position?, PositionLineError> {
             .failure(PositionLineError(line: lineNumber, reason: reason))
         }
         if device.isEmpty { return fail("empty device") }
-        guard let time else { return fail("time \"\(timeText())\" is neither epoch seconds nor ISO 8601") }
-        guard let lon else { return fail("lon \(lonText()) is not a number") }
-        guard let lat else { return fail("lat \(latText()) is not a number") }
+        guard let time else {
+            return fail(timeText().map { "time \"\($0)\" is neither epoch seconds nor ISO 8601" } ?? "time \(TextProblem.notUTF8.reason)")
+        }
+        guard let lon else { return fail(lonText().map { "lon \($0) is not a number" } ?? "lon \(TextProblem.notUTF8.reason)") }
+        guard let lat else { return fail(latText().map { "lat \($0) is not a number" } ?? "lat \(TextProblem.notUTF8.reason)") }
         guard let accuracy else { return fail("accuracy is not a number") }
         var coord = defaultCoord
         if let coordText, !coordText.trimmingCharacters(in: .whitespaces).isEmpty {
@@ -381,6 +396,9 @@ public final class PositionReader {
         } catch {
             return .failure(PositionLineError(line: lineNumber, reason: error.reason))
         }
+        func fail(_ reason: String) -> Result<Position?, PositionLineError> {
+            .failure(PositionLineError(line: lineNumber, reason: reason))
+        }
         func text(_ f: PositionField) -> String? {
             switch values[f] {
             case .string(let s)?: return s
@@ -402,19 +420,19 @@ public final class PositionReader {
             var t2 = t
             return t2.withUTF8 { NumberParser.parseDouble($0) }
         }
-        var time: Double?
-        if let t = text(.time) {
-            var t2 = t
-            time = t2.withUTF8 { Self.parseTime($0) }
+        if values[.device] == nil { return fail("no device") }
+        for f in [PositionField.time, .lon, .lat] where values[f] == nil {
+            return fail("no \(f.names[0])")
         }
+        for f in PositionField.allCases {
+            if case .badText(let problem)? = values[f] { return fail("\(f == .device ? "device id" : f.names[0]) \(problem.reason)") }
+        }
+        var time: Double?
+        if var t = text(.time) { time = t.withUTF8 { Self.parseTime($0) } }
         let accuracy: Double??
         switch values[.accuracy] {
         case nil, .null?: accuracy = .some(nil)
         default: accuracy = number(.accuracy).map { .some($0) }
-        }
-        if values[.device] == nil { return .failure(PositionLineError(line: lineNumber, reason: "no device")) }
-        for f in [PositionField.time, .lon, .lat] where values[f] == nil {
-            return .failure(PositionLineError(line: lineNumber, reason: "no \(f.names[0])"))
         }
         return build(
             device: text(.device) ?? "", time: time, timeText: { String((text(.time) ?? "").prefix(40)) },

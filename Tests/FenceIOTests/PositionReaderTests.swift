@@ -13,6 +13,13 @@ final class PositionReaderTests: XCTestCase {
         return try reader.readAll()
     }
 
+    func read(bytes: [UInt8], format: PositionReader.Format? = nil) throws -> ([Position], [PositionLineError]) {
+        let path = NSTemporaryDirectory() + "positions-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try PositionReader(path: path, format: format).readAll()
+    }
+
     func testCSVWithAISColumnNamesAndISOTimes() throws {
         let (p, e) = try read("MMSI,BaseDateTime,LON,LAT\n367466930,2020-12-01T04:49:45,-74.0315,40.41692\n1,1606798185.5,1e1,-2.5\n")
         XCTAssertEqual(e, [])
@@ -167,6 +174,53 @@ final class PositionReaderTests: XCTestCase {
             XCTAssertEqual(ISO8601.parse(text), want, text)
             if ISO8601.parse(text) != want { break }
         }
+    }
+
+    /// A device id that is not UTF-8 is a bad line, never repaired: the Latin-1 ids \xff, \xfe
+    /// and \xfd were all read as U+FFFD, one device, whose second fix was dropped as a duplicate
+    /// and whose third made a false exit (independent audit). Valid UTF-8 keeps its bytes.
+    func testCSVDeviceIdThatIsNotUTF8IsABadLine() throws {
+        var csv = Array("device,time,lon,lat,coord\n".utf8)
+        csv += [0xFF] + Array(",100,0.5,0.5,\n".utf8)
+        csv += [0xFE] + Array(",100,2,2,\n".utf8)
+        csv += [0x22, 0x61, 0xFD, 0x22] + Array(",200,2,2,\n".utf8)  // "a\xfd", quoted
+        csv += Array("caf\u{E9},1,1,1,\ne\u{301},1,1,1,\n".utf8)
+        csv += Array("c,1,1,1,wgs".utf8) + [0xC3] + Array("\n".utf8)  // a cut two-byte sequence
+        csv += Array("d,".utf8) + [0xFF] + Array(",1,1,\n".utf8)
+        let (p, e) = try read(bytes: csv)
+        XCTAssertEqual(p.map { Array($0.device.utf8) }, [Array("caf\u{E9}".utf8), Array("e\u{301}".utf8)])
+        XCTAssertEqual(e, [
+            PositionLineError(line: 2, reason: "device id is not valid UTF-8"),
+            PositionLineError(line: 3, reason: "device id is not valid UTF-8"),
+            PositionLineError(line: 4, reason: "device id is not valid UTF-8"),
+            PositionLineError(line: 7, reason: "coord is not valid UTF-8"),
+            PositionLineError(line: 8, reason: "time is not valid UTF-8"),
+        ])
+    }
+
+    /// NDJSON: a string that is not UTF-8, or a `\u` escape of half a surrogate pair, in a
+    /// field the position uses makes the line bad; a whole pair is one character, and such
+    /// strings in other keys do not matter.
+    func testNDJSONStringThatIsNotUTF8OrALoneSurrogateIsABadLine() throws {
+        var text: [UInt8] = []
+        text += Array(#"{"device":"a"#.utf8) + [0xFF] + Array(#"","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"b\ud800","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"b\udc00x\n","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"b\ud800\u0041","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"c","time":"2020"#.utf8) + [0xFE] + Array(#"","lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"d","time":0,"lon":0,"lat":0,"coord":"\udfff"}"#.utf8) + [10]
+        text += Array(#"{"device":"\ud83d\ude00","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"note":"\ud800"#.utf8) + [0xFF] + Array(#"","device":"ok","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        let (p, e) = try read(bytes: text)
+        XCTAssertEqual(p.map(\.device), ["\u{1F600}", "ok"])
+        XCTAssertEqual(e, [
+            PositionLineError(line: 1, reason: "device id is not valid UTF-8"),
+            PositionLineError(line: 2, reason: "device id holds a lone surrogate escape \\ud800"),
+            PositionLineError(line: 3, reason: "device id holds a lone surrogate escape \\udc00"),
+            PositionLineError(line: 4, reason: "device id holds a lone surrogate escape \\ud800"),
+            PositionLineError(line: 5, reason: "time is not valid UTF-8"),
+            PositionLineError(line: 6, reason: "coord holds a lone surrogate escape \\udfff"),
+        ])
     }
 
     func testNumberParserMatchesSwift() throws {
