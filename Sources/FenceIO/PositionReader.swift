@@ -238,8 +238,12 @@ public final class PositionReader {
             $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"\t"))
         }
         columnCount = names.count
+        // The best-ranked name of each field wins (`PositionField`); of one name twice, the first.
+        var ranks = [Int](repeating: .max, count: PositionField.allCases.count)
         for (i, name) in names.enumerated() {
-            if let field = PositionField.field(named: name), columns[field] == nil { columns[field] = i }
+            guard let (field, rank) = PositionField.match(name), rank < ranks[field.rawValue] else { continue }
+            ranks[field.rawValue] = rank
+            columns[field] = i
         }
         for (f, c) in columns { columnIndex[f.rawValue] = c }
         fieldRanges = [Range<Int>](repeating: 0..<0, count: columnCount)
@@ -388,10 +392,12 @@ public final class PositionReader {
 
     private func parseJSON(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
         var scanner = JSONLineScanner(line)
-        var values: [PositionField: JSONLineScanner.Value] = [:]
+        // By field: the value of its best-ranked key (`PositionField`) and that rank.
+        var values: [PositionField: (value: JSONLineScanner.Value, rank: Int)] = [:]
         do {
             try scanner.object { key, value in
-                if let f = PositionField.field(named: key), values[f] == nil { values[f] = value }
+                guard let (f, rank) = PositionField.match(key), rank < values[f]?.rank ?? .max else { return }
+                values[f] = (value, rank)
             }
         } catch {
             return .failure(PositionLineError(line: lineNumber, reason: error.reason))
@@ -400,7 +406,7 @@ public final class PositionReader {
             .failure(PositionLineError(line: lineNumber, reason: reason))
         }
         func text(_ f: PositionField) -> String? {
-            switch values[f] {
+            switch values[f]?.value {
             case .string(let s)?: return s
             case .number(let s)?: return s
             default: return nil
@@ -408,7 +414,7 @@ public final class PositionReader {
         }
         /// The value as a message names it: its text in quotes, else what JSON value it is.
         func shown(_ f: PositionField) -> String {
-            switch values[f] {
+            switch values[f]?.value {
             case .bool(let b)?: return b ? "true" : "false"
             case .null?: return "null"
             case .nested?: return "an object or array"
@@ -425,12 +431,12 @@ public final class PositionReader {
             return fail("no \(f.names[0])")
         }
         for f in PositionField.allCases {
-            if case .badText(let problem)? = values[f] { return fail("\(f == .device ? "device id" : f.names[0]) \(problem.reason)") }
+            if case .badText(let problem)? = values[f]?.value { return fail("\(f == .device ? "device id" : f.names[0]) \(problem.reason)") }
         }
         var time: Double?
         if var t = text(.time) { time = t.withUTF8 { Self.parseTime($0) } }
         let accuracy: Double??
-        switch values[.accuracy] {
+        switch values[.accuracy]?.value {
         case nil, .null?: accuracy = .some(nil)
         default: accuracy = number(.accuracy).map { .some($0) }
         }

@@ -223,6 +223,31 @@ final class PositionReaderTests: XCTestCase {
         ])
     }
 
+    /// A canonical column name wins over an alias wherever it stands, then aliases in the
+    /// order `PositionField.names` lists them; before, the leftmost alias won (`id,device`
+    /// read the row number as the device; independent audit).
+    func testCanonicalColumnNameWinsOverAliases() throws {
+        let cases: [(String, String, Position)] = [
+            ("id,device,time,lon,lat", "1,ship,5,1,2", Position(device: "ship", time: 5, lon: 1, lat: 2)),
+            ("x,y,device,time,lon,lat", "0.6,0.6,ship,5,3,4", Position(device: "ship", time: 5, lon: 3, lat: 4)),
+            ("ts,time,device,lon,lat", "7,5,ship,1,2", Position(device: "ship", time: 5, lon: 1, lat: 2)),
+            ("ACC,Accuracy,crs,coord,device,time,lon,lat", "9,3,bd09ll,gcj02,s,5,1,2",
+             Position(device: "s", time: 5, lon: 1, lat: 2, accuracy: 3, coord: .gcj02)),
+            // Aliases only: the earlier in the list wins; the generic id, x and t come last.
+            ("id,mmsi,t,timestamp,x,lng,y,latitude", "1,367,7,5,0.6,3,0.6,4", Position(device: "367", time: 5, lon: 3, lat: 4)),
+            // One name twice: the first.
+            ("device,device,time,lon,lat", "a,b,5,1,2", Position(device: "a", time: 5, lon: 1, lat: 2)),
+        ]
+        for (header, row, want) in cases {
+            let (p, e) = try read("\(header)\n\(row)\n")
+            XCTAssertEqual(e, [], header)
+            XCTAssertEqual(p, [want], header)
+        }
+        let (p, e) = try read(#"{"id":1,"x":0.6,"ts":7,"device":"ship","time":5,"lon":3,"lat":4,"device_id":"no"}"# + "\n")
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p, [Position(device: "ship", time: 5, lon: 3, lat: 4)])
+    }
+
     func testNumberParserMatchesSwift() throws {
         for text in ["0", "-0.5", "40.41692", "-74.0315", "1e-7", "123456789012345678901", "3.14159265358979323846", "+2", ".5"] {
             var t = text
