@@ -248,6 +248,21 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(p, [Position(device: "ship", time: 5, lon: 3, lat: 4)])
     }
 
+    /// A quote inside an unquoted field is a bad line (RFC 4180). A quoted field holding a line
+    /// break is not supported: its first line is an unclosed quote, and the rest (`ice1"` was
+    /// read as a device; independent audit) has an odd number of quotes, so it is refused too.
+    func testQuoteInsideUnquotedFieldIsABadLine() throws {
+        let csv = "device,time,lon,lat\n\"dev\nice1\",0,0.5,0.5\nok,0,1,1\na\"b,0,1,1\nc,0\",1,1\n\"q\"\"\",0,1,1\n"
+        let (p, e) = try read(csv)
+        XCTAssertEqual(p.map(\.device), ["ok", "q\""])
+        XCTAssertEqual(e, [
+            PositionLineError(line: 2, reason: "unclosed quote in field 1"),
+            PositionLineError(line: 3, reason: "a quote inside unquoted field 1"),
+            PositionLineError(line: 5, reason: "a quote inside unquoted field 1"),
+            PositionLineError(line: 6, reason: "a quote inside unquoted field 2"),
+        ])
+    }
+
     func testNumberParserMatchesSwift() throws {
         for text in ["0", "-0.5", "40.41692", "-74.0315", "1e-7", "123456789012345678901", "3.14159265358979323846", "+2", ".5"] {
             var t = text
