@@ -442,6 +442,19 @@ public final class PositionReader {
         for f in PositionField.allCases {
             if case .badText(let problem)? = values[f]?.value { return fail("\(f == .device ? "device id" : f.names[0]) \(problem.reason)") }
         }
+        // A value of the wrong JSON type is named as such (it was "empty device", or a time "").
+        switch values[.device]!.value {
+        case .string, .number: break
+        default: return fail("device has the wrong type: \(shown(.device)) (a string or a number expected)")
+        }
+        switch values[.time]!.value {
+        case .string, .number: break
+        default: return fail("time has the wrong type: \(shown(.time)) (epoch seconds or an ISO 8601 string expected)")
+        }
+        switch values[.coord]?.value {
+        case .bool?, .nested?: return fail("coord has the wrong type: \(shown(.coord)) (wgs84, gcj02 or bd09ll expected)")
+        default: break
+        }
         var time: Double?
         if var t = text(.time) { time = t.withUTF8 { Self.parseTime($0) } }
         let accuracy: Double??

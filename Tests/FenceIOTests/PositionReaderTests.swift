@@ -263,6 +263,35 @@ final class PositionReaderTests: XCTestCase {
         ])
     }
 
+    /// A device or time of the wrong JSON type is named as such (they read as "empty device"
+    /// and `time ""`; independent audit), and so is a coord that is not text.
+    func testNDJSONValueOfTheWrongTypeIsNamed() throws {
+        let (p, e) = try read(
+            """
+            {"device":true,"time":0,"lon":0,"lat":0}
+            {"device":{"a":1},"time":0,"lon":0,"lat":0}
+            {"device":null,"time":0,"lon":0,"lat":0}
+            {"device":"a","time":null,"lon":0,"lat":0}
+            {"device":"a","time":[1],"lon":0,"lat":0}
+            {"device":"a","time":false,"lon":0,"lat":0}
+            {"device":"a","time":0,"lon":0,"lat":0,"coord":true}
+            {"device":"","time":0,"lon":0,"lat":0}
+            {"device":7,"time":0,"lon":0,"lat":0,"coord":null}
+
+            """, format: .ndjson)
+        XCTAssertEqual(p, [Position(device: "7", time: 0, lon: 0, lat: 0)])
+        XCTAssertEqual(e.map(\.reason), [
+            "device has the wrong type: true (a string or a number expected)",
+            "device has the wrong type: an object or array (a string or a number expected)",
+            "device has the wrong type: null (a string or a number expected)",
+            "time has the wrong type: null (epoch seconds or an ISO 8601 string expected)",
+            "time has the wrong type: an object or array (epoch seconds or an ISO 8601 string expected)",
+            "time has the wrong type: false (epoch seconds or an ISO 8601 string expected)",
+            "coord has the wrong type: true (wgs84, gcj02 or bd09ll expected)",
+            "empty device",
+        ])
+    }
+
     func testNumberParserMatchesSwift() throws {
         for text in ["0", "-0.5", "40.41692", "-74.0315", "1e-7", "123456789012345678901", "3.14159265358979323846", "+2", ".5"] {
             var t = text
