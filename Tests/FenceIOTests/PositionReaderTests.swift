@@ -292,6 +292,39 @@ final class PositionReaderTests: XCTestCase {
         ])
     }
 
+    /// ISO 8601 allows hour 24 only as 24:00:00, the end of the day (24:59:59 was read as the
+    /// next day's 00:59:59; independent audit).
+    func testISOHour24IsOnlyMidnight() {
+        let midnight = ISO8601.parse("2020-01-02T00:00:00Z")
+        for text in ["2020-01-01T24:00Z", "2020-01-01T24:00:00Z", "2020-01-01T24:00:00.000", "2020-01-01T24:00:00,0Z"] {
+            XCTAssertEqual(ISO8601.parse(text), midnight, text)
+        }
+        for text in ["2020-01-01T24:59:59Z", "2020-01-01T24:00:01Z", "2020-01-01T24:01Z", "2020-01-01T24:00:00.001Z", "2020-01-01T25:00Z"] {
+            XCTAssertNil(ISO8601.parse(text), text)
+        }
+    }
+
+    /// A time is refused once events would write it past 9999-12-31T23:59:59.999Z:
+    /// 253402300799.9999 was accepted and written as 10000-01-01T00:00:00.000Z (independent
+    /// audit), a time the reader refuses as input.
+    func testTimeThatRoundsToTheYear10000IsABadLine() throws {
+        let csv = """
+            device,time,lon,lat
+            a,253402300799.999,0,0
+            b,9999-12-31T23:59:59.9994Z,0,0
+            c,253402300799.9995,0,0
+            d,253402300799.9999,0,0
+            e,9999-12-31T23:59:59.9996Z,0,0
+            f,9999-12-31T24:00:00Z,0,0
+
+            """
+        let (p, e) = try read(csv)
+        XCTAssertEqual(p.map(\.device), ["a", "b"])
+        XCTAssertEqual(p.map { ISO8601.format($0.time) }, ["9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"])
+        XCTAssertEqual(e.map(\.line), [4, 5, 6, 7])
+        for error in e { XCTAssertTrue(error.reason.contains("outside the years 1-9999"), error.reason) }
+    }
+
     func testNumberParserMatchesSwift() throws {
         for text in ["0", "-0.5", "40.41692", "-74.0315", "1e-7", "123456789012345678901", "3.14159265358979323846", "+2", ".5"] {
             var t = text
