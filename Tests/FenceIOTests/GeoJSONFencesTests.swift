@@ -121,6 +121,22 @@ final class GeoJSONFencesTests: XCTestCase {
         ])
     }
 
+    /// A numeric id keeps the number's text as written (RFC 7946 allows a number id): it went
+    /// through Double, so 9007199254740993 became "9007199254740992.0", a false duplicate, and
+    /// 1e400 became "inf" (independent audit). An ordinary integer id was and stays "12".
+    func testNumericIdKeepsItsTextAsWritten() throws {
+        let ids = ["9007199254740993", "9007199254740992", "12345678901234567890123", "1e400", "2e400", "12", "-0", "1.50", "1E2"]
+        var features = ids.map { Self.feature(Array(#""properties":{"id":\#($0)}"#.utf8)) }
+        features.append(Self.feature(Array(#""id":7,"properties":{"group":5.0,"dwell":6e1}"#.utf8)))
+        let report = try GeoJSONFences.read(Self.collection(features))
+        XCTAssertEqual(report.errors, [])
+        XCTAssertEqual(report.fences.map(\.id), ids + ["7"])
+        XCTAssertEqual(report.fences.last?.group, "5.0")
+        XCTAssertEqual(report.fences.last?.dwell, 60)
+        var store = FenceStore()
+        XCTAssertEqual(store.add(report.fences).compactMap(\.error), [])
+    }
+
     func testNotGeoJSONIsRefusedAsAWhole() {
         XCTAssertThrowsError(try GeoJSONFences.read(Data("{\"type\":\"FeatureCollection\"".utf8)))
         XCTAssertThrowsError(try GeoJSONFences.read(Data("[1,2]".utf8)))

@@ -120,7 +120,13 @@ struct GeoJSONDocument {
             let token = try scanner.string()
             return .text(checked(scanner.decoded(token), repaired: scanner.text(token)))
         }
-        if JSONScanner.startsNumber(c) { return .number(try scanner.number()) }
+        if JSONScanner.startsNumber(c) {
+            // The text as written as well as the value: an id keeps its digits.
+            let start = scanner.at
+            let value = try scanner.number()
+            let text = String(decoding: UnsafeBufferPointer(rebasing: scanner.bytes[start..<scanner.at]), as: UTF8.self)
+            return .jsonNumber(text: text, value: value)
+        }
         let (range, depth) = try scanner.skipValue()
         if depth > options.limits.maxNesting {
             let name: String
