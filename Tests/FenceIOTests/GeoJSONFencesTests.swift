@@ -137,6 +137,31 @@ final class GeoJSONFencesTests: XCTestCase {
         XCTAssertEqual(store.add(report.fences).compactMap(\.error), [])
     }
 
+    /// An id must be a string or a number: `true` and `{"a":1}` were taken as the ids "true"
+    /// and `{"a":1}` (independent audit). A null id is no id, as before.
+    func testIdThatIsNeitherStringNorNumberRefusesItsFeature() throws {
+        let report = try GeoJSONFences.read(Self.collection([
+            Self.feature(Array(#""properties":{"id":true}"#.utf8)),
+            Self.feature(Array(#""id":{"a":1},"properties":{}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":["a"]}"#.utf8)),
+            Self.feature(Array(#""id":[1,{"b":null}],"properties":null"#.utf8)),
+            Self.feature(Array(#""id":false,"properties":{"id":"x"}"#.utf8)),
+            Self.feature(Array(#""id":"y","properties":{"id":null}"#.utf8)),
+            Self.feature(Array(#""id":null,"properties":{}"#.utf8)),
+            Self.feature(Array(("\"id\":" + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + ",\"properties\":{}").utf8)),
+        ]))
+        XCTAssertEqual(report.fences.map(\.id), ["x", "y"])
+        XCTAssertEqual(report.errors, [
+            FenceError(.malformedInput, fence: "#1", line: 1, reason: #"property "id" must be a string or a number, not true"#),
+            FenceError(.malformedInput, fence: "#2", line: 2, reason: #"the feature id must be a string or a number, not {"a":1}"#),
+            FenceError(.malformedInput, fence: "#3", line: 3, reason: #"property "id" must be a string or a number, not an array"#),
+            FenceError(.malformedInput, fence: "#4", line: 4, reason: #"the feature id must be a string or a number, not [1,{"b":null}]"#),
+            FenceError(.missingID, fence: "#7", line: 7, reason: #"the feature has no id (property "id" or feature id)"#),
+            // Nested past the limit, the nesting is the reason.
+            FenceError(.limitExceeded, fence: "#8", line: 8, reason: #""id" is nested 70 levels deep, over the limit of 64 (FenceInputLimits.maxNesting)"#),
+        ])
+    }
+
     func testNotGeoJSONIsRefusedAsAWhole() {
         XCTAssertThrowsError(try GeoJSONFences.read(Data("{\"type\":\"FeatureCollection\"".utf8)))
         XCTAssertThrowsError(try GeoJSONFences.read(Data("[1,2]".utf8)))

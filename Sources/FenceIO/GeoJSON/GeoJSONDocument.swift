@@ -268,6 +268,18 @@ struct GeoJSONDocument {
         return "unnamed"
     }
 
+    /// Why a value cannot be an id, or nil: an id is a string or a number (RFC 7946 3.2, README
+    /// "Formats"). `true` and `{"a":1}` were taken as the ids "true" and `{"a":1}`.
+    static func idTypeError(_ value: AttributeValue, _ what: String) -> FenceError? {
+        switch value {
+        case .text, .number, .jsonNumber: return nil
+        case .list: return FenceError(.malformedInput, reason: "\(what) must be a string or a number, not an array")
+        case .other(let json):
+            let shown = json.count > 40 ? json.prefix(40) + "..." : json[...]
+            return FenceError(.malformedInput, reason: "\(what) must be a string or a number, not \(shown)")
+        }
+    }
+
     /// Turns a feature's parts into a fence or a rejection.
     mutating func finish(_ draft: FeatureDraft, number: Int) {
         let origin = FeatureOrigin(layer: layer, index: number)
@@ -286,16 +298,22 @@ struct GeoJSONDocument {
             for candidate in fields[role] {
                 guard let found = draft.found[candidate] else { continue }
                 if let value = found, let e = settings.set(role, value) { errors[role] = e }
-                if role == .id { idSource = .property(candidate) }
+                if role == .id {
+                    idSource = .property(candidate)
+                    if let value = found, let e = Self.idTypeError(value, "property \"\(candidate)\"") { errors[.id] = e }
+                }
                 break
             }
         }
         if settings.id == nil, !fields.named.contains(.id), let fid = draft.featureID {
             settings.id = fid.display
             idSource = .featureID
+            if let e = Self.idTypeError(fid, "the feature id") { errors[.id] = e }
         }
-        // An id that is not text cannot name the fence: it is #number.
+        // An id that is not text, or not a string or number, cannot name the fence: it is #number.
         if let bad = draft.badText, bad.source == idSource { return reject(.malformedInput, bad.reason) }
+        // An id nested too deep reads as "?": the nesting is the reason.
+        if let e = errors[.id] { return reject(draft.nesting ?? e) }
         guard let id = settings.id, !id.isEmpty else {
             let names = fields.id.map { "\"\($0)\"" }.joined(separator: " or ")
             return reject(.missingID, fields.named.contains(.id) ? "the feature has no id (property \(names))" : "the feature has no id (property \(names) or feature id)")
