@@ -31,7 +31,8 @@ extension String {
     /// repaired.
     ///
     /// `String(validating:as:)` took 3x the time of `String(decoding:as:)` here (its generic
-    /// path; 0.15 vs 0.05 us per 10-byte id), a quarter of the position reader's time. So:
+    /// path; 0.15 vs 0.05 us per 10-byte id), which slowed `fence-bench --parse` by about a
+    /// fifth. So:
     /// ASCII bytes (the common id) are valid as they are and take the decoding fast path; other
     /// bytes are decoded, repairing, and are valid when nothing was repaired. A repair puts
     /// U+FFFD where the first invalid sequence starts, and since U+FFFD's bytes are themselves
@@ -43,8 +44,8 @@ extension String {
         return .success(s)
     }
 
-    /// `validating` as an optional, nil when the bytes are not UTF-8 (the per-line path: a
-    /// `Result` cost the position reader 37 instructions a line in outlined copies).
+    /// `validating` as an optional, nil when the bytes are not UTF-8 (the per-line path: with
+    /// a `Result` the position reader ran about 37 more instructions a line under callgrind).
     @inline(__always)
     static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var high: UInt8 = 0
