@@ -34,11 +34,18 @@ public struct Position: Sendable, Hashable {
     @inline(__always)
     public var wgs84: LonLat { CoordinateConversion.toWGS84(lonLat, from: coord) }
 
+    /// The first time past the years 1-9999 as events write it (ISO 8601 to the millisecond,
+    /// rounded): 9999-12-31T23:59:59.9995Z, which events would write as the year 10000. The
+    /// Double nearest it is the first whose milliseconds round to 10000-01-01 (Doubles are
+    /// 2^-15 s apart there; `PositionCheckTests` checks both neighbours), so one compare decides.
+    @inline(__always)
+    static var timeLimit: Double { 253_402_300_799.9995 }
+
     /// Whether `problem` is nil, in a few compares: the hot loops ask this first and build the
     /// reason only for a bad fix. NaN fails every compare, so it is not usable.
     @inline(__always)
     public var isUsable: Bool {
-        time >= -62_135_596_800 && time < 253_402_300_800 && lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90
+        time >= -62_135_596_800 && time < Self.timeLimit && lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90
             && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
     }
 
@@ -50,6 +57,9 @@ public struct Position: Sendable, Hashable {
         // Years 1 to 9999, what ISO 8601 output can write (epoch milliseconds land far beyond).
         if time < -62_135_596_800 || time >= 253_402_300_800 {
             return "time \(time) is outside the years 1-9999 (epoch seconds expected)"
+        }
+        if time >= Self.timeLimit {
+            return "time \(time) is outside the years 1-9999 (to the millisecond it is 10000-01-01T00:00:00.000Z)"
         }
         if !lon.isFinite || !lat.isFinite { return "lon/lat is not a finite number" }
         if lon < -180 || lon > 180 { return "lon \(lon) is outside [-180, 180]" }

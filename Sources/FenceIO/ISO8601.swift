@@ -2,7 +2,8 @@
 /// and are slow on Linux). Proleptic Gregorian calendar, UTC.
 public enum ISO8601 {
     /// Parses `YYYY-MM-DD[Thh:mm[:ss[.fff…]]][Z|±hh[:mm]]`; a space may stand for `T`. A time
-    /// without a zone is UTC, as AIS and most GPS exports write it.
+    /// without a zone is UTC, as AIS and most GPS exports write it. Hour 24 is only `24:00`,
+    /// `24:00:00` or `24:00:00.000…`, the next day's midnight.
     /// - Returns: epoch seconds, or nil when the text is not such a time.
     /// - Complexity: O(length), no allocation.
     public static func parse(_ s: UnsafeBufferPointer<UInt8>) -> Double? {
@@ -46,6 +47,10 @@ public enum ISO8601 {
             }
         }
         guard hour <= 24 && minute <= 59 && whole <= 60 else { return nil }
+        // ISO 8601 allows hour 24 only as the end of the day, 24:00:00 (the next day's midnight).
+        if hour == 24 {
+            guard minute == 0, whole == 0, fraction.allSatisfy({ s[$0] == 48 }) else { return nil }
+        }
         var total = days * 86400 + hour * 3600 + minute * 60 + whole
         if i < n {
             if s[i] == 90 || s[i] == 122 {  // Z

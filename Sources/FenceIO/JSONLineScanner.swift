@@ -1,9 +1,13 @@
 /// Reads one flat JSON object from bytes: string, number, true/false/null values are kept;
 /// nested objects and arrays are skipped (to a bounded depth). No Foundation, no allocation
-/// beyond the strings it returns.
+/// beyond the strings it returns. A string that is not valid UTF-8 or holds a lone surrogate
+/// escape is handed over as `badText`, never repaired: the caller refuses the line if it uses
+/// that value.
 struct JSONLineScanner {
     enum Value: Equatable {
         case string(String)
+        /// A string whose text is refused (not UTF-8, or a lone surrogate escape).
+        case badText(TextProblem)
         /// The number's text, as written.
         case number(String)
         case bool(Bool)
@@ -47,7 +51,9 @@ struct JSONLineScanner {
                 guard i < bytes.count, bytes[i] == 58 else { throw fail("expected ':'") }
                 i += 1
                 skipSpace()
-                body(key, try value(depth: 1))
+                let value = try value(depth: 1)
+                // A key that is not text names no field.
+                if case .success(let key) = key { body(key, value) }
                 skipSpace()
                 guard i < bytes.count else { throw fail("unclosed object") }
                 if bytes[i] == 44 {
@@ -66,7 +72,11 @@ struct JSONLineScanner {
     mutating func value(depth: Int) throws(Failure) -> Value {
         guard i < bytes.count else { throw fail("expected a value") }
         switch bytes[i] {
-        case 34: return .string(try string())
+        case 34:
+            switch try string() {
+            case .success(let s): return .string(s)
+            case .failure(let problem): return .badText(problem)
+            }
         case 123, 91:
             try skipNested(depth: depth)
             return .nested
@@ -125,7 +135,9 @@ struct JSONLineScanner {
         }
     }
 
-    mutating func string() throws(Failure) -> String {
+    /// A string's text; a failure (not a syntax error) when it is not valid UTF-8 or holds a
+    /// lone surrogate escape.
+    mutating func string() throws(Failure) -> Result<String, TextProblem> {
         guard i < bytes.count, bytes[i] == 34 else { throw fail("expected a string") }
         i += 1
         let s = i
@@ -142,8 +154,9 @@ struct JSONLineScanner {
         guard i < bytes.count else { throw fail("unclosed string") }
         let raw = UnsafeBufferPointer(rebasing: bytes[s..<i])
         i += 1
-        if simple { return String(decoding: raw, as: UTF8.self) }
+        if simple { return String.validating(raw) }
         var out: [UInt8] = []
+        var problem: TextProblem?
         var k = 0
         while k < raw.count {
             let c = raw[k]
@@ -167,18 +180,23 @@ struct JSONLineScanner {
             case 117:
                 guard var code = hex4(raw, k) else { throw fail("bad \\u escape") }
                 k += 4
-                if code >= 0xD800 && code < 0xDC00, k + 6 <= raw.count, raw[k] == 92, raw[k + 1] == 117,
-                    let low = hex4(raw, k + 2), low >= 0xDC00 && low < 0xE000
+                if TextProblem.isHighSurrogate(code), k + 6 <= raw.count, raw[k] == 92, raw[k + 1] == 117,
+                    let low = hex4(raw, k + 2), TextProblem.isLowSurrogate(low)
                 {
                     code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     k += 6
                 }
-                let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
+                // Only a surrogate is no scalar; the rest of the string is still checked for syntax.
+                guard let scalar = Unicode.Scalar(code) else {
+                    problem = problem ?? .loneSurrogate(code)
+                    continue
+                }
                 out.append(contentsOf: Array(String(Character(scalar)).utf8))
             default: throw fail("bad escape")
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        if let problem { return .failure(problem) }
+        return out.withUnsafeBufferPointer { String.validating($0) }
     }
 
     func hex4(_ raw: UnsafeBufferPointer<UInt8>, _ k: Int) -> UInt32? {

@@ -30,4 +30,23 @@ final class PositionCheckTests: XCTestCase {
         XCTAssertEqual(checked, times.count * lons.count * lats.count * accuracies.count)
         XCTAssertEqual(usable, 4 * 4 * 4 * 4)
     }
+
+    /// The last usable time is the last one events write within the year 9999: a time whose
+    /// milliseconds round to 10000-01-01 is refused (253402300799.9999 was accepted and written
+    /// as the year 10000; independent audit). Both Doubles beside the limit are checked.
+    func testTimeLimitIsTheLastMillisecondOfTheYear9999() {
+        let limit = 253_402_300_799.9995
+        XCTAssertEqual((limit.nextDown * 1000).rounded(), 253_402_300_799_999)
+        XCTAssertEqual((limit * 1000).rounded(), 253_402_300_800_000)
+        for t in [limit.nextDown, 253_402_300_799.999] {
+            let p = Position(device: "d", time: t, lon: 0, lat: 0)
+            XCTAssertTrue(p.isUsable, "\(t)")
+            XCTAssertNil(p.problem, "\(t)")
+        }
+        for t in [limit, 253_402_300_799.9999, 253_402_300_800] {
+            let p = Position(device: "d", time: t, lon: 0, lat: 0)
+            XCTAssertFalse(p.isUsable, "\(t)")
+            XCTAssertTrue(p.problem?.contains("outside the years 1-9999") == true, p.problem ?? "nil")
+        }
+    }
 }

@@ -75,6 +75,93 @@ final class GeoJSONFencesTests: XCTestCase {
         XCTAssertEqual(b, a)
     }
 
+    /// A square feature with these members besides type and geometry, as bytes.
+    static func feature(_ members: [UInt8]) -> [UInt8] {
+        Array(#"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]},"#.utf8) + members + [125]
+    }
+
+    static func collection(_ features: [[UInt8]]) -> Data {
+        var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
+        for (i, f) in features.enumerated() { bytes += (i == 0 ? [] : [44, 10]) + f }
+        return Data(bytes + Array("]}".utf8))
+    }
+
+    /// An id, group, property or property name that is not UTF-8, or holds a `\u` escape of half
+    /// a surrogate pair, refuses its feature with the reason, named by its id when that is
+    /// text; the rest load. Both were repaired to U+FFFD, so "s\xff\xfeq" and "s\xfe\xffq" were
+    /// one id and a duplicate (independent audit). Valid text and whole pairs load as they are.
+    func testTextThatIsNotUTF8RefusesItsFeature() throws {
+        let doc = Self.collection([
+            Self.feature(Array(#""properties":{"id":"s"#.utf8) + [0xFF, 0xFE] + Array(#"q"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"s"#.utf8) + [0xFE, 0xFF] + Array(#"q"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"g","group":""#.utf8) + [0xC3] + Array(#""}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"p","name":{"a":["x"#.utf8) + [0xFF] + Array(#""]}}"#.utf8)),
+            Self.feature(Array(#""id":"b\ud800","properties":{}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"\udc00x"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"n","note":"\ud800\u0041"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"k",""#.utf8) + [0xFF] + Array(#"":1}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"a","actions":["enter","\udbff"]}"#.utf8)),
+            Self.feature(Array(#""id":"caf\u00e9","properties":{"e":"\ud83d\ude00 \u00e9","r":"日本"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"e\u0301","group":"\ud83d\ude00"}"#.utf8)),
+        ])
+        let report = try GeoJSONFences.read(doc)
+        XCTAssertEqual(report.fences.map(\.id), ["caf\u{E9}", "e\u{301}"])
+        XCTAssertEqual(report.fences[0].properties, ["e": #""\ud83d\ude00 \u00e9""#, "r": #""日本""#])
+        XCTAssertEqual(report.fences[1].group, "\u{1F600}")
+        XCTAssertEqual(report.errors, [
+            FenceError(.malformedInput, fence: "#1", line: 1, reason: #"property "id" is not valid UTF-8"#),
+            FenceError(.malformedInput, fence: "#2", line: 2, reason: #"property "id" is not valid UTF-8"#),
+            FenceError(.malformedInput, fence: "g", line: 3, reason: #"property "group" is not valid UTF-8"#),
+            FenceError(.malformedInput, fence: "p", line: 4, reason: #"property "name" is not valid UTF-8"#),
+            FenceError(.malformedInput, fence: "#5", line: 5, reason: #"the feature id holds a lone surrogate escape \ud800"#),
+            FenceError(.malformedInput, fence: "#6", line: 6, reason: #"property "id" holds a lone surrogate escape \udc00"#),
+            FenceError(.malformedInput, fence: "n", line: 7, reason: #"property "note" holds a lone surrogate escape \ud800"#),
+            FenceError(.malformedInput, fence: "k", line: 8, reason: "a property name is not valid UTF-8"),
+            FenceError(.malformedInput, fence: "a", line: 9, reason: #"property "actions" holds a lone surrogate escape \udbff"#),
+        ])
+    }
+
+    /// A numeric id keeps the number's text as written (RFC 7946 allows a number id): it went
+    /// through Double, so 9007199254740993 became "9007199254740992.0", a false duplicate, and
+    /// 1e400 became "inf" (independent audit). An ordinary integer id was and stays "12".
+    func testNumericIdKeepsItsTextAsWritten() throws {
+        let ids = ["9007199254740993", "9007199254740992", "12345678901234567890123", "1e400", "2e400", "12", "-0", "1.50", "1E2"]
+        var features = ids.map { Self.feature(Array(#""properties":{"id":\#($0)}"#.utf8)) }
+        features.append(Self.feature(Array(#""id":7,"properties":{"group":5.0,"dwell":6e1}"#.utf8)))
+        let report = try GeoJSONFences.read(Self.collection(features))
+        XCTAssertEqual(report.errors, [])
+        XCTAssertEqual(report.fences.map(\.id), ids + ["7"])
+        XCTAssertEqual(report.fences.last?.group, "5.0")
+        XCTAssertEqual(report.fences.last?.dwell, 60)
+        var store = FenceStore()
+        XCTAssertEqual(store.add(report.fences).compactMap(\.error), [])
+    }
+
+    /// An id must be a string or a number: `true` and `{"a":1}` were taken as the ids "true"
+    /// and `{"a":1}` (independent audit). A null id is no id, as before.
+    func testIdThatIsNeitherStringNorNumberRefusesItsFeature() throws {
+        let report = try GeoJSONFences.read(Self.collection([
+            Self.feature(Array(#""properties":{"id":true}"#.utf8)),
+            Self.feature(Array(#""id":{"a":1},"properties":{}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":["a"]}"#.utf8)),
+            Self.feature(Array(#""id":[1,{"b":null}],"properties":null"#.utf8)),
+            Self.feature(Array(#""id":false,"properties":{"id":"x"}"#.utf8)),
+            Self.feature(Array(#""id":"y","properties":{"id":null}"#.utf8)),
+            Self.feature(Array(#""id":null,"properties":{}"#.utf8)),
+            Self.feature(Array(("\"id\":" + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + ",\"properties\":{}").utf8)),
+        ]))
+        XCTAssertEqual(report.fences.map(\.id), ["x", "y"])
+        XCTAssertEqual(report.errors, [
+            FenceError(.malformedInput, fence: "#1", line: 1, reason: #"property "id" must be a string or a number, not true"#),
+            FenceError(.malformedInput, fence: "#2", line: 2, reason: #"the feature id must be a string or a number, not {"a":1}"#),
+            FenceError(.malformedInput, fence: "#3", line: 3, reason: #"property "id" must be a string or a number, not an array"#),
+            FenceError(.malformedInput, fence: "#4", line: 4, reason: #"the feature id must be a string or a number, not [1,{"b":null}]"#),
+            FenceError(.missingID, fence: "#7", line: 7, reason: #"the feature has no id (property "id" or feature id)"#),
+            // Nested past the limit, the nesting is the reason.
+            FenceError(.limitExceeded, fence: "#8", line: 8, reason: #""id" is nested 70 levels deep, over the limit of 64 (FenceInputLimits.maxNesting)"#),
+        ])
+    }
+
     func testNotGeoJSONIsRefusedAsAWhole() {
         XCTAssertThrowsError(try GeoJSONFences.read(Data("{\"type\":\"FeatureCollection\"".utf8)))
         XCTAssertThrowsError(try GeoJSONFences.read(Data("[1,2]".utf8)))

@@ -13,6 +13,13 @@ final class PositionReaderTests: XCTestCase {
         return try reader.readAll()
     }
 
+    func read(bytes: [UInt8], format: PositionReader.Format? = nil) throws -> ([Position], [PositionLineError]) {
+        let path = NSTemporaryDirectory() + "positions-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try PositionReader(path: path, format: format).readAll()
+    }
+
     func testCSVWithAISColumnNamesAndISOTimes() throws {
         let (p, e) = try read("MMSI,BaseDateTime,LON,LAT\n367466930,2020-12-01T04:49:45,-74.0315,40.41692\n1,1606798185.5,1e1,-2.5\n")
         XCTAssertEqual(e, [])
@@ -167,6 +174,155 @@ final class PositionReaderTests: XCTestCase {
             XCTAssertEqual(ISO8601.parse(text), want, text)
             if ISO8601.parse(text) != want { break }
         }
+    }
+
+    /// A device id that is not UTF-8 is a bad line, never repaired: the Latin-1 ids \xff, \xfe
+    /// and \xfd were all read as U+FFFD, one device, whose second fix was dropped as a duplicate
+    /// and whose third made a false exit (independent audit). Valid UTF-8 keeps its bytes.
+    func testCSVDeviceIdThatIsNotUTF8IsABadLine() throws {
+        var csv = Array("device,time,lon,lat,coord\n".utf8)
+        csv += [0xFF] + Array(",100,0.5,0.5,\n".utf8)
+        csv += [0xFE] + Array(",100,2,2,\n".utf8)
+        csv += [0x22, 0x61, 0xFD, 0x22] + Array(",200,2,2,\n".utf8)  // "a\xfd", quoted
+        csv += Array("caf\u{E9},1,1,1,\ne\u{301},1,1,1,\n".utf8)
+        csv += Array("c,1,1,1,wgs".utf8) + [0xC3] + Array("\n".utf8)  // a cut two-byte sequence
+        csv += Array("d,".utf8) + [0xFF] + Array(",1,1,\n".utf8)
+        let (p, e) = try read(bytes: csv)
+        XCTAssertEqual(p.map { Array($0.device.utf8) }, [Array("caf\u{E9}".utf8), Array("e\u{301}".utf8)])
+        XCTAssertEqual(e, [
+            PositionLineError(line: 2, reason: "device id is not valid UTF-8"),
+            PositionLineError(line: 3, reason: "device id is not valid UTF-8"),
+            PositionLineError(line: 4, reason: "device id is not valid UTF-8"),
+            PositionLineError(line: 7, reason: "coord is not valid UTF-8"),
+            PositionLineError(line: 8, reason: "time is not valid UTF-8"),
+        ])
+    }
+
+    /// NDJSON: a string that is not UTF-8, or a `\u` escape of half a surrogate pair, in a
+    /// field the position uses makes the line bad; a whole pair is one character, and such
+    /// strings in other keys do not matter.
+    func testNDJSONStringThatIsNotUTF8OrALoneSurrogateIsABadLine() throws {
+        var text: [UInt8] = []
+        text += Array(#"{"device":"a"#.utf8) + [0xFF] + Array(#"","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"b\ud800","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"b\udc00x\n","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"b\ud800\u0041","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"c","time":"2020"#.utf8) + [0xFE] + Array(#"","lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"device":"d","time":0,"lon":0,"lat":0,"coord":"\udfff"}"#.utf8) + [10]
+        text += Array(#"{"device":"\ud83d\ude00","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        text += Array(#"{"note":"\ud800"#.utf8) + [0xFF] + Array(#"","device":"ok","time":0,"lon":0,"lat":0}"#.utf8) + [10]
+        let (p, e) = try read(bytes: text)
+        XCTAssertEqual(p.map(\.device), ["\u{1F600}", "ok"])
+        XCTAssertEqual(e, [
+            PositionLineError(line: 1, reason: "device id is not valid UTF-8"),
+            PositionLineError(line: 2, reason: "device id holds a lone surrogate escape \\ud800"),
+            PositionLineError(line: 3, reason: "device id holds a lone surrogate escape \\udc00"),
+            PositionLineError(line: 4, reason: "device id holds a lone surrogate escape \\ud800"),
+            PositionLineError(line: 5, reason: "time is not valid UTF-8"),
+            PositionLineError(line: 6, reason: "coord holds a lone surrogate escape \\udfff"),
+        ])
+    }
+
+    /// A canonical column name wins over an alias wherever it stands, then aliases in the
+    /// order `PositionField.names` lists them; before, the leftmost alias won (`id,device`
+    /// read the row number as the device; independent audit).
+    func testCanonicalColumnNameWinsOverAliases() throws {
+        let cases: [(String, String, Position)] = [
+            ("id,device,time,lon,lat", "1,ship,5,1,2", Position(device: "ship", time: 5, lon: 1, lat: 2)),
+            ("x,y,device,time,lon,lat", "0.6,0.6,ship,5,3,4", Position(device: "ship", time: 5, lon: 3, lat: 4)),
+            ("ts,time,device,lon,lat", "7,5,ship,1,2", Position(device: "ship", time: 5, lon: 1, lat: 2)),
+            ("ACC,Accuracy,crs,coord,device,time,lon,lat", "9,3,bd09ll,gcj02,s,5,1,2",
+             Position(device: "s", time: 5, lon: 1, lat: 2, accuracy: 3, coord: .gcj02)),
+            // Aliases only: the earlier in the list wins; the generic id, x and t come last.
+            ("id,mmsi,t,timestamp,x,lng,y,latitude", "1,367,7,5,0.6,3,0.6,4", Position(device: "367", time: 5, lon: 3, lat: 4)),
+            // One name twice: the first.
+            ("device,device,time,lon,lat", "a,b,5,1,2", Position(device: "a", time: 5, lon: 1, lat: 2)),
+        ]
+        for (header, row, want) in cases {
+            let (p, e) = try read("\(header)\n\(row)\n")
+            XCTAssertEqual(e, [], header)
+            XCTAssertEqual(p, [want], header)
+        }
+        let (p, e) = try read(#"{"id":1,"x":0.6,"ts":7,"device":"ship","time":5,"lon":3,"lat":4,"device_id":"no"}"# + "\n")
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p, [Position(device: "ship", time: 5, lon: 3, lat: 4)])
+    }
+
+    /// A quote inside an unquoted field is a bad line (RFC 4180). A quoted field holding a line
+    /// break is not supported: its first line is an unclosed quote, and the rest (`ice1"` was
+    /// read as a device; independent audit) has an odd number of quotes, so it is refused too.
+    func testQuoteInsideUnquotedFieldIsABadLine() throws {
+        let csv = "device,time,lon,lat\n\"dev\nice1\",0,0.5,0.5\nok,0,1,1\na\"b,0,1,1\nc,0\",1,1\n\"q\"\"\",0,1,1\n"
+        let (p, e) = try read(csv)
+        XCTAssertEqual(p.map(\.device), ["ok", "q\""])
+        XCTAssertEqual(e, [
+            PositionLineError(line: 2, reason: "unclosed quote in field 1"),
+            PositionLineError(line: 3, reason: "a quote inside unquoted field 1"),
+            PositionLineError(line: 5, reason: "a quote inside unquoted field 1"),
+            PositionLineError(line: 6, reason: "a quote inside unquoted field 2"),
+        ])
+    }
+
+    /// A device or time of the wrong JSON type is named as such (they read as "empty device"
+    /// and `time ""`; independent audit), and so is a coord that is not text.
+    func testNDJSONValueOfTheWrongTypeIsNamed() throws {
+        let (p, e) = try read(
+            """
+            {"device":true,"time":0,"lon":0,"lat":0}
+            {"device":{"a":1},"time":0,"lon":0,"lat":0}
+            {"device":null,"time":0,"lon":0,"lat":0}
+            {"device":"a","time":null,"lon":0,"lat":0}
+            {"device":"a","time":[1],"lon":0,"lat":0}
+            {"device":"a","time":false,"lon":0,"lat":0}
+            {"device":"a","time":0,"lon":0,"lat":0,"coord":true}
+            {"device":"","time":0,"lon":0,"lat":0}
+            {"device":7,"time":0,"lon":0,"lat":0,"coord":null}
+
+            """, format: .ndjson)
+        XCTAssertEqual(p, [Position(device: "7", time: 0, lon: 0, lat: 0)])
+        XCTAssertEqual(e.map(\.reason), [
+            "device has the wrong type: true (a string or a number expected)",
+            "device has the wrong type: an object or array (a string or a number expected)",
+            "device has the wrong type: null (a string or a number expected)",
+            "time has the wrong type: null (epoch seconds or an ISO 8601 string expected)",
+            "time has the wrong type: an object or array (epoch seconds or an ISO 8601 string expected)",
+            "time has the wrong type: false (epoch seconds or an ISO 8601 string expected)",
+            "coord has the wrong type: true (wgs84, gcj02 or bd09ll expected)",
+            "empty device",
+        ])
+    }
+
+    /// ISO 8601 allows hour 24 only as 24:00:00, the end of the day (24:59:59 was read as the
+    /// next day's 00:59:59; independent audit).
+    func testISOHour24IsOnlyMidnight() {
+        let midnight = ISO8601.parse("2020-01-02T00:00:00Z")
+        for text in ["2020-01-01T24:00Z", "2020-01-01T24:00:00Z", "2020-01-01T24:00:00.000", "2020-01-01T24:00:00,0Z"] {
+            XCTAssertEqual(ISO8601.parse(text), midnight, text)
+        }
+        for text in ["2020-01-01T24:59:59Z", "2020-01-01T24:00:01Z", "2020-01-01T24:01Z", "2020-01-01T24:00:00.001Z", "2020-01-01T25:00Z"] {
+            XCTAssertNil(ISO8601.parse(text), text)
+        }
+    }
+
+    /// A time is refused once events would write it past 9999-12-31T23:59:59.999Z:
+    /// 253402300799.9999 was accepted and written as 10000-01-01T00:00:00.000Z (independent
+    /// audit), a time the reader refuses as input.
+    func testTimeThatRoundsToTheYear10000IsABadLine() throws {
+        let csv = """
+            device,time,lon,lat
+            a,253402300799.999,0,0
+            b,9999-12-31T23:59:59.9994Z,0,0
+            c,253402300799.9995,0,0
+            d,253402300799.9999,0,0
+            e,9999-12-31T23:59:59.9996Z,0,0
+            f,9999-12-31T24:00:00Z,0,0
+
+            """
+        let (p, e) = try read(csv)
+        XCTAssertEqual(p.map(\.device), ["a", "b"])
+        XCTAssertEqual(p.map { ISO8601.format($0.time) }, ["9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"])
+        XCTAssertEqual(e.map(\.line), [4, 5, 6, 7])
+        for error in e { XCTAssertTrue(error.reason.contains("outside the years 1-9999"), error.reason) }
     }
 
     func testNumberParserMatchesSwift() throws {

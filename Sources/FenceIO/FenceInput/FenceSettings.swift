@@ -4,6 +4,9 @@ import FenceEngine
 enum AttributeValue {
     case text(String)
     case number(Double)
+    /// A JSON number: its text as written and its value. Shown as written, so an id keeps its
+    /// digits (9007199254740993 is not 9007199254740992.0, 1e400 is not "inf").
+    case jsonNumber(text: String, value: Double)
     /// A list of strings (a JSON array of strings, an OGR StringList).
     case list([String])
     /// Anything else, as JSON text (an object, a boolean, a mixed array).
@@ -14,6 +17,7 @@ enum AttributeValue {
         switch self {
         case .text(let s): return s
         case .number(let v): return Self.format(v)
+        case .jsonNumber(let text, _): return text
         case .list(let l): return l.joined(separator: ",")
         case .other(let json): return json
         }
@@ -28,6 +32,7 @@ enum AttributeValue {
     var number: Double? {
         switch self {
         case .number(let v): return v
+        case .jsonNumber(_, let v): return v
         case .text(let s): return Double(s.trimmingBlanks())
         default: return nil
         }

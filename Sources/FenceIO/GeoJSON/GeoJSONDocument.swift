@@ -91,7 +91,7 @@ struct GeoJSONDocument {
         if scanner.equals(key, "type") {
             if scanner.peek() == 34 { draft.type = scanner.text(try scanner.string()) } else { _ = try scanner.skipValue() }
         } else if scanner.equals(key, "id") {
-            let value = try attributeValue(name: "id", draft: &draft)
+            let value = try attributeValue(from: .featureID, draft: &draft)
             draft.featureID = value
         } else if scanner.equals(key, "properties") {
             try readProperties(&draft)
@@ -104,17 +104,41 @@ struct GeoJSONDocument {
         }
     }
 
-    /// A value as an `AttributeValue`; nil for JSON null.
-    mutating func attributeValue(name: String, draft: inout FeatureDraft) throws(JSONScanner.Failure) -> AttributeValue? {
+    /// A value as an `AttributeValue`; nil for JSON null. A string in it that is not text is
+    /// noted on the draft (the feature is refused) and read repaired meanwhile.
+    mutating func attributeValue(from source: FeatureDraft.Source, draft: inout FeatureDraft) throws(JSONScanner.Failure) -> AttributeValue? {
+        func checked(_ result: Result<String, TextProblem>, repaired: @autoclosure () -> String) -> String {
+            switch result {
+            case .success(let s): return s
+            case .failure(let problem):
+                draft.noteBadText(problem, in: source)
+                return repaired()
+            }
+        }
         guard let c = scanner.peek() else { throw scanner.fail("unexpected end of input") }
-        if c == 34 { return .text(scanner.text(try scanner.string())) }
-        if JSONScanner.startsNumber(c) { return .number(try scanner.number()) }
+        if c == 34 {
+            let token = try scanner.string()
+            return .text(checked(scanner.decoded(token), repaired: scanner.text(token)))
+        }
+        if JSONScanner.startsNumber(c) {
+            // The text as written as well as the value: an id keeps its digits.
+            let start = scanner.at
+            let value = try scanner.number()
+            let text = String(decoding: UnsafeBufferPointer(rebasing: scanner.bytes[start..<scanner.at]), as: UTF8.self)
+            return .jsonNumber(text: text, value: value)
+        }
         let (range, depth) = try scanner.skipValue()
         if depth > options.limits.maxNesting {
+            let name: String
+            switch source {
+            case .featureID: name = "id"
+            case .property(let key): name = key
+            case .propertyName: name = "?"
+            }
             draft.noteNesting(name, depth: depth, limit: options.limits.maxNesting)
             return .other("?")
         }
-        let text = scanner.compactText(range)
+        let text = checked(scanner.checkedCompactText(range), repaired: scanner.compactText(range))
         if text == "null" { return nil }
         if c == 91, depth == 1 {
             // An array of strings (actions as a list).
@@ -124,7 +148,8 @@ struct GeoJSONDocument {
             if !inner.take(93) {
                 repeat {
                     guard inner.peek() == 34 else { return .other(text) }
-                    strings.append(inner.text(try inner.string()))
+                    let token = try inner.string()
+                    strings.append(checked(inner.decoded(token), repaired: inner.text(token)))
                 } while try inner.next(closing: 93)
             }
             return .list(strings)
@@ -143,18 +168,29 @@ struct GeoJSONDocument {
         repeat {
             let keyToken = try scanner.string()
             try scanner.expect(58, ":")
-            let key = scanner.text(keyToken)
+            let key: String
+            switch scanner.decoded(keyToken) {
+            case .success(let k): key = k
+            case .failure(let problem):
+                draft.noteBadText(problem, in: .propertyName)
+                _ = try scanner.skipValue()
+                continue
+            }
             if settingNames.contains(key) {
-                let value = try attributeValue(name: key, draft: &draft)
+                let value = try attributeValue(from: .property(key), draft: &draft)
                 draft.found.updateValue(value, forKey: key)
             } else {
                 let (range, depth) = try scanner.skipValue()
                 if depth > options.limits.maxNesting {
                     draft.noteNesting(key, depth: depth, limit: options.limits.maxNesting)
                 } else {
-                    // A null property is no property, as through OGR (a null column is unset).
-                    let text = scanner.compactText(range)
-                    if text != "null" { draft.properties[key] = text }
+                    switch scanner.checkedCompactText(range) {
+                    case .success(let text):
+                        // A null property is no property, as through OGR (a null column is unset).
+                        if text != "null" { draft.properties[key] = text }
+                    case .failure(let problem):
+                        draft.noteBadText(problem, in: .property(key))
+                    }
                 }
             }
         } while try scanner.next(closing: 125)
@@ -232,6 +268,18 @@ struct GeoJSONDocument {
         return "unnamed"
     }
 
+    /// Why a value cannot be an id, or nil: an id is a string or a number (RFC 7946 3.2, README
+    /// "Formats"). `true` and `{"a":1}` were taken as the ids "true" and `{"a":1}`.
+    static func idTypeError(_ value: AttributeValue, _ what: String) -> FenceError? {
+        switch value {
+        case .text, .number, .jsonNumber: return nil
+        case .list: return FenceError(.malformedInput, reason: "\(what) must be a string or a number, not an array")
+        case .other(let json):
+            let shown = json.count > 40 ? json.prefix(40) + "..." : json[...]
+            return FenceError(.malformedInput, reason: "\(what) must be a string or a number, not \(shown)")
+        }
+    }
+
     /// Turns a feature's parts into a fence or a rejection.
     mutating func finish(_ draft: FeatureDraft, number: Int) {
         let origin = FeatureOrigin(layer: layer, index: number)
@@ -245,19 +293,33 @@ struct GeoJSONDocument {
         // Each role takes its first candidate the feature has.
         var settings = FenceSettings()
         var errors: [FenceFields.Role: FenceError] = [:]
+        var idSource: FeatureDraft.Source?
         for role in FenceFields.Role.allCases {
             for candidate in fields[role] {
                 guard let found = draft.found[candidate] else { continue }
                 if let value = found, let e = settings.set(role, value) { errors[role] = e }
+                if role == .id {
+                    idSource = .property(candidate)
+                    if let value = found, let e = Self.idTypeError(value, "property \"\(candidate)\"") { errors[.id] = e }
+                }
                 break
             }
         }
-        if settings.id == nil, !fields.named.contains(.id), let fid = draft.featureID { settings.id = fid.display }
+        if settings.id == nil, !fields.named.contains(.id), let fid = draft.featureID {
+            settings.id = fid.display
+            idSource = .featureID
+            if let e = Self.idTypeError(fid, "the feature id") { errors[.id] = e }
+        }
+        // An id that is not text, or not a string or number, cannot name the fence: it is #number.
+        if let bad = draft.badText, bad.source == idSource { return reject(.malformedInput, bad.reason) }
+        // An id nested too deep reads as "?": the nesting is the reason.
+        if let e = errors[.id] { return reject(draft.nesting ?? e) }
         guard let id = settings.id, !id.isEmpty else {
             let names = fields.id.map { "\"\($0)\"" }.joined(separator: " or ")
             return reject(.missingID, fields.named.contains(.id) ? "the feature has no id (property \(names))" : "the feature has no id (property \(names) or feature id)")
         }
         name = id
+        if let bad = draft.badText { return reject(.malformedInput, bad.reason) }
         if let e = draft.nesting { return reject(e) }
         guard draft.hasGeometry, let type = draft.geometryType else { return reject(.emptyGeometry, "the feature has no geometry") }
         if let e = errors[.coord] { return reject(e) }

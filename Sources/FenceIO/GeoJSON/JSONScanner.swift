@@ -141,22 +141,29 @@ struct JSONScanner {
         return true
     }
 
-    /// The decoded text of a string token.
+    /// The decoded text of a string token or, when it is not text, its raw bytes repaired
+    /// (U+FFFD): for names compared with known words (`type`) and for messages, never for ids
+    /// or values (`decoded`).
     func text(_ token: StringToken) -> String {
+        switch decoded(token) {
+        case .success(let s): return s
+        case .failure: return String(decoding: UnsafeBufferPointer(rebasing: bytes[token.range]), as: UTF8.self)
+        }
+    }
+
+    /// The decoded text of a string token; a failure when its bytes are not UTF-8 or it holds
+    /// an escape of half a surrogate pair (never repaired: ids are their bytes).
+    /// - Complexity: O(length); validating costs what `String(decoding:as:)` does.
+    func decoded(_ token: StringToken) -> Result<String, TextProblem> {
         let raw = UnsafeBufferPointer(rebasing: bytes[token.range])
-        guard token.escaped else { return String(decoding: raw, as: UTF8.self) }
+        guard token.escaped else { return String.validating(raw) }
         var out: [UInt8] = []
         out.reserveCapacity(raw.count)
         var i = 0
-        var pendingHigh: UInt32?
-        func appendScalar(_ v: UInt32) {
-            let scalar = Unicode.Scalar(v) ?? "\u{FFFD}"
-            out.append(contentsOf: Array(String(Character(scalar)).utf8))
-        }
+        // `string()` checked every escape, so the hex digits are there.
         while i < raw.count {
             let c = raw[i]
             guard c == 92 else {
-                if let h = pendingHigh { appendScalar(h); pendingHigh = nil }
                 out.append(c)
                 i += 1
                 continue
@@ -164,21 +171,19 @@ struct JSONScanner {
             let e = raw[i + 1]
             i += 2
             if e == 117 {
-                var v: UInt32 = 0
-                for k in 0..<4 { v = v << 4 | UInt32(Self.hexValue(raw[i + k])!) }
+                var v = hex4(raw, at: i)
                 i += 4
-                if let h = pendingHigh {
-                    pendingHigh = nil
-                    if (0xDC00...0xDFFF).contains(v) {
-                        appendScalar(0x10000 + ((h - 0xD800) << 10) + (v - 0xDC00))
-                        continue
+                if TextProblem.isHighSurrogate(v) {
+                    guard i + 6 <= raw.count, raw[i] == 92, raw[i + 1] == 117, TextProblem.isLowSurrogate(hex4(raw, at: i + 2)) else {
+                        return .failure(.loneSurrogate(v))
                     }
-                    appendScalar(0xFFFD)
+                    v = 0x10000 + ((v - 0xD800) << 10) + (hex4(raw, at: i + 2) - 0xDC00)
+                    i += 6
                 }
-                if (0xD800...0xDBFF).contains(v) { pendingHigh = v } else { appendScalar(v) }
+                guard let scalar = Unicode.Scalar(v) else { return .failure(.loneSurrogate(v)) }
+                out.append(contentsOf: Array(String(Character(scalar)).utf8))
                 continue
             }
-            if let h = pendingHigh { appendScalar(h); pendingHigh = nil }
             switch e {
             case 98: out.append(8)
             case 102: out.append(12)
@@ -188,8 +193,14 @@ struct JSONScanner {
             default: out.append(e)  // " \ /
             }
         }
-        if let h = pendingHigh { appendScalar(h) }
-        return String(decoding: out, as: UTF8.self)
+        return out.withUnsafeBufferPointer { String.validating($0) }
+    }
+
+    /// The value of the four hex digits at `at` (checked by `string()`).
+    private func hex4(_ raw: UnsafeBufferPointer<UInt8>, at: Int) -> UInt32 {
+        var v: UInt32 = 0
+        for k in 0..<4 { v = v << 4 | UInt32(Self.hexValue(raw[at + k])!) }
+        return v
     }
 
     static func hexValue(_ c: UInt8) -> UInt8? {
@@ -381,8 +392,49 @@ struct JSONScanner {
         }
     }
 
+    /// `compactText`, refused when a string in it is not UTF-8 or holds an escape of half a
+    /// surrogate pair: a property carried into events is text, as an id is.
+    func checkedCompactText(_ range: Range<Int>) -> Result<String, TextProblem> {
+        // Escapes stay as written; only surrogate escapes need a look (skipValue checked them).
+        var i = range.lowerBound
+        var inString = false
+        while i < range.upperBound {
+            let c = bytes[i]
+            if !inString {
+                if c == 34 { inString = true }
+                i += 1
+                continue
+            }
+            if c == 34 {
+                inString = false
+            } else if c == 92 {
+                if bytes[i + 1] == 117 {
+                    let v = hex4(bytes, at: i + 2)
+                    if TextProblem.isLowSurrogate(v) { return .failure(.loneSurrogate(v)) }
+                    if TextProblem.isHighSurrogate(v) {
+                        guard i + 12 <= range.upperBound, bytes[i + 6] == 92, bytes[i + 7] == 117,
+                            TextProblem.isLowSurrogate(hex4(bytes, at: i + 8))
+                        else { return .failure(.loneSurrogate(v)) }
+                        i += 12
+                        continue
+                    }
+                    i += 6
+                    continue
+                }
+                i += 2
+                continue
+            }
+            i += 1
+        }
+        return compactBytes(range).withUnsafeBufferPointer { String.validating($0) }
+    }
+
     /// A value's text without the white space between tokens (strings kept as written).
     func compactText(_ range: Range<Int>) -> String {
+        String(decoding: compactBytes(range), as: UTF8.self)
+    }
+
+    private func compactBytes(_ range: Range<Int>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(range.count)
         var inString = false
@@ -399,6 +451,6 @@ struct JSONScanner {
                 out.append(c)
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 }
