@@ -182,6 +182,14 @@ public final class PositionReader {
             }
             if end == buffer.count {
                 if buffer.count >= maxLineBytes + 2 {
+                    // A NUL byte in a line this long: binary data, perhaps endless (`/dev/zero`
+                    // has no line end to skip to). The input is refused, not read to its end.
+                    let binary = buffer.withUnsafeBufferPointer { memchr($0.baseAddress!, 0, end) != nil }
+                    if binary {
+                        throw FenceError(
+                            .malformedInput, line: lineNumber + 1,
+                            reason: "binary data (NUL byte) in a line over \(maxLineBytes) bytes: this is not a CSV or NDJSON file")
+                    }
                     // The line is over the limit: drop what we have and skip to its end.
                     skippingLongLine = true
                     end = 0

@@ -355,6 +355,25 @@ final class BadPositionInputTests: XCTestCase {
         XCTAssertThrowsError(try read(bytes)) { XCTAssertTrue("\($0)".contains("binary"), "\($0)") }
     }
 
+    /// An endless stream of NUL bytes (`--positions /dev/zero`) has no line end to skip to:
+    /// it is refused once a line passes the limit with a NUL in it, not read forever. A long
+    /// text line is still only that line's error.
+    func testEndlessBinaryLineIsRefused() throws {
+        let zero = open("/dev/zero", O_RDONLY)
+        XCTAssertGreaterThanOrEqual(zero, 0)
+        defer { close(zero) }
+        let reader = PositionReader(fileDescriptor: zero, maxLineBytes: 4096)
+        var positions: [Position] = []
+        var errors: [PositionLineError] = []
+        XCTAssertThrowsError(try reader.read(limit: 10, into: &positions, errors: &errors)) {
+            XCTAssertTrue("\($0)".contains("binary data (NUL byte) in a line over 4096 bytes"), "\($0)")
+        }
+        let long = "device,time,lon,lat\n" + String(repeating: "x", count: 1_100_000) + "\na,0,1,1\n"
+        let (p, e) = try read(Array(long.utf8))
+        XCTAssertEqual(p.map(\.device), ["a"])
+        XCTAssertEqual(e.map(\.line), [2])
+    }
+
     func testMixedDelimitersAreReportedPerLine() throws {
         let (p, e) = try read(Array("device,time,lon,lat\na,0,1,1\nb;0;1;1\nc\t0\t1\t1\n".utf8))
         XCTAssertEqual(p.map(\.device), ["a"])
