@@ -1,3 +1,4 @@
+import FenceEngine
 import Foundation
 
 /// Why input bytes cannot be taken as the text of an id or a value.
@@ -28,31 +29,11 @@ enum TextProblem: Error, Hashable {
 
 extension String {
     /// The text of `bytes` when they are well-formed UTF-8, else `TextProblem.notUTF8`; never
-    /// repaired.
-    ///
-    /// `String(validating:as:)` took 3x the time of `String(decoding:as:)` here (its generic
-    /// path; 0.15 vs 0.05 us per 10-byte id), which slowed `fence-bench --parse` by about a
-    /// fifth. So:
-    /// ASCII bytes (the common id) are valid as they are and take the decoding fast path; other
-    /// bytes are decoded, repairing, and are valid when nothing was repaired. A repair puts
-    /// U+FFFD where the first invalid sequence starts, and since U+FFFD's bytes are themselves
-    /// valid they cannot have stood there: the output then differs from the input.
+    /// repaired (`String.validUTF8`, whose fast path for ASCII keeps the check cheap).
     /// - Complexity: O(count).
     @inline(__always)
     static func validating(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<String, TextProblem> {
         guard let s = validUTF8(bytes) else { return .failure(.notUTF8) }
         return .success(s)
-    }
-
-    /// `validating` as an optional, nil when the bytes are not UTF-8 (the per-line path: with
-    /// a `Result` the position reader ran about 37 more instructions a line under callgrind).
-    @inline(__always)
-    static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        var high: UInt8 = 0
-        for c in bytes { high |= c }
-        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
-        var s = String(decoding: bytes, as: UTF8.self)
-        let unchanged = s.withUTF8 { u in u.count == bytes.count && memcmp(u.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
-        return unchanged ? s : nil
     }
 }

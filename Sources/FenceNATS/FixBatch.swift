@@ -45,7 +45,10 @@ public enum FixBatch {
         guard r.remaining == Int(count) * bytesPerFix else {
             throw FixBatchError("\(count) fixes need \(Int(count) * bytesPerFix) bytes, the message has \(r.remaining)")
         }
-        let device = String(decoding: id, as: UTF8.self)
+        // Never repaired to U+FFFD: two producers' distinct ids would become one device.
+        guard let device = id.withMemoryRebound(to: UInt8.self, { String.validUTF8($0) }) else {
+            throw FixBatchError("the device id is not valid UTF-8")
+        }
         let start = out.count
         out.reserveCapacity(start + Int(count))
         for _ in 0..<count {

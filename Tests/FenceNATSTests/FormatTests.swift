@@ -29,6 +29,15 @@ final class FormatTests: XCTestCase {
             XCTAssertThrowsError(try bad.withUnsafeBytes { try FixBatch.decode($0, into: &into) })
             XCTAssertTrue(into.isEmpty)
         }
+        // A device id that is not UTF-8 (a producer's Latin-1 "ÿ"): refused, not repaired to
+        // U+FFFD, which made every such device one.
+        var latin1 = FixBatch.encode(device: "dev?", fixes: [fixes[1]])
+        latin1[5 + 3] = 0xFF  // magic (2), version (1), id length (2), then the id
+        var into: [Position] = []
+        XCTAssertThrowsError(try latin1.withUnsafeBytes { try FixBatch.decode($0, into: &into) }) {
+            XCTAssertTrue("\($0)".contains("not valid UTF-8"), "\($0)")
+        }
+        XCTAssertTrue(into.isEmpty)
     }
 
     func testFenceChangeRoundTrip() throws {
