@@ -131,4 +131,19 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(wrongLayer.status, 1)
         XCTAssertEqual(wrongLayer.err, "fence: \(dir)/pins.csv: malformed-input: \(dir)/pins.csv has no layer other (layers: pins)\n")
     }
+
+    /// `--layer` and `--fence-crs` are checked whatever reads the source: the built-in GeoJSON
+    /// reader ignored a `--layer` it does not have, and a `--fence-crs` typo was noticed only
+    /// if some layer lacked a CRS (found by an outside audit).
+    func testLayerAndAssumedCRSAreCheckedForGeoJSONToo() throws {
+        let fences = try CLI.temp(self, "pins.geojson", CLI.fences)
+        let wrong = try CLI.run(["check", "--fences", fences, "--layer", "other"])
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertTrue(wrong.err.contains("has no layer other (layers: pins)"), wrong.err)
+        XCTAssertEqual(try CLI.run(["check", "--fences", fences, "--layer", "pins"]).status, 0)
+        let crs = try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:999999999"])
+        XCTAssertEqual(crs.status, 1)
+        XCTAssertTrue(crs.err.contains("unknown CRS EPSG:999999999"), crs.err)
+        XCTAssertEqual(try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:32632"]).status, 0)
+    }
 }

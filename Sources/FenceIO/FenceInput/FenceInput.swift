@@ -35,21 +35,35 @@ public enum FenceInput {
     /// - Throws: when the source as a whole cannot be read; single bad features are returned
     ///   in `rejected` instead.
     public static func read(_ source: String, options: FenceInputOptions = FenceInputOptions()) throws(FenceError) -> FenceReadResult {
+        if let assumed = options.assumedCRS { try OGRReprojection.checkAssumed(assumed) }
         switch options.reader {
         case .native:
-            return try GeoJSONFences.read(path: source, options: options)
+            return try checkLayers(GeoJSONFences.read(path: source, options: options), source: source, options: options)
         case .ogr:
             return try OGRFences.read(source, options: options)
         case .auto:
             guard usesNativeReader(source) else { return try OGRFences.read(source, options: options) }
             let (result, crs) = try GeoJSONFences.readDeclaringCRS(path: source, options: options)
-            guard let crs, !GeoJSONFences.isLonLatWGS84(crs) else { return result }
+            guard let crs, !GeoJSONFences.isLonLatWGS84(crs) else { return try checkLayers(result, source: source, options: options) }
             guard source != "-" else { throw GeoJSONFences.refusal(source, declaring: crs) }
             // OGR reprojects from the declared CRS; its GeoJSON driver reads a CRS GDAL does
             // not know as WGS84, silently. Refuse that by name first.
             try OGRReprojection.checkKnown(crs, declaredBy: source)
             return try OGRFences.read(source, options: options)
         }
+    }
+
+    /// The built-in reader's one layer (named after the file) when `--layer` names it; else
+    /// the refusal OGR gives for a layer a source lacks (`--layer` was ignored here).
+    static func checkLayers(_ result: FenceReadResult, source: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
+        guard !options.layers.isEmpty else { return result }
+        let missing = options.layers.filter { !result.layers.contains($0) }
+        guard missing.isEmpty else {
+            throw FenceError(
+                .malformedInput,
+                reason: "\(source) has no layer \(missing.joined(separator: ", ")) (layers: \(result.layers.joined(separator: ", ")))")
+        }
+        return result
     }
 
     /// Standard input and files named `.geojson` or `.json` go to the built-in reader under

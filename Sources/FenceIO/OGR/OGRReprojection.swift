@@ -54,6 +54,20 @@ final class OGRReprojection {
         }
     }
 
+    /// Refuses a `--fence-crs` definition GDAL cannot read, before any layer is opened: a typo
+    /// was otherwise noticed only if some layer lacked a CRS of its own, and then only there.
+    /// The user's own text may be anything OSR takes (EPSG:n, WKT, PROJ, a file).
+    static func checkAssumed(_ definition: String) throws(FenceError) {
+        try GDALErrorState.collecting { () throws(FenceError) in
+            guard let made = OSRNewSpatialReference(nil) else { throw FenceError(.malformedInput, reason: "cannot make a CRS") }
+            defer { OSRRelease(made) }
+            GDALErrorState.reset()
+            guard OSRSetFromUserInput(made, definition) == OGRERR_NONE else {
+                throw FenceError(.malformedInput, reason: "unknown CRS \(definition): \(GDALErrorState.message ?? "OSR cannot read it")")
+            }
+        }
+    }
+
     /// The reprojection a layer needs, or nil when its coordinates already are WGS84
     /// longitude/latitude (or it declares no CRS and none is assumed).
     /// - Parameters:
