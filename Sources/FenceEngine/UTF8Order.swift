@@ -32,6 +32,22 @@ public enum UTF8Order {
         return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
     }
 
+    /// A string's first 8 UTF-8 bytes as a big-endian number, zero-padded: a smaller prefix
+    /// means a string that comes first (`compare`); equal prefixes decide nothing (a proper
+    /// prefix pads with zeros, as a string with NUL bytes there would).
+    /// - Complexity: O(1), at most 8 bytes read.
+    @inline(__always)
+    static func prefix(_ s: String) -> UInt64 {
+        var p: UInt64 = 0
+        var n = 0
+        for b in s.utf8 {
+            p = p << 8 | UInt64(b)
+            n += 1
+            if n == 8 { break }
+        }
+        return n == 8 ? p : p << UInt64(8 * (8 - n))
+    }
+
     /// A sort key over a string's first 16 UTF-8 bytes (big-endian, zero-padded) and its
     /// length: comparing the two words, then the lengths, is comparing the strings (as `sort`
     /// does), except for two ids longer than 16 bytes with the same 16 first, which `precedes`
