@@ -70,9 +70,18 @@ package struct ByteReader {
     @inlinable package mutating func u32() -> UInt32? { take(4).map { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } }
     @inlinable package mutating func u64() -> UInt64? { take(8).map { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } }
     @inlinable package mutating func f64() -> Double? { u64().map(Double.init(bitPattern:)) }
+    /// Set once `string()` met bytes that are not UTF-8 (and read them as nil, as it reads a
+    /// string cut short): a decoder can then say which it was.
+    package var sawInvalidText = false
+    /// A u32-length-prefixed UTF-8 string; nil past the end, or when the bytes are not UTF-8
+    /// (`sawInvalidText`): never repaired to U+FFFD, which would make two ids one.
     @inlinable package mutating func string() -> String? {
         guard let n = u32(), let b = take(Int(n)) else { return nil }
-        return String(decoding: b, as: UTF8.self)
+        guard let s = b.withMemoryRebound(to: UInt8.self, { String.validUTF8($0) }) else {
+            sawInvalidText = true
+            return nil
+        }
+        return s
     }
     @inlinable package mutating func block() -> [UInt8]? {
         guard let n = u64(), n <= UInt64(remaining), let b = take(Int(n)) else { return nil }

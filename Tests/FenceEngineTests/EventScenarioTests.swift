@@ -92,6 +92,18 @@ final class EventScenarioTests: XCTestCase {
         bad.append((TrackerSnapshot(watermark: 20, devices: [device], engineActions: FenceActions(rawValue: 0x80)), "engine action mask 128"))
         let record = TrackerSnapshot.FenceRecord(id: "sq", group: nil, actions: 0x40, shapeDigest: 1)
         bad.append((TrackerSnapshot(watermark: 20, devices: [device], fences: [record]), "action mask 64 has unknown bits"))
+        // A device id whose bytes are not UTF-8 (a crafted file: an engine writes only Swift
+        // strings): refused, not repaired to U+FFFD, which would merge it with another device.
+        var bytes = TrackerSnapshot(watermark: 20, devices: [TrackerSnapshot.Device(id: "vX", lastTime: 20, lastLon: 0, lastLat: 0, pairs: [])])
+            .encoded()
+        let header = TrackerSnapshot.magic.count + 4 + 8 + 4
+        var payload = Array(bytes[header...])
+        XCTAssertEqual(payload[8 + 8 + 4 + 1], UInt8(ascii: "X"))
+        payload[8 + 8 + 4 + 1] = 0xFF
+        bytes = ByteWriter.framed(magic: TrackerSnapshot.magic, version: TrackerSnapshot.formatVersion, payload: payload)
+        XCTAssertThrowsError(try TrackerSnapshot(decoding: bytes)) { error in
+            XCTAssertTrue("\(error)".contains("device record holds text that is not valid UTF-8"), "\(error)")
+        }
         // What an engine does write still reads: a pending exit within the visit, devices in
         // another order (a hand-made file), a fence's own mask or the engine's (0xFF).
         var pending = device

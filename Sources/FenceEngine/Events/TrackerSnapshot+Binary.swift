@@ -65,6 +65,10 @@ extension TrackerSnapshot {
             let payload = UnsafeRawBufferPointer(rebasing: raw[header.offset...])
             guard CRC32.checksum(payload) == crc else { return .failure(fail("checksum mismatch: the file is corrupted")) }
             var r = ByteReader(payload)
+            // A record that ends early, or whose text is not UTF-8 (`ByteReader.string`).
+            func cut(_ what: String) -> FenceError {
+                fail(r.sawInvalidText ? "\(what) holds text that is not valid UTF-8" : "truncated \(what)")
+            }
             guard let watermark = r.f64(), let count = r.u64() else { return .failure(fail("truncated payload")) }
             // A file whose checksum holds can still carry values no engine writes (a bug
             // elsewhere, or a hand-made file): they would reach the output as `nan`.
@@ -78,7 +82,7 @@ extension TrackerSnapshot {
             var ascending = true
             for _ in 0..<count {
                 guard let id = r.string(), let t = r.f64(), let lon = r.f64(), let lat = r.f64(), let n = r.u32() else {
-                    return .failure(fail("truncated device record"))
+                    return .failure(cut("device record"))
                 }
                 guard UInt64(n) <= UInt64(payload.count / 21) else { return .failure(fail("pair count \(n) does not fit the file")) }
                 let which = "device \(devices.count + 1) (\(id.debugDescription))"
@@ -97,7 +101,7 @@ extension TrackerSnapshot {
                 var pairSet = Set<ExactID>()
                 for _ in 0..<n {
                     guard let fence = r.string(), let flags = r.u8(), let enter = r.f64(), let pending = r.f64() else {
-                        return .failure(fail("truncated pair record"))
+                        return .failure(cut("pair record"))
                     }
                     guard enter.isFinite && pending.isFinite else {
                         return .failure(fail("\(which): fence \(fence.debugDescription) has enter time \(enter) and pending time \(pending); both must be finite"))
@@ -133,20 +137,20 @@ extension TrackerSnapshot {
             var fences: [FenceRecord] = []
             var engineActions: FenceActions?
             if version >= 2 {
-                guard let mask = r.u8(), let n = r.u64() else { return .failure(fail("truncated fence records")) }
+                guard let mask = r.u8(), let n = r.u64() else { return .failure(cut("fence records")) }
                 // Each record takes at least 14 bytes.
                 guard n <= UInt64(payload.count / 14) else { return .failure(fail("fence record count \(n) does not fit the file")) }
                 let known = FenceActions([.enter, .exit, .dwell, .cross]).rawValue
                 guard mask & ~known == 0 else { return .failure(fail("engine action mask \(mask) has unknown bits")) }
                 engineActions = FenceActions(rawValue: mask)
                 for _ in 0..<n {
-                    guard let id = r.string(), let hasGroup = r.u8() else { return .failure(fail("truncated fence record")) }
+                    guard let id = r.string(), let hasGroup = r.u8() else { return .failure(cut("fence record")) }
                     var group: String?
                     if hasGroup != 0 {
-                        guard let g = r.string() else { return .failure(fail("truncated fence record")) }
+                        guard let g = r.string() else { return .failure(cut("fence record")) }
                         group = g
                     }
-                    guard let actions = r.u8(), let digest = r.u64() else { return .failure(fail("truncated fence record")) }
+                    guard let actions = r.u8(), let digest = r.u64() else { return .failure(cut("fence record")) }
                     guard actions == 0xFF || actions & ~known == 0 else {
                         return .failure(fail("fence \(id.debugDescription): action mask \(actions) has unknown bits"))
                     }
