@@ -72,7 +72,7 @@ public enum GeoJSONFences {
     /// is refused at once instead of filling memory.
     /// - Throws: `malformedInput` with the system's reason, or why it is not GeoJSON.
     /// - Complexity: O(bytes); memory: the whole document.
-    static func readStandardInput() throws(FenceError) -> Data {
+    public static func readStandardInput() throws(FenceError) -> Data {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var started = false

@@ -138,7 +138,13 @@ public final class NATSConnection: @unchecked Sendable {
             throw NATSError(
                 "publish", status: natsStatus(rawValue: UInt32(tally.pointee.lastStatus)),
                 jetStreamCode: jsErrCode(rawValue: UInt32(tally.pointee.lastErrorCode)))
-                .withText("\(failed - tallyBase.failed) publishes failed; last: \(text)")
+                .withText(
+                    "\(failed - tallyBase.failed) publishes failed; last: \(text)"
+                        // No stream took the subject: most often the server's configuration
+                        // lacks the mapping `fence setup` printed, so fix.<device> reaches
+                        // no partition's subject.
+                        + (text.contains("No responders")
+                            ? " (no stream took the message: is the subject mapping `fence setup` printed in the server's configuration?)" : ""))
         }
         return PublishOutcome(acked: Int(acked - tallyBase.acked), duplicates: Int(duplicates - tallyBase.duplicates))
     }

@@ -47,6 +47,11 @@ struct Arguments {
         }
     }
 
+    /// The longest duration an option takes, in seconds (about 31.7 years): NATS takes
+    /// durations as Int64 nanoseconds, which end at 9.2e9 s, and a larger `--ack-wait` or
+    /// `--dedup-window` trapped in the conversion (exit 132).
+    static let maxSeconds = 1e9
+
     /// Options that may be given more than once, each value kept (`lists`).
     static let repeatable: Set<String> = ["open-option"]
 

@@ -1,4 +1,5 @@
 import FenceEngine
+import FenceIO
 import FenceNATS
 import Foundation
 
@@ -34,7 +35,18 @@ enum ChangeCommand {
         func list(_ s: String) -> [String] { s.split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) } }
         var operations: [FenceChange.Operation] = []
         if let path = a.values["add"] {
-            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
+            // A file that cannot be read is bad input (status 1, the system's reason), as for
+            // `publish` and `worker`; `-` reads standard input.
+            let data: Data
+            if path == "-" {
+                data = try GeoJSONFences.readStandardInput()
+            } else {
+                do {
+                    data = try Data(contentsOf: URL(fileURLWithPath: path))
+                } catch {
+                    throw FenceError(.malformedInput, reason: "cannot read \(path): \(error.localizedDescription)")
+                }
+            }
             // Checked as every worker will read it: a change in the stream stays there, so a
             // file with any fault is refused here, before it is published.
             let problems = FenceChange.problems(adding: [UInt8](data))

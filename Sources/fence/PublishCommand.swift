@@ -32,6 +32,10 @@ enum PublishCommand {
         to the end of the batch where that happened are published, no flush), 2 bad usage.
         """
 
+    /// The longest device id published, in UTF-8 bytes: its subject token (up to twice as
+    /// long, in hex) stays well inside the server's 4 KB control line.
+    static let maxDeviceBytes = 1024
+
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
             args, valued: ["nats", "positions", "input-format", "coord", "window", "max-batch", "name", "max-line-bytes", BadLines.option],
@@ -69,6 +73,28 @@ enum PublishCommand {
             errors.removeAll(keepingCapacity: true)
             reader.positionLines.removeAll(keepingCapacity: true)
             let more = try naming(path) { try reader.read(limit: 100_000, into: &batch, errors: &errors) }
+            // A device id becomes a subject token (hex when it is more than letters, digits and
+            // -): past a few KB the server drops the connection (its control line is 4 KB), and
+            // with it the batch's other fixes. Such a line is a bad line, like any other.
+            if batch.contains(where: { $0.device.utf8.count > Self.maxDeviceBytes }) {
+                var kept: [Position] = []
+                var keptLines: [Int] = []
+                for (k, fix) in batch.enumerated() {
+                    let n = fix.device.utf8.count
+                    if n > Self.maxDeviceBytes {
+                        errors.append(
+                            PositionLineError(
+                                line: reader.positionLines[k],
+                                reason: "device id of \(n) bytes: a NATS subject carries at most \(Self.maxDeviceBytes)"))
+                    } else {
+                        kept.append(fix)
+                        keptLines.append(reader.positionLines[k])
+                    }
+                }
+                batch = kept
+                reader.positionLines = keptLines
+                errors.sort { $0.line < $1.line }
+            }
             badLines.take(good: batch.count, errors: errors)
             for (k, fix) in batch.enumerated() {
                 if fix.time < latest - window {

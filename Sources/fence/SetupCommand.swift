@@ -48,6 +48,9 @@ enum SetupCommand {
         let maxAge = try a.double("max-age", default: 0)!
         let timeout = try a.double("timeout", default: 5)!
         guard window > 0, maxAge >= 0 else { throw UsageError("--dedup-window must be > 0 and --max-age >= 0") }
+        guard window <= Arguments.maxSeconds, maxAge <= Arguments.maxSeconds else {
+            throw UsageError("--dedup-window and --max-age take at most \(Int(Arguments.maxSeconds)) seconds")
+        }
         guard timeout > 0, timeout <= 3600 else { throw UsageError("--timeout takes seconds, more than 0 and at most 3600") }
         let connection = try NATSConnection(servers: servers, name: "fence-setup", timeoutMs: Int64(timeout * 1000))
         try Deployment.setup(

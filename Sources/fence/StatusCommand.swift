@@ -31,6 +31,9 @@ enum StatusCommand {
         let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-status")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
         let timeout = try a.double("timeout", default: 600)!
+        guard timeout >= 0, timeout <= Arguments.maxSeconds else {
+            throw UsageError("--timeout takes seconds, from 0 to \(Int(Arguments.maxSeconds))")
+        }
         let waiting = a.flags.contains("wait-drained")
         let deadline = Date().addingTimeInterval(timeout)
         while true {

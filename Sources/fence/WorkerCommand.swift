@@ -80,6 +80,9 @@ enum WorkerCommand {
         guard lateness >= 0, step >= 0, interval >= 0, ackWait > 0, progressEvery >= 0 else {
             throw UsageError("--lateness, --step, --checkpoint-every and --progress must be >= 0, --ack-wait > 0")
         }
+        guard [lateness, step, interval, ackWait, progressEvery].allSatisfy({ $0 <= Arguments.maxSeconds }) else {
+            throw UsageError("--lateness, --step, --checkpoint-every, --ack-wait and --progress take at most \(Int(Arguments.maxSeconds)) seconds")
+        }
         let fetch = try a.int("fetch", default: 256, range: 1...10_000)
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let stderr = StandardError()
@@ -125,7 +128,13 @@ enum WorkerCommand {
             config.dropReacknowledgements = true
         case let v?: throw UsageError("FENCE_TEST_DROP_CHECKPOINT_ACKS takes 1 or all, not \(v)")
         }
-        config.log = { line in StandardError().write("fence worker: \(line)\n") }
+        // Log lines carry ids from the stream (a fence change's, a device's): control
+        // characters are escaped and a line is cut at 2,000 characters, so a hostile id can
+        // neither drive the terminal nor flood the log.
+        config.log = { line in
+            let shown = line.count > 2000 ? line.prefix(2000) + "... (\(line.utf8.count) bytes)" : line
+            StandardError().write("fence worker: \(FenceError.printable(String(shown)))\n")
+        }
 
         let stop = StopSignal()
         var sources: [DispatchSourceSignal] = []

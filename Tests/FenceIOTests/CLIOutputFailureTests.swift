@@ -230,4 +230,25 @@ final class CLIOutputFailureTests: XCTestCase {
         XCTAssertEqual(r.status, 1)
         XCTAssertEqual(try String(contentsOfFile: output, encoding: .utf8), "yesterday\n")
     }
+
+    /// Durations past what NATS takes (Int64 nanoseconds) trapped (exit 132); `change --add`
+    /// of a file that cannot be read is bad input with the reason, not a usage error. Both
+    /// are decided before any server is reached.
+    func testNATSCommandsRefuseHugeDurationsAndUnreadableFiles() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let nowhere = "nats://127.0.0.1:1"
+        for args in [
+            ["worker", "--nats", nowhere, "--partitions", "0", "--fences", fences, "--ack-wait", "1e10"],
+            ["worker", "--nats", nowhere, "--partitions", "0", "--fences", fences, "--lateness", "1e308"],
+            ["setup", "--nats", nowhere, "--partitions", "2", "--dedup-window", "1e10"],
+            ["setup", "--nats", nowhere, "--partitions", "2", "--max-age", "1e308"],
+        ] {
+            let r = try CLI.run(args)
+            XCTAssertEqual(r.status, 2, "\(args) \(r.err)")
+            XCTAssertTrue(r.err.contains("at most 1000000000 seconds"), r.err)
+        }
+        let missing = try CLI.run(["change", "--nats", nowhere, "--add", fences + ".missing"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.err.contains("cannot read \(fences).missing:"), missing.err)
+    }
 }

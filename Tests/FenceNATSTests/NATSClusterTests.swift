@@ -368,6 +368,14 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertTrue(badText.contains("line 2: lon \"NaN\" is not a number"), badText)
         XCTAssertTrue(badText.contains("more than --max-bad") && badText.contains("0 fixes in 0 messages"), badText)
         XCTAssertTrue(badText.contains("stopped for bad input, no flush"), badText)
+        // A device id too long for a subject is a bad line; it dropped the connection, and the
+        // batch's other fixes with it, after 37 s.
+        let longFile = folder + "/long.csv"
+        try Data("device,time,lon,lat\n\(String(repeating: "d", count: 3000)),0,0,0\n".utf8).write(to: URL(fileURLWithPath: longFile))
+        let longLog = folder + "/long.log"
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", longFile], log: longLog), 1)
+        let longText = try String(contentsOfFile: longLog, encoding: .utf8)
+        XCTAssertTrue(longText.contains("line 2: device id of 3000 bytes: a NATS subject carries at most 1024"), longText)
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", folder + "/part2.csv", "--window", "30"], log: log), 0)
         // Input out of time order by more than the window is published, with a warning: a
         // device far from every fence, an hour back after its first fix (at the end, so that
