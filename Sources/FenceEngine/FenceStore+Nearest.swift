@@ -40,7 +40,7 @@ extension FenceStore {
             if bound > abs(best.distance) { return false }
             let slot = item >> 1
             guard seen.insert(slot).inserted else { return true }
-            if let time, slotExpires[Int(slot)] <= time { return true }
+            if let time, hasExpired(FenceHandle(rawValue: slot), at: time) { return true }
             let d = boundaryDistance(slot: Int(slot), p, exact: true, cutoff: abs(best.distance))
             if d < abs(best.distance) {
                 var unit: (Double, Double, Double)?

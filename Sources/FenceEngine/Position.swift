@@ -41,11 +41,17 @@ public struct Position: Sendable, Hashable {
     @inline(__always)
     static var timeLimit: Double { 253_402_300_799.9995 }
 
+    /// The times a usable fix has: the years 1-9999 as events write them. Also what a state
+    /// file's last fix time must be (`TrackerSnapshot(decoding:)`). Computed, like `timeLimit`,
+    /// so the per-fix check folds to two compares (a `static let` is a once-check per use).
+    @inline(__always)
+    static var usableTimes: Range<Double> { -62_135_596_800 ..< timeLimit }
+
     /// Whether `problem` is nil, in a few compares: the hot loops ask this first and build the
     /// reason only for a bad fix. NaN fails every compare, so it is not usable.
     @inline(__always)
     public var isUsable: Bool {
-        time >= -62_135_596_800 && time < Self.timeLimit && lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90
+        Self.usableTimes.contains(time) && lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90
             && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
     }
 

@@ -51,18 +51,22 @@ public enum GeoJSONFences {
     /// Reads a file as `read(path:options:)` does, with the CRS it declares (nil: none)
     /// whatever that is, for the caller to decide.
     static func readDeclaringCRS(path: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
-        let data: Data
-        if path == "-" {
-            data = try readStandardInput()
-        } else {
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-            } catch {
-                throw FenceError(.malformedInput, reason: "cannot read \(path): \(error.localizedDescription)")
-            }
-        }
+        let data = try readDocument(path: path)
         let layer = path == "-" ? "stdin" : URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         return try parse(data, layer: layer, options: options)
+    }
+
+    /// A GeoJSON document's bytes: a file (mapped, not copied), or standard input for "-"
+    /// (`readStandardInput`). The one read of a GeoJSON file, for fences and for the fence
+    /// changes `fence change --add` publishes.
+    /// - Throws: `malformedInput` naming the file and the system's reason.
+    public static func readDocument(path: String) throws(FenceError) -> Data {
+        if path == "-" { return try readStandardInput() }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+        } catch {
+            throw FenceError(.malformedInput, reason: "cannot read \(path): \(error.localizedDescription)")
+        }
     }
 
     /// All of standard input, read with `read(2)`: Foundation's `readDataToEndOfFile` traps
@@ -72,7 +76,7 @@ public enum GeoJSONFences {
     /// is refused at once instead of filling memory.
     /// - Throws: `malformedInput` with the system's reason, or why it is not GeoJSON.
     /// - Complexity: O(bytes); memory: the whole document.
-    public static func readStandardInput() throws(FenceError) -> Data {
+    static func readStandardInput() throws(FenceError) -> Data {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var started = false

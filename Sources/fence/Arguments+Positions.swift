@@ -25,6 +25,11 @@ extension Arguments {
         return path
     }
 
+    /// `--output FILE`; nil for standard output (absent, or `-`).
+    func outputPath() -> String? {
+        values["output"].flatMap { $0 == "-" ? nil : $0 }
+    }
+
     /// `--coord wgs84|gcj02|bd09ll` for positions without a coord column; WGS84 when absent.
     func coordinateSystem() throws(UsageError) -> CoordinateSystem {
         guard let c = values["coord"] else { return .wgs84 }

@@ -37,16 +37,7 @@ enum ChangeCommand {
         if let path = a.values["add"] {
             // A file that cannot be read is bad input (status 1, the system's reason), as for
             // `publish` and `worker`; `-` reads standard input.
-            let data: Data
-            if path == "-" {
-                data = try GeoJSONFences.readStandardInput()
-            } else {
-                do {
-                    data = try Data(contentsOf: URL(fileURLWithPath: path))
-                } catch {
-                    throw FenceError(.malformedInput, reason: "cannot read \(path): \(error.localizedDescription)")
-                }
-            }
+            let data = try GeoJSONFences.readDocument(path: path)
             // Checked as every worker will read it: a change in the stream stays there, so a
             // file with any fault is refused here, before it is published.
             let problems = FenceChange.problems(adding: [UInt8](data))

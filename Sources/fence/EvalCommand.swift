@@ -63,7 +63,7 @@ enum EvalCommand {
         let started = Date()
         let positionsPath = try a.positionsPath()
         if a.values["state"] == "-" { throw UsageError("--state needs a file: it is read at the start and replaced at the end") }
-        let outputPath = a.values["output"].flatMap { $0 == "-" ? nil : $0 }
+        let outputPath = a.outputPath()
         try refuseSameFile(
             output: outputPath, others: [("positions", positionsPath), ("fences", a.values["fences"]), ("state", a.values["state"])])
         guard let format = EventWriter.Format(rawValue: a.values["format"] ?? "ndjson") else {

@@ -18,7 +18,7 @@ enum EventsCommand {
         }
         let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-events")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
-        let out: OutputSink = try a.values["output"].flatMap { $0 == "-" ? nil : $0 }.map { try OutputSink(path: $0) } ?? OutputSink()
+        let out: OutputSink = try a.outputPath().map { try OutputSink(path: $0) } ?? OutputSink()
         let n = try EventReader.read(connection: connection, topology: topology) { raw in out.write([UInt8](raw)) }
         out.flush()
         StandardError().write("fence events: \(n) messages from \(topology.eventStream)\n")

@@ -82,7 +82,7 @@ final class OutputSink {
         var s = stat()
         let regularOrNew = stat(path, &s) != 0 || (s.st_mode & S_IFMT) == S_IFREG
         if !(deferOpening && regularOrNew) {
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            fd = Self.create(path)
             if fd < 0 { throw FenceError(.malformedInput, reason: "cannot open \(path) for writing: \(String(cString: strerror(errno)))") }
         }
     }
@@ -100,10 +100,13 @@ final class OutputSink {
         if buffer.count >= 1 << 20 && fd >= 0 { flush() }
     }
 
+    /// Opens `path` for writing, created or emptied; -1 (with `errno`) when it cannot be.
+    private static func create(_ path: String) -> Int32 { open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
+
     /// Writes the buffer, opening (creating or emptying) a deferred file first.
     func flush() {
         if fd < 0, let path {
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            fd = Self.create(path)
             if fd < 0 { OutputFailure.exitAfterFailedWrite(to: path) }
         }
         let ok = buffer.withUnsafeBytes { writeAll(fd, $0) }

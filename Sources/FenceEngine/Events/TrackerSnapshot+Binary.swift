@@ -12,8 +12,6 @@
 extension TrackerSnapshot {
     static let magic = Array("FENCESTATE".utf8)
     public static let formatVersion: UInt32 = 2
-    /// Epoch seconds of the years 1 to 9999, the times a fix may carry (`Position.isUsable`).
-    static let fixTimes = -62_135_596_800.0..<253_402_300_800.0
 
     public func encoded() -> [UInt8] {
         var payload = ByteWriter()
@@ -89,7 +87,7 @@ extension TrackerSnapshot {
                 guard t.isFinite || t == -.infinity else { return .failure(fail("\(which): last fix time \(t) is not a time")) }
                 // The times a fix may have (Position.isUsable): a last fix in the year 1e292
                 // would make every later fix of the device late, silently.
-                guard !t.isFinite || Self.fixTimes.contains(t) else {
+                guard !t.isFinite || Position.usableTimes.contains(t) else {
                     return .failure(fail("\(which): last fix time \(t) is outside the years 1-9999"))
                 }
                 if let previous = devices.last, UTF8Order.compare(previous.id, id) >= 0 { ascending = false }
