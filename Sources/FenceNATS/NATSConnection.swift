@@ -142,9 +142,11 @@ public final class NATSConnection: @unchecked Sendable {
                     "\(failed - tallyBase.failed) publishes failed; last: \(text)"
                         // No stream took the subject: most often the server's configuration
                         // lacks the mapping `fence setup` printed, so fix.<device> reaches
-                        // no partition's subject.
+                        // no partition's subject, or its mapping has more partitions than
+                        // setup made (the fix stream takes only setup's partitions).
                         + (text.contains("No responders")
-                            ? " (no stream took the message: is the subject mapping `fence setup` printed in the server's configuration?)" : ""))
+                            ? " (no stream took the message: does the server's configuration hold the subject mapping `fence setup` printed, with the same partition count?)"
+                            : ""))
         }
         return PublishOutcome(acked: Int(acked - tallyBase.acked), duplicates: Int(duplicates - tallyBase.duplicates))
     }

@@ -7,7 +7,7 @@
 /// | ... after the server's mapping | `fix.<partition>.<device token>` |
 /// | fence changes (one subject, one position for every partition) | `fix.ctl.fences` |
 /// | a partition's tick after a change | `fix.<partition>._tick` |
-/// | fix stream | `FENCE_FIXES` (subjects `fix.*.*`) |
+/// | fix stream | `FENCE_FIXES` (subjects `fix.0.*` ... `fix.<N-1>.*` and `fix.ctl.fences`) |
 /// | events of partition p | `fence.events.<p>` in stream `FENCE_EVENTS` |
 /// | checkpoints | bucket `FENCE_STATE`, key `p<p>` and its chunks |
 /// | consumer of partition p | durable `fence-p<p>` |
@@ -32,8 +32,13 @@ public struct Topology: Sendable, Hashable {
 
     /// Where a producer publishes a device's fixes; the server maps it to the device's partition.
     public func subject(device: String) -> String { prefix + "." + DeviceToken.encode(device) }
-    /// Subjects the fix stream captures: mapped fixes, ticks and fence changes.
-    public var fixStreamSubjects: [String] { [prefix + ".*.*"] }
+    /// Subjects the fix stream captures: each partition's mapped fixes and ticks, one subject
+    /// a partition, and the fence changes. Not `prefix.*.*`: a server whose mapping spreads
+    /// devices over more partitions than `partitions` would then store fixes under a
+    /// partition no worker reads, and every publish would still be acknowledged. Listed one by
+    /// one, such a fix is taken by no stream and its publish fails ("no responders").
+    /// - Complexity: `partitions` + 1 subjects (at most 1,025; `fence setup` caps N at 1,024).
+    public var fixStreamSubjects: [String] { (0..<partitions).map(partitionFilter) + [controlSubject] }
     /// What partition `p`'s consumer reads.
     public func partitionFilter(_ p: Int) -> String { "\(prefix).\(p).*" }
     /// The one subject of fence changes. Its middle token is not a number, so no partition's

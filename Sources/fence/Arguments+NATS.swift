@@ -18,25 +18,4 @@ extension Arguments {
         }
         return n
     }
-
-    /// The event engine settings shared with `fence eval`: --dwell, --actions, --no-initial,
-    /// --margin, --exit-delay, --cross.
-    func engineSettings() throws(UsageError) -> EventSettings {
-        var settings = EventSettings()
-        settings.dwell = try double("dwell", default: 600)!
-        guard settings.dwell >= 0 else { throw UsageError("--dwell must be >= 0") }
-        if let list = values["actions"] {
-            guard let actions = FenceActions(list: list) else { throw UsageError("--actions takes enter,exit,dwell,cross") }
-            settings.actions = actions
-        }
-        settings.initialEvents = !flags.contains("no-initial")
-        settings.hysteresisMargin = try double("margin", default: 0)!
-        settings.exitDelay = try double("exit-delay", default: 0)!
-        guard settings.hysteresisMargin >= 0, settings.exitDelay >= 0 else {
-            throw UsageError("--margin and --exit-delay must be >= 0")
-        }
-        // Asking for `cross` in the actions asks for its detection too.
-        settings.crossDetection = flags.contains("cross") || settings.actions.contains(.cross)
-        return settings
-    }
 }

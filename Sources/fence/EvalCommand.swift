@@ -73,22 +73,7 @@ enum EvalCommand {
         let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
-        var settings = EventSettings()
-        settings.dwell = try a.double("dwell", default: 600)!
-        guard settings.dwell >= 0 else { throw UsageError("--dwell must be >= 0") }
-        if let list = a.values["actions"] {
-            guard let actions = FenceActions(list: list) else { throw UsageError("--actions takes enter,exit,dwell,cross") }
-            settings.actions = actions
-        }
-        settings.initialEvents = !a.flags.contains("no-initial")
-        settings.hysteresisMargin = try a.double("margin", default: 0)!
-        settings.exitDelay = try a.double("exit-delay", default: 0)!
-        guard settings.hysteresisMargin >= 0, settings.exitDelay >= 0 else {
-            throw UsageError("--margin and --exit-delay must be >= 0")
-        }
-        // Asking for `cross` in the actions (engine-wide or a fence's own) asks for its
-        // detection too; see below for the fences.
-        settings.crossDetection = a.flags.contains("cross") || settings.actions.contains(.cross)
+        var settings = try a.engineSettings()
         settings.idleEviction = try a.double("evict-idle", default: 0)!
         guard settings.idleEviction >= 0 else { throw UsageError("--evict-idle must be >= 0") }
 

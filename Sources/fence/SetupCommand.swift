@@ -6,7 +6,8 @@ enum SetupCommand {
         Usage: fence setup --nats URL[,URL...] --partitions N [options]
 
         Creates (or updates) on a NATS JetStream server or cluster:
-          FENCE_FIXES    fixes, subjects PREFIX.*.* (PREFIX.<partition>.<device> after mapping)
+          FENCE_FIXES    fixes, subjects PREFIX.<partition>.* for each partition (the mapping's
+                         output) and PREFIX.ctl.fences
           FENCE_EVENTS   events, subjects fence.events.<partition>, deduplicated by Nats-Msg-Id
           FENCE_STATE    key-value bucket of partition checkpoints and the topology record
         and prints the subject mapping every server's configuration must hold, which spreads

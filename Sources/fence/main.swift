@@ -62,7 +62,11 @@ do {
         throw UsageError("unknown command \(command)")
     }
 } catch let e as UsageError {
-    StandardError().write("fence: \(e.message)\n\(topHelp)\n")
+    // The message and where the options are: a command's whole help after every mistake
+    // buried the one line that said what was wrong. An unknown command gets the command list.
+    let known = ["contains", "eval", "check", "nearest", "setup", "publish", "worker", "change", "status", "events"]
+    let pointer = known.contains(command) ? "Run `fence \(command) --help` for its options." : topHelp
+    StandardError().write("fence: \(e.message)\n\(pointer)\n")
     status = 2
 } catch let e as FenceError {
     StandardError().write("fence: \(e)\n")

@@ -149,6 +149,26 @@ final class CLIOutputFailureTests: XCTestCase {
         XCTAssertTrue(hex.err.contains("--dwell must be a number, got 0x10"), hex.err)
     }
 
+    /// A usage error says what was wrong and where a command's options are, without the whole
+    /// help after it; an unknown command lists the commands. An empty `--actions` would report
+    /// nothing and is refused.
+    func testUsageErrorsPointAtTheCommandsHelp() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let bad = try CLI.run(["eval", "--fences", fences, "--dwell", "soon"], stdin: "device,time,lon,lat\n")
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertEqual(bad.err, "fence: --dwell must be a number, got soon\nRun `fence eval --help` for its options.\n")
+        let unknown = try CLI.run(["evaluate"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(unknown.err.hasPrefix("fence: unknown command evaluate\nUsage: fence COMMAND"), unknown.err)
+        for list in ["", ",", " "] {
+            let empty = try CLI.run(["eval", "--fences", fences, "--actions", list], stdin: "device,time,lon,lat\n")
+            XCTAssertEqual(empty.status, 2, list)
+            XCTAssertTrue(empty.err.contains("--actions takes one or more of enter,exit,dwell,cross"), empty.err)
+        }
+        let some = try CLI.run(["eval", "--fences", fences, "--actions", "exit"], stdin: "device,time,lon,lat\n")
+        XCTAssertEqual(some.status, 0, some.err)
+    }
+
     /// Errors about a whole input name it.
     func testWholeInputErrorsNameTheInput() throws {
         let broken = try CLI.temp(self, "broken.geojson", "{\"type\":\"FeatureCollection\",\"features\":[}")

@@ -182,6 +182,8 @@ final class FormatTests: XCTestCase {
         XCTAssertEqual(topology.mapping, "\"fix.*\": \"fix.{{partition(4,1)}}.{{wildcard(1)}}\"")
         XCTAssertEqual(topology.subject(device: "a.b"), "fix._612e62")
         XCTAssertEqual(topology.partitionFilter(2), "fix.2.*")
+        XCTAssertEqual(topology.fixStreamSubjects, ["fix.0.*", "fix.1.*", "fix.2.*", "fix.3.*", "fix.ctl.fences"])
+        XCTAssertEqual(Topology(prefix: "gps", partitions: 1).fixStreamSubjects, ["gps.0.*", "gps.ctl.fences"])
     }
 
     func testEventMessageIDsFollowTheirContent() {

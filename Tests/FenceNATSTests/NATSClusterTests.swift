@@ -514,6 +514,33 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(after.map(\.owner), before.map(\.owner))
     }
 
+    /// A server whose mapping spreads devices over more partitions than `fence setup` made:
+    /// the fixes of the extra partition are taken by no stream, so `fence publish` fails and
+    /// says why, instead of storing them where no worker reads (it exited 0 when the stream
+    /// took `fix.*.*`). A stream made with that old subject is narrowed by `fence setup`.
+    func testAMappingWithMorePartitionsThanSetupIsRefusedAtPublish() throws {
+        let s = try NATSServer(name: "n1", folder: folder + "/n1", port: NATSServer.freePort(), mapping: Topology(partitions: 3).mapping)
+        servers.append(s)
+        try s.start()
+        let connection = try NATSConnection(servers: [s.url], name: "test")
+        let topology = Topology(partitions: 2)
+        try connection.createStream(StreamConfig(name: topology.fixStream, subjects: ["fix.*.*"]))
+        try setup([s.url], partitions: 2, replicas: 1)
+        XCTAssertEqual(try connection.streamState(topology.fixStream)?.subjects, ["fix.0.*", "fix.1.*", "fix.ctl.fences"])
+
+        // Ten devices: the chance that none maps to partition 2 of 3 is (2/3)^10, under 2%,
+        // and the ids are fixed, so the outcome is too.
+        let fixes = folder + "/fixes.csv"
+        let lines = (0..<10).map { "truck-\($0),\(1_700_000_000 + $0),5.0,45.0" }
+        try Data(("device,time,lon,lat\n" + lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: fixes))
+        let status = try FenceCLI.run(["publish", "--nats", s.url, "--positions", fixes], log: folder + "/publish.log")
+        XCTAssertEqual(status, 1, log("publish"))
+        XCTAssertTrue(log("publish").contains("same partition count"), log("publish"))
+        // Nothing stored for partition 2; what the other two took is there.
+        XCTAssertNil(try connection.lastMessage(stream: topology.fixStream, subject: "fix.2.*"))
+        XCTAssertNotNil(try connection.lastMessage(stream: topology.fixStream, subject: "fix.0.*"))
+    }
+
     // MARK: - Helpers
 
     func startSingleServer(partitions: Int) throws -> [String] {
