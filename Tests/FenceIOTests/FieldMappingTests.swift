@@ -110,6 +110,17 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(try CLI.run(["check", "--fences", dir + "/z.gpkg", "--fence-reader", "gdal"]).status, 2)
         XCTAssertEqual(try CLI.run(["check", "--fences", dir + "/z.gpkg", "--open-option", "NOEQUALS"]).status, 2)
         XCTAssertEqual(try CLI.run(["check", "--fences", dir + "/z.gpkg", "--max-fence-positions", "3"]).status, 2)
+        // An option the driver does not have, or a value not of its type, is refused (GDAL
+        // warned and read on without it).
+        for option in ["NO_SUCH_OPTION=1", "LIST_ALL_TABLES=maybe"] {
+            let r = try CLI.run(["check", "--fences", dir + "/z.gpkg", "--open-option", option])
+            XCTAssertEqual(r.status, 1, option)
+            XCTAssertTrue(r.err.contains("invalid-setting: \(dir)/z.gpkg: --open-option not taken: "), r.err)
+            XCTAssertTrue(r.err.contains("open option"), r.err)
+        }
+        let valid = try CLI.run(["check", "--fences", dir + "/z.gpkg", "--open-option", "LIST_ALL_TABLES=YES"] + mapping)
+        XCTAssertFalse(valid.err.contains("open option"), valid.err)
+        XCTAssertTrue(valid.err.contains("3 features in 1 layer"), valid.err)
         // A missing named column is bad input (status 1) with the reason.
         let missing = try CLI.run(["check", "--fences", dir + "/z.gpkg", "--id-field", "nope"])
         XCTAssertEqual(missing.status, 1)

@@ -50,6 +50,13 @@ final class OGRDataset {
             throw FenceError(
                 .malformedInput, reason: "cannot open \(displayName) as vector data: \(GDALErrorState.message ?? "no driver recognises it")")
         }
+        // GDAL opens anyway, with a warning, when the driver has no such open option or the
+        // value is not of its type: the option would be ignored, and the data read otherwise
+        // than asked. Both warnings name the "open option".
+        if !openOptions.isEmpty, let message = GDALErrorState.message, message.contains("open option") {
+            GDALClose(raw)
+            throw FenceError(.invalidSetting, reason: "\(displayName): --open-option not taken: \(message)")
+        }
         self.raw = raw
     }
 
