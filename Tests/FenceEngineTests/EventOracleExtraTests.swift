@@ -108,6 +108,10 @@ final class EventOracleExtraTests: XCTestCase {
             var heldInside = 0
             /// A pair not stored, not entered on a fix inside the circle but within the margin.
             var heldOutside = 0
+            /// A first fix within the margin, inside or outside: the status stays unknown.
+            var undetermined = 0
+            /// An unknown status made inside by a fix inside by the margin: an initial enter.
+            var undeterminedEntered = 0
             var pendingStarted = 0
             var pendingCleared = 0
             var expiredAtFix = 0
@@ -130,6 +134,10 @@ final class EventOracleExtraTests: XCTestCase {
         var settings: EventSettings
         var last: [String: LastFix] = [:]
         var visits: [String: [String: Visit]] = [:]
+        /// Per device, the fences whose status is still unknown: its first fix was within the
+        /// margin of their boundary, and every fix since (SPEC: between the bands the status
+        /// holds, and it was unknown).
+        var unknown: [String: Set<String>] = [:]
         var latest = -Double.infinity
         var stats = Stats()
         let segmentMinimum: SegmentMinimum
@@ -200,7 +208,7 @@ final class EventOracleExtraTests: XCTestCase {
             }
             // End of the batch: every device's pairs of fences expired by the latest fix time
             // exit, and those fences leave the store.
-            for device in visits.keys.sorted() {
+            for device in Set(visits.keys).union(unknown.keys).sorted() {
                 expire(device: device, upTo: batchEnd, atFix: false, into: &out.events)
             }
             for id in fences.keys.sorted() where isExpired(id, at: batchEnd) {
@@ -215,6 +223,7 @@ final class EventOracleExtraTests: XCTestCase {
         /// Exit (`fence-expired`, at max(expires, enter), at the device's last applied fix)
         /// for the device's pairs whose fence expires at or before `t`.
         func expire(device: String, upTo t: Double, atFix: Bool, into events: inout [FenceEvent]) {
+            unknown[device] = unknown[device]?.filter { !isExpired($0, at: t) }
             guard var mine = visits[device], let l = last[device] else { return }
             for id in mine.keys.sorted() where isExpired(id, at: t) {
                 let fence = fences[id]!
@@ -284,15 +293,30 @@ final class EventOracleExtraTests: XCTestCase {
                         if b != .outsideBand || dwellInOutsideBand { dwellIfDue(&v, fence) }
                         mine[id] = v
                     }
+                } else if unknown[device]?.contains(id) == true {
+                    // Never seen outside: inside by the margin is an initial enter, outside by
+                    // it makes the status outside, the band holds it unknown.
+                    if b == .deepInside {
+                        if settings.initialEvents { emit(.enter, fence, initial: true) }
+                        var v = Visit(enterTime: t)
+                        dwellIfDue(&v, fence)
+                        mine[id] = v
+                        stats.undeterminedEntered += 1
+                    }
+                    if b == .deepInside || b == .farOutside { unknown[device]!.remove(id) }
                 } else if b == .deepInside {
                     if !first || settings.initialEvents { emit(.enter, fence, initial: first) }
                     var v = Visit(enterTime: t)
                     dwellIfDue(&v, fence)
                     mine[id] = v
+                } else if first && b != .farOutside {
+                    unknown[device, default: []].insert(id)
+                    stats.undetermined += 1
                 } else if b == .insideBand {
                     stats.heldOutside += 1
                 }
             }
+            if unknown[device]?.isEmpty == true { unknown[device] = nil }
             if settings.crossDetection, let previous {
                 let p = LonLat(lon: previous.lon, lat: previous.lat)
                 let coveringBefore = Set(cover.ids(covering: p))
@@ -337,6 +361,10 @@ final class EventOracleExtraTests: XCTestCase {
                 }
                 visits[device] = mine.isEmpty ? nil : mine
             }
+            for device in unknown.keys.sorted() {
+                unknown[device]!.subtract(gone)
+                if unknown[device]!.isEmpty { unknown[device] = nil }
+            }
             for id in gone {
                 fences[id] = nil
                 cover.remove(id)
@@ -373,6 +401,14 @@ final class EventOracleExtraTests: XCTestCase {
                     stats.replacedExits += 1
                 }
                 visits[device] = mine.isEmpty ? nil : mine
+            }
+            // An unknown status against a fence reshaped away from the last fix is dropped
+            // (outside, without an event), as the engine's edit does.
+            for device in unknown.keys.sorted() {
+                let l = last[device]!
+                let covering = Set(cover.ids(covering: LonLat(lon: l.lon, lat: l.lat)))
+                for id in replaced where unknown[device]!.contains(id) && !covering.contains(id) { unknown[device]!.remove(id) }
+                if unknown[device]!.isEmpty { unknown[device] = nil }
             }
             return (replaced, events.sorted())
         }
@@ -470,6 +506,9 @@ final class EventOracleExtraTests: XCTestCase {
             for (fence, v) in mine {
                 XCTAssertEqual(engine.status(device: device, fence: fence), v.stayed ? .stayed : .inside, "\(ctx) \(device) \(fence)")
             }
+            for fence in oracle.unknown[device] ?? [] {
+                XCTAssertEqual(engine.status(device: device, fence: fence), .unknown, "\(ctx) \(device) \(fence)")
+            }
         }
     }
 
@@ -556,14 +595,17 @@ final class EventOracleExtraTests: XCTestCase {
         }
         let heldInside = stats.reduce(0) { $0 + $1.heldInside }, heldOutside = stats.reduce(0) { $0 + $1.heldOutside }
         let pending = stats.reduce(0) { $0 + $1.pendingStarted }, cleared = stats.reduce(0) { $0 + $1.pendingCleared }
+        let undetermined = stats.reduce(0) { $0 + $1.undetermined }, undeterminedEntered = stats.reduce(0) { $0 + $1.undeterminedEntered }
         print("hysteresis: events \(totals.sorted { $0.key < $1.key }); held inside \(heldInside), held outside \(heldOutside), "
-            + "pending \(pending), cleared \(cleared); failed seeds \(failed)")
+            + "pending \(pending), cleared \(cleared), first fixes in a band \(undetermined) (entered later \(undeterminedEntered)); "
+            + "failed seeds \(failed)")
         // Band holds happen: fixes in the outside band of a stored pair with no exit, and fixes
         // in the inside band of an unstored pair with no enter (events compared above).
         XCTAssertGreaterThan(heldInside, 200)
         XCTAssertGreaterThan(heldOutside, 200)
         XCTAssertGreaterThan(pending, 20)
         XCTAssertGreaterThan(cleared, 5)
+        XCTAssertGreaterThan(undetermined, 0)
         for kind in ["enter", "exit", "dwell"] { XCTAssertGreaterThan(totals[kind] ?? 0, 50, kind) }
         XCTAssertEqual(failed, [], "seeds where the engine and the oracle differ")
     }

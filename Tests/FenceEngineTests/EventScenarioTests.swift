@@ -229,6 +229,53 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertEqual(summary(e.evaluate([at(121, 8)]).events), ["8 v c exit 5s"])
     }
 
+    /// A first fix within the margin leaves the status unknown (SPEC: between the bands the
+    /// status holds), inside the circle or outside it. A later fix inside by the margin is
+    /// then the device's first seen inside: an `initial` enter (it was a plain enter, as if
+    /// the device had come from outside, found by an outside audit). One outside by the
+    /// margin makes the status outside, and a later enter is not initial. The unknown status
+    /// survives a state snapshot, and is no visit: no exit when its fence is removed.
+    func testFirstFixWithinTheMarginLeavesTheStatusUnknown() throws {
+        func at(_ device: String, _ metres: Double, _ t: Double) -> Position {
+            let p = Geodesic.destination(lon: 0, lat: 0, azimuth: 90, distance: metres)
+            return fix(device, t, p.lon, p.lat)
+        }
+        var e = engine([.circle(id: "c", lon: 0, lat: 0, radius: 100)]) { $0.hysteresisMargin = 20 }
+        // v: inside band, then deep inside. w: outside band, inside band, then deep inside.
+        // x: inside band, far outside, deep inside. y: inside band only.
+        let first = e.evaluate([at("v", 90, 0), at("w", 110, 0), at("w", 95, 1), at("x", 85, 0), at("x", 300, 1), at("y", 90, 0)])
+        XCTAssertEqual(summary(first.events), [])
+        XCTAssertEqual(e.status(device: "v", fence: "c"), .unknown)
+        XCTAssertEqual(e.status(device: "w", fence: "c"), .unknown)
+        XCTAssertEqual(e.status(device: "x", fence: "c"), .outside)
+        XCTAssertEqual(e.fences(insideOf: "v"), [])
+        // Through a state file: the unknown status is kept.
+        let snapshot = e.snapshot()
+        XCTAssertEqual(snapshot.devices.first { $0.id == "v" }?.pairs.map(\.undetermined), [true])
+        var restored = engine([.circle(id: "c", lon: 0, lat: 0, radius: 100)]) { $0.hysteresisMargin = 20 }
+        restored.restore(try TrackerSnapshot(decoding: snapshot.encoded()))
+        for var engine in [e, restored] {
+            XCTAssertEqual(
+                summary(engine.evaluate([at("v", 50, 10), at("w", 40, 10), at("x", 50, 10)]).events),
+                ["10 v c enter initial", "10 w c enter initial", "10 x c enter"])
+        }
+        // Removing the fence ends no visit of y's (it had none).
+        XCTAssertEqual(summary(e.remove(id: "c")), [])
+        // Without initial events, the band-first device enters in silence.
+        var quiet = engine([.circle(id: "c", lon: 0, lat: 0, radius: 100)]) {
+            $0.hysteresisMargin = 20
+            $0.initialEvents = false
+        }
+        XCTAssertEqual(summary(quiet.evaluate([at("v", 90, 0), at("v", 50, 10), at("v", 300, 20)]).events), ["20 v c exit 10s"])
+        // A state file with the undetermined flag beside another is refused.
+        var bad = snapshot
+        let v = bad.devices.firstIndex { $0.id == "v" }!
+        bad.devices[v].pairs[0].stayed = true
+        XCTAssertThrowsError(try TrackerSnapshot(decoding: bad.encoded())) { error in
+            XCTAssertTrue("\(error)".contains("undetermined with stayed or exit-pending"), "\(error)")
+        }
+    }
+
     func testExitDelay() {
         var e = engine([.polygon(id: "sq", exterior: square)]) { $0.exitDelay = 60 }
         let r = e.evaluate([fix("v", 0, 0.5, 0.5), fix("v", 100, 2, 2), fix("v", 120, 0.5, 0.5), fix("v", 130, 2, 2), fix("v", 180, 2, 2), fix("v", 190, 2, 2)])

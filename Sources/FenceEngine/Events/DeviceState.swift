@@ -1,7 +1,8 @@
 import Foundation
 
 /// One (device, fence) pair whose status is not the default `outside`: the device is inside
-/// (or stayed), possibly with an exit pending under the exit delay.
+/// (or stayed), possibly with an exit pending under the exit delay; or, with hysteresis, its
+/// status is still `unknown` (`undetermined`).
 struct PairState: Sendable, Hashable {
     /// The fence's stable key (`FenceStore.slotKey`).
     var fence: Int32
@@ -13,9 +14,17 @@ struct PairState: Sendable, Hashable {
 
     static let stayed: UInt8 = 1
     static let exitPending: UInt8 = 2
+    /// With hysteresis: the device's first fix was within the margin of the fence's boundary
+    /// (inside or outside it), so the pair's status is still `unknown`, and holds while fixes
+    /// stay in that band. A fix inside by the margin makes it inside with an `initial` enter
+    /// (the device was never seen outside); one outside by the margin makes it outside, as
+    /// every pair not stored. Never with `stayed` or `exitPending`; no visit, so no exit,
+    /// dwell or re-trigger.
+    static let undetermined: UInt8 = 4
 
     var isStayed: Bool { flags & Self.stayed != 0 }
     var isExitPending: Bool { flags & Self.exitPending != 0 }
+    var isUndetermined: Bool { flags & Self.undetermined != 0 }
 }
 
 /// What the tracker knows about one device. Sparse: a device inside 2 of a million fences
@@ -135,7 +144,8 @@ struct DevicePartition: Sendable {
 
 /// A device's status against one fence (Baidu's four).
 public enum FenceStatus: String, Sendable, Hashable {
-    /// The device has no applied fix yet.
+    /// The device has no applied fix yet; or, with hysteresis, every fix of it so far was
+    /// within the margin of the fence's boundary.
     case unknown
     case inside
     case outside

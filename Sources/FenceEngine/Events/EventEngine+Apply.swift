@@ -25,11 +25,12 @@ extension EventEngine {
     }
 
     /// True when `near` lists exactly the stored pairs' fences, each deep inside, and no exit is
-    /// pending: applying the fix changes nothing but dwell.
+    /// pending nor status undetermined: applying the fix changes nothing but dwell.
     @inline(__always)
     static func unchanged(_ pairs: [PairState], _ near: [NearFence]) -> Bool {
         guard pairs.count == near.count else { return false }
-        for k in pairs.indices where pairs[k].fence != near[k].key || near[k].cls != .deepInside || pairs[k].isExitPending {
+        for k in pairs.indices
+        where pairs[k].fence != near[k].key || near[k].cls != .deepInside || pairs[k].flags & (PairState.exitPending | PairState.undetermined) != 0 {
             return false
         }
         return true
@@ -51,6 +52,8 @@ extension EventEngine {
         time t: Double, point: LonLat, covering n: Int, slot: Int, key: Int32, state: inout DeviceState, events: inout [FenceEvent]
     ) -> Bool {
         let p = state.pairs.count
+        // An undetermined pair (left by hysteresis, since turned off) is `apply`'s to settle.
+        if p == 1 && state.pairs[0].isUndetermined { return false }
         if n == 0 {
             if p == 1 && settings.exitDelay <= 0 {
                 let pair = state.pairs[0]
@@ -144,20 +147,37 @@ extension EventEngine {
             pairs.append(p)
         }
 
+        // The enter of a pair not inside before: `initial` when the device was never seen
+        // outside the fence (its first fix, or an undetermined pair).
+        func enter(_ key: Int32, slot: Int, initial: Bool) {
+            if !initial || settings.initialEvents {
+                emit(.enter, device: d, slot: slot, time: t, lon: point.lon, lat: point.lat, initial: initial, into: &events)
+            }
+            inside(PairState(fence: key, flags: 0, enterTime: t, pendingSince: 0), slot: slot)
+        }
+
         var i = 0
         var j = 0
         while i < stored.count || j < near.count {
             if j == near.count || (i < stored.count && stored[i].fence < near[j].key) {
-                if let slot = store.slot(ofKey: stored[i].fence) { outside(stored[i], slot: Int(slot)) }
+                // Far outside: a visit ends; an undetermined status becomes outside.
+                if !stored[i].isUndetermined, let slot = store.slot(ofKey: stored[i].fence) { outside(stored[i], slot: Int(slot)) }
                 i += 1
             } else if i == stored.count || near[j].key < stored[i].fence {
                 if near[j].cls == .deepInside {
-                    let slot = Int(near[j].slot)
-                    if !first || settings.initialEvents {
-                        emit(.enter, device: d, slot: slot, time: t, lon: point.lon, lat: point.lat, initial: first, into: &events)
-                    }
-                    inside(PairState(fence: near[j].key, flags: 0, enterTime: t, pendingSince: 0), slot: slot)
+                    enter(near[j].key, slot: Int(near[j].slot), initial: first)
+                } else if first && near[j].cls != .farOutside {
+                    // A first fix within the margin: the status is not known yet, and holds.
+                    pairs.append(PairState(fence: near[j].key, flags: PairState.undetermined, enterTime: t, pendingSince: 0))
                 }
+                j += 1
+            } else if stored[i].isUndetermined {
+                switch near[j].cls {
+                case .farOutside: break
+                case .outsideBand, .insideBand: pairs.append(stored[i])
+                case .deepInside: enter(near[j].key, slot: Int(near[j].slot), initial: true)
+                }
+                i += 1
                 j += 1
             } else {
                 let slot = Int(near[j].slot)

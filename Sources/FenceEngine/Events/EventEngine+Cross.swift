@@ -25,7 +25,8 @@ extension EventEngine {
         var slots = Array(Set(scratch.segment.map { $0 >> 1 })).sorted()
         slots.removeAll { slot in
             let key = store.slotKey[Int(slot)]
-            return before.contains { $0.fence == key } || after.contains { $0.fence == key }
+            // Visits, not undetermined pairs (a fix within the margin outside may start a cross).
+            return before.contains { $0.fence == key && !$0.isUndetermined } || after.contains { $0.fence == key && !$0.isUndetermined }
                 || near.contains { $0.key == key && $0.cls.rawValue >= NearFence.Class.insideBand.rawValue }
         }
         var unit: (Double, Double, Double)?

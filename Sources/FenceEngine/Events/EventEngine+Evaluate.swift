@@ -317,6 +317,7 @@ extension EventEngine {
             guard let slot = store.slot(ofKey: pair.fence) else { continue }
             let e = store.slotExpires[Int(slot)]
             if !e.isNaN && e <= time {
+                if pair.isUndetermined { continue }
                 let t = max(e, pair.enterTime)
                 emit(
                     .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,

@@ -5,7 +5,7 @@ extension EventEngine {
     /// - Complexity: O(p) for p pairs.
     func endIdleVisits(state: inout DeviceState, after: Double, events: inout [FenceEvent]) {
         let t = state.lastTime + after
-        for pair in state.pairs {
+        for pair in state.pairs where !pair.isUndetermined {
             guard let slot = store.slot(ofKey: pair.fence) else { continue }
             emit(
                 .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,

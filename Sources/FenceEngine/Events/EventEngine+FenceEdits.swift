@@ -56,7 +56,8 @@ extension EventEngine {
                 if let slot = engine.store.slot(ofKey: pair.fence), let old = before(Int(slot)),
                     !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
-                    if old.actions.contains(.exit) {
+                    // An undetermined pair had no visit to end; the next fix judges it afresh.
+                    if old.actions.contains(.exit) && !pair.isUndetermined {
                         let id = engine.store.slotSettings[Int(slot)].id
                         events.append(Self.exitWithoutFix(state, pair, fence: id, group: old.group, reason: .fenceReplaced))
                     }
@@ -117,6 +118,7 @@ extension EventEngine {
             var kept: [PairState] = []
             for pair in state.pairs {
                 if let slot = slotOfKey[pair.fence] {
+                    if pair.isUndetermined { continue }
                     let t = time ?? state.lastTime
                     engine.emit(
                         .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
@@ -176,7 +178,7 @@ extension EventEngine {
         var events: [FenceEvent] = []
         for partition in partitions {
             for state in partition.states where !state.pairs.isEmpty {
-                for pair in state.pairs {
+                for pair in state.pairs where !pair.isUndetermined {
                     guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
                     let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
                     guard !previous(slot).contains(kind.action) else { continue }

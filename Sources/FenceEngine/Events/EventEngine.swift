@@ -72,13 +72,14 @@ public struct EventEngine: Sendable {
         guard let slot = store.slotByID[fence] else { return .outside }
         let key = store.key(ofSlot: slot)
         guard let pair = state.pairs.first(where: { $0.fence == key }) else { return .outside }
+        if pair.isUndetermined { return .unknown }
         return pair.isStayed ? .stayed : .inside
     }
 
     /// Ids of the fences a device is inside (or stayed in), sorted.
     public func fences(insideOf device: String) -> [String] {
         guard let state = state(of: device) else { return [] }
-        return UTF8Order.sorted(state.pairs.compactMap { store.slot(ofKey: $0.fence).map { store.slotSettings[Int($0)].id } })
+        return UTF8Order.sorted(state.pairs.compactMap { $0.isUndetermined ? nil : store.slot(ofKey: $0.fence).map { store.slotSettings[Int($0)].id } })
     }
 
     /// Bytes of tracker state: devices, their pairs and the id table (capacity-based).

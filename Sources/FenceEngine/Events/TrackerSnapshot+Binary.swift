@@ -3,7 +3,8 @@
 /// Layout (little-endian): magic `FENCESTATE` (10 bytes), format version (u32), payload length
 /// (u64), CRC-32 (IEEE) of the payload (u32), then the payload: watermark (f64), device count
 /// (u64), and per device: id (u32 length + UTF-8), last time, lon, lat (f64), pair count (u32),
-/// per pair: fence id (u32 length + UTF-8), flags (u8), enter time, pending-since (f64).
+/// per pair: fence id (u32 length + UTF-8), flags (u8: 1 stayed, 2 exit pending, 4
+/// undetermined, which stands alone), enter time, pending-since (f64).
 /// Version 2 adds, after the devices: the engine's action mask (u8), the fence record count
 /// (u64), and per record: id (u32 length + UTF-8), whether it has a group (u8) and the group,
 /// its own mask (u8; 0xFF the engine's), its shape digest (u64). Version 1 files still read.
@@ -25,7 +26,7 @@ extension TrackerSnapshot {
             payload.u32(UInt32(d.pairs.count))
             for p in d.pairs {
                 payload.string(p.fence)
-                payload.u8((p.stayed ? 1 : 0) | (p.exitPending ? 2 : 0))
+                payload.u8((p.stayed ? 1 : 0) | (p.exitPending ? 2 : 0) | (p.undetermined ? 4 : 0))
                 payload.f64(p.enterTime)
                 payload.f64(p.pendingSince)
             }
@@ -109,7 +110,11 @@ extension TrackerSnapshot {
                     guard enter <= t && (flags & 2 == 0 || (pending >= enter && pending <= t)) else {
                         return .failure(fail("\(which): fence \(fence.debugDescription) has enter time \(enter) and pending time \(pending), not within its visit up to the last fix at \(t)"))
                     }
-                    guard flags & ~3 == 0 else { return .failure(fail("\(which): fence \(fence.debugDescription) has unknown flags \(flags)")) }
+                    guard flags & ~7 == 0 else { return .failure(fail("\(which): fence \(fence.debugDescription) has unknown flags \(flags)")) }
+                    // Undetermined (4) is a status not yet known: never stayed or exit-pending.
+                    guard flags & 4 == 0 || flags == 4 else {
+                        return .failure(fail("\(which): fence \(fence.debugDescription) has flags \(flags): undetermined with stayed or exit-pending"))
+                    }
                     // A device is inside a few fences; a crafted file with a million pairs on
                     // one device is checked by a set instead (quadratic, it took hours).
                     let twice: Bool
@@ -122,7 +127,10 @@ extension TrackerSnapshot {
                     guard !twice else {
                         return .failure(fail("\(which): fence \(fence.debugDescription) is paired twice"))
                     }
-                    pairs.append(Pair(fence: fence, stayed: flags & 1 != 0, exitPending: flags & 2 != 0, enterTime: enter, pendingSince: pending))
+                    pairs.append(
+                        Pair(
+                            fence: fence, stayed: flags & 1 != 0, exitPending: flags & 2 != 0, enterTime: enter, pendingSince: pending,
+                            undetermined: flags & 4 != 0))
                 }
                 devices.append(Device(id: id, lastTime: t, lastLon: lon, lastLat: lat, pairs: pairs))
             }

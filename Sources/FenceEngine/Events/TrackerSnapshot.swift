@@ -7,10 +7,13 @@ public struct TrackerSnapshot: Sendable, Hashable {
         public var exitPending: Bool
         public var enterTime: Double
         public var pendingSince: Double
+        /// With hysteresis: the status is still unknown (`PairState.undetermined`); then
+        /// `stayed` and `exitPending` are false and `enterTime` is the fix that left it so.
+        public var undetermined = false
 
         /// Field by field, the fence id by its bytes (`ExactID`; see `FenceEvent.==`).
         public static func == (a: Pair, b: Pair) -> Bool {
-            a.stayed == b.stayed && a.exitPending == b.exitPending && a.enterTime == b.enterTime
+            a.stayed == b.stayed && a.exitPending == b.exitPending && a.undetermined == b.undetermined && a.enterTime == b.enterTime
                 && a.pendingSince == b.pendingSince && ExactID.sameBytes(a.fence, b.fence)
         }
     }
@@ -70,7 +73,7 @@ extension EventEngine {
                 if fenceRecords { named.insert(slot) }
                 return TrackerSnapshot.Pair(
                     fence: store.slotSettings[Int(slot)].id, stayed: pair.isStayed, exitPending: pair.isExitPending,
-                    enterTime: pair.enterTime, pendingSince: pair.pendingSince)
+                    enterTime: pair.enterTime, pendingSince: pair.pendingSince, undetermined: pair.isUndetermined)
             }
             out.append(
                 TrackerSnapshot.Device(
@@ -111,7 +114,7 @@ extension EventEngine {
         var events: [FenceEvent] = []
         // Pairs of fences no longer loaded were dropped by `restore`: their exits.
         for device in snapshot.devices {
-            for pair in device.pairs where store.slotByID[pair.fence] == nil {
+            for pair in device.pairs where store.slotByID[pair.fence] == nil && !pair.undetermined {
                 let record = records[pair.fence]
                 guard oldMask(record).contains(.exit) else { continue }
                 events.append(
@@ -154,7 +157,8 @@ extension EventEngine {
                 state.pairs.append(
                     PairState(
                         fence: store.key(ofSlot: slot),
-                        flags: (pair.stayed ? PairState.stayed : 0) | (pair.exitPending ? PairState.exitPending : 0),
+                        flags: (pair.stayed ? PairState.stayed : 0) | (pair.exitPending ? PairState.exitPending : 0)
+                            | (pair.undetermined ? PairState.undetermined : 0),
                         enterTime: pair.enterTime, pendingSince: pair.pendingSince))
             }
             state.pairs.sort { $0.fence < $1.fence }
