@@ -402,14 +402,7 @@ final class EventOracleExtraTests: XCTestCase {
                 }
                 visits[device] = mine.isEmpty ? nil : mine
             }
-            // An unknown status against a fence reshaped away from the last fix is dropped
-            // (outside, without an event), as the engine's edit does.
-            for device in unknown.keys.sorted() {
-                let l = last[device]!
-                let covering = Set(cover.ids(covering: LonLat(lon: l.lon, lat: l.lat)))
-                for id in replaced where unknown[device]!.contains(id) && !covering.contains(id) { unknown[device]!.remove(id) }
-                if unknown[device]!.isEmpty { unknown[device] = nil }
-            }
+            // An unknown status stays unknown whatever the new shape: no fix has settled it.
             return (replaced, events.sorted())
         }
     }
@@ -499,15 +492,15 @@ final class EventOracleExtraTests: XCTestCase {
     }
 
     /// The status API against the oracle's pairs.
+    /// Every device's status against every fence: inside, stayed, unknown or outside.
     static func compareStatus(_ engine: EventEngine, _ oracle: RuleTracker, _ ctx: String) {
         for device in oracle.last.keys.sorted() {
             let mine = oracle.visits[device] ?? [:]
             XCTAssertEqual(engine.fences(insideOf: device), mine.keys.sorted(), "\(ctx) \(device)")
-            for (fence, v) in mine {
-                XCTAssertEqual(engine.status(device: device, fence: fence), v.stayed ? .stayed : .inside, "\(ctx) \(device) \(fence)")
-            }
-            for fence in oracle.unknown[device] ?? [] {
-                XCTAssertEqual(engine.status(device: device, fence: fence), .unknown, "\(ctx) \(device) \(fence)")
+            for fence in oracle.fences.keys.sorted() {
+                let expected: FenceStatus =
+                    mine[fence].map { $0.stayed ? .stayed : .inside } ?? (oracle.unknown[device]?.contains(fence) == true ? .unknown : .outside)
+                XCTAssertEqual(engine.status(device: device, fence: fence), expected, "\(ctx) \(device) \(fence)")
             }
         }
     }
@@ -634,12 +627,14 @@ final class EventOracleExtraTests: XCTestCase {
 
     // MARK: 2. Fence edits while devices are inside
 
-    static func randomFence(id: String, _ rng: inout TestRandom, lon0: Double, lat0: Double, span: Double, expires: ClosedRange<Double>?)
-        -> Fence
-    {
+    /// `circlesOnly`: for hysteresis, whose oracle measures circles only.
+    static func randomFence(
+        id: String, _ rng: inout TestRandom, lon0: Double, lat0: Double, span: Double, expires: ClosedRange<Double>?,
+        circlesOnly: Bool = false
+    ) -> Fence {
         let lon = lon0 + rng.uniform(0, span), lat = lat0 + rng.uniform(0, span)
         var f: Fence
-        if rng.next() % 2 == 0 {
+        if circlesOnly || rng.next() % 2 == 0 {
             f = .circle(id: id, lon: lon, lat: lat, radius: rng.uniform(300, 3000))
         } else {
             let ring = Shapes.star(&rng, lon: lon, lat: lat, radius: rng.uniform(0.008, 0.03), vertices: int(&rng, 5...12))
@@ -683,13 +678,16 @@ final class EventOracleExtraTests: XCTestCase {
         return g
     }
 
-    static func editScenario(seed: UInt64) -> Scenario {
+    /// `hysteresis`: circles only, a margin of 10-60 m, and a third of the fixes with an
+    /// accuracy of up to 300 m (first fixes within the margin, unknown statuses, are common).
+    static func editScenario(seed: UInt64, hysteresis: Bool = false) -> Scenario {
         var rng = TestRandom(mixing: seed)
         let lon0 = 13.20, lat0 = 52.40, span = 0.15
         let fences = (0..<int(&rng, 30...60)).map {
-            randomFence(id: "f\($0)", &rng, lon0: lon0, lat0: lat0, span: span, expires: (t0 + 100)...(t0 + 2200))
+            randomFence(id: "f\($0)", &rng, lon0: lon0, lat0: lat0, span: span, expires: (t0 + 100)...(t0 + 2200), circlesOnly: hysteresis)
         }
         var settings = EventSettings()
+        if hysteresis { settings.hysteresisMargin = rng.uniform(10, 60) }
         settings.dwell = Double(int(&rng, 30...300))
         settings.initialEvents = rng.next() % 2 == 0
         settings.exitDelay = rng.next() % 2 == 0 ? 0 : Double(int(&rng, 20...120))
@@ -700,7 +698,8 @@ final class EventOracleExtraTests: XCTestCase {
             var heading = rng.uniform(0, 2 * .pi)
             var t = t0 + Double(int(&rng, 0...600))
             for _ in 0..<int(&rng, 40...80) {
-                track.append(Position(device: "dev\(d)", time: t, lon: lon, lat: lat))
+                let accuracy: Double? = hysteresis && rng.next() % 3 == 0 ? rng.uniform(0, 300) : nil
+                track.append(Position(device: "dev\(d)", time: t, lon: lon, lat: lat, accuracy: accuracy))
                 heading += rng.uniform(-0.7, 0.7)
                 let step = rng.uniform(10, 250)
                 lat += step * cos(heading) / 111_320
@@ -714,9 +713,17 @@ final class EventOracleExtraTests: XCTestCase {
         return Scenario(fences: fences, settings: settings, track: track, batches: batches)
     }
 
-    func testFenceEditsWhileInsideMatchOracle() {
+    func testFenceEditsWhileInsideMatchOracle() { checkFenceEdits(seeds: 2001...2022, hysteresis: false) }
+
+    /// The same edits with hysteresis on circles: unknown statuses (a first fix within the
+    /// margin) meet removals, reshapes and expiry, which end no visit of theirs.
+    func testFenceEditsWithHysteresisMatchOracle() { checkFenceEdits(seeds: 2101...2116, hysteresis: true) }
+
+    func checkFenceEdits(seeds: ClosedRange<UInt64>, hysteresis: Bool) {
         var totals: [String: Int] = [:], stats = RuleTracker.Stats(), failed: [UInt64] = [], edits = 0, newFences = 0
         func add(_ s: RuleTracker.Stats) {
+            stats.undetermined += s.undetermined
+            stats.undeterminedEntered += s.undeterminedEntered
             stats.removed += s.removed
             stats.replacedExits += s.replacedExits
             stats.replacedKept += s.replacedKept
@@ -724,8 +731,8 @@ final class EventOracleExtraTests: XCTestCase {
             stats.expiredAtBatchEnd += s.expiredAtBatchEnd
             stats.pendingStarted += s.pendingStarted
         }
-        seeds: for seed in UInt64(2001)...2022 {
-            let s = Self.editScenario(seed: seed)
+        seeds: for seed in seeds {
+            let s = Self.editScenario(seed: seed, hysteresis: hysteresis)
             var rng = TestRandom(mixing: seed ^ 0xED17)
             var engine = Self.makeEngine(s.fences, s.settings)
             let oracle = RuleTracker(fences: s.fences, settings: s.settings)
@@ -767,7 +774,8 @@ final class EventOracleExtraTests: XCTestCase {
                             let later = oracle.latest + 10
                             batch.append(
                                 Self.randomFence(
-                                    id: "new\(newFences)", &rng, lon0: 13.20, lat0: 52.40, span: 0.15, expires: later...(later + 900)))
+                                    id: "new\(newFences)", &rng, lon0: 13.20, lat0: 52.40, span: 0.15, expires: later...(later + 900),
+                                    circlesOnly: hysteresis))
                             newFences += 1
                         }
                         let (replaced, events) = oracle.add(batch)
@@ -791,8 +799,13 @@ final class EventOracleExtraTests: XCTestCase {
         }
         print("edits: \(edits) edits, events \(totals.sorted { $0.key < $1.key }); removed \(stats.removed), replaced: exits "
             + "\(stats.replacedExits), kept \(stats.replacedKept); expired at a fix \(stats.expiredAtFix), at batch end "
-            + "\(stats.expiredAtBatchEnd); pending \(stats.pendingStarted); failed seeds \(failed)")
+            + "\(stats.expiredAtBatchEnd); pending \(stats.pendingStarted); unknown \(stats.undetermined) (entered later "
+            + "\(stats.undeterminedEntered)); failed seeds \(failed)")
         XCTAssertEqual(failed, [], "seeds where the engine and the oracle differ")
+        if hysteresis {
+            XCTAssertGreaterThan(stats.undetermined, 50)
+            XCTAssertGreaterThan(stats.undeterminedEntered, 5)
+        }
         XCTAssertGreaterThan(stats.removed, 30)
         XCTAssertGreaterThan(stats.replacedExits, 20)
         XCTAssertGreaterThan(stats.replacedKept, 20)

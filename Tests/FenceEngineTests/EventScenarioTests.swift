@@ -259,8 +259,13 @@ final class EventScenarioTests: XCTestCase {
                 summary(engine.evaluate([at("v", 50, 10), at("w", 40, 10), at("x", 50, 10)]).events),
                 ["10 v c enter initial", "10 w c enter initial", "10 x c enter"])
         }
-        // Removing the fence ends no visit of y's (it had none).
+        // Removing the fence ends no visit of y's (it had none); nor does restoring the state
+        // without the fence, which counts no visit dropped.
         XCTAssertEqual(summary(e.remove(id: "c")), [])
+        var without = engine([.circle(id: "d", lon: 1, lat: 1, radius: 100)]) { $0.hysteresisMargin = 20 }
+        let (dropped, restoreEvents) = without.restoreReportingChanges(snapshot)
+        XCTAssertEqual(dropped, 0)
+        XCTAssertEqual(summary(restoreEvents), [])
         // Without initial events, the band-first device enters in silence.
         var quiet = engine([.circle(id: "c", lon: 0, lat: 0, radius: 100)]) {
             $0.hysteresisMargin = 20

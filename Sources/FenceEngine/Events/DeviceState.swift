@@ -35,7 +35,8 @@ struct DeviceState: Sendable, Hashable {
     var lastTime: Double = -.infinity
     var lastLon: Double = .nan
     var lastLat: Double = .nan
-    /// Inside / stayed / exit-pending pairs, ascending by fence key.
+    /// Inside / stayed / exit-pending pairs, and with hysteresis undetermined ones, ascending
+    /// by fence key.
     var pairs: [PairState] = []
 
     var hasFix: Bool { lastTime > -.infinity }

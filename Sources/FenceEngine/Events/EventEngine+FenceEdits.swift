@@ -53,11 +53,16 @@ extension EventEngine {
             var unit: (Double, Double, Double)?
             var kept: [PairState] = []
             for pair in state.pairs {
+                // An undetermined pair has no visit to end: the next fix judges it afresh
+                // against the new shape (and drops it if that fix is not near).
+                if pair.isUndetermined {
+                    kept.append(pair)
+                    continue
+                }
                 if let slot = engine.store.slot(ofKey: pair.fence), let old = before(Int(slot)),
                     !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
-                    // An undetermined pair had no visit to end; the next fix judges it afresh.
-                    if old.actions.contains(.exit) && !pair.isUndetermined {
+                    if old.actions.contains(.exit) {
                         let id = engine.store.slotSettings[Int(slot)].id
                         events.append(Self.exitWithoutFix(state, pair, fence: id, group: old.group, reason: .fenceReplaced))
                     }

@@ -137,7 +137,8 @@ extension EventEngine {
     }
 
     /// Replaces the tracker's state with a snapshot, against the fences now in the store.
-    /// - Returns: the number of pairs dropped because their fence is not in the store.
+    /// - Returns: the number of visits (inside or stayed pairs) dropped because their fence is
+    ///   not in the store; undetermined pairs of such fences go too, uncounted (no visit).
     @discardableResult
     public mutating func restore(_ snapshot: TrackerSnapshot) -> Int {
         partitions = [DevicePartition](repeating: DevicePartition(), count: Self.partitionCount)
@@ -151,7 +152,7 @@ extension EventEngine {
             var state = DeviceState(id: device.id, lastTime: device.lastTime, lastLon: device.lastLon, lastLat: device.lastLat, pairs: [])
             for pair in device.pairs {
                 guard let slot = store.slotByID[pair.fence] else {
-                    dropped += 1
+                    if !pair.undetermined { dropped += 1 }
                     continue
                 }
                 state.pairs.append(
