@@ -95,10 +95,12 @@ public struct FenceChange: Sendable, Hashable {
     /// What every worker will refuse in a fence file to add (the document, or single fences),
     /// found as they find it: `apply` to an empty engine. `fence change` checks with this
     /// before publishing, since a change stays in the stream.
+    /// An add with no fence at all is one too: it would sit in the stream and change nothing.
     public static func problems(adding geoJSON: [UInt8]) -> [String] {
         var engine = EventEngine()
         var errors: [String] = []
         _ = FenceChange(.add(geoJSON: geoJSON)).apply(to: &engine, errors: &errors)
+        if errors.isEmpty && engine.store.count == 0 { errors.append("it holds no fence: nothing to add") }
         return errors
     }
 

@@ -32,7 +32,13 @@ enum ChangeCommand {
             return 0
         }
         let servers = try a.natsServers()
-        func list(_ s: String) -> [String] { s.split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) } }
+        // Names, each non-empty: an empty list (`--remove ''`, a lost variable) would publish a
+        // change that sits in the stream and removes nothing.
+        func list(_ s: String, _ option: String) throws -> [String] {
+            let names = s.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingCharacters(in: .whitespaces)) }
+            guard !names.contains("") else { throw UsageError("--\(option) takes names, comma-separated, none empty; got '\(s)'") }
+            return names
+        }
         var operations: [FenceChange.Operation] = []
         if let path = a.values["add"] {
             // A file that cannot be read is bad input (status 1, the system's reason), as for
@@ -49,8 +55,8 @@ enum ChangeCommand {
             }
             operations.append(.add(geoJSON: [UInt8](data)))
         }
-        if let ids = a.values["remove"] { operations.append(.remove(ids: list(ids))) }
-        if let groups = a.values["remove-group"] { operations.append(.removeGroups(list(groups))) }
+        if let ids = a.values["remove"] { operations.append(.remove(ids: try list(ids, "remove"))) }
+        if let groups = a.values["remove-group"] { operations.append(.removeGroups(try list(groups, "remove-group"))) }
         if a.flags.contains("remove-all") { operations.append(.removeAll) }
         if a.flags.contains("flush") { operations.append(.flush) }
         guard operations.count == 1 else {

@@ -56,6 +56,15 @@ final class FormatTests: XCTestCase {
 
     /// A removal naming ids or groups no loaded fence has removes what it can and reports the
     /// rest, which each worker logs (`fence change` cannot check: only workers know fences).
+    /// An add checked before it is published: a file without any fence is a problem (it would
+    /// sit in the stream and change nothing); one good fence is none.
+    func testAnAddWithoutFencesIsAProblem() {
+        let empty = Array(#"{"type":"FeatureCollection","features":[]}"#.utf8)
+        XCTAssertEqual(FenceChange.problems(adding: empty), ["it holds no fence: nothing to add"])
+        let one = Array(#"{"type":"Feature","properties":{"id":"a","radius":50},"geometry":{"type":"Point","coordinates":[5,5]}}"#.utf8)
+        XCTAssertEqual(FenceChange.problems(adding: one), [])
+    }
+
     func testRemovalOfUnknownFencesIsReported() throws {
         var engine = EventEngine()
         _ = engine.add([.circle(id: "a", lon: 0, lat: 0, radius: 100, group: "g"), .circle(id: "b", lon: 1, lat: 1, radius: 100)], threads: 1)

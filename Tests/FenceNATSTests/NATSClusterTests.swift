@@ -358,6 +358,15 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--add", broken], log: brokenLog), 1)
         let brokenText = try String(contentsOfFile: brokenLog, encoding: .utf8)
         XCTAssertTrue(brokenText.contains("fence bow") && brokenText.contains("nothing published"), brokenText)
+        // Changes that would change nothing are not published: an empty list of ids or groups
+        // (a usage error), a file without a fence (bad input).
+        for (option, value) in [("--remove", ""), ("--remove", "c1,,c2"), ("--remove-group", " ")] {
+            XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, option, value], log: brokenLog), 2, "\(option) '\(value)'")
+        }
+        let empty = folder + "/empty.geojson"
+        try Data(#"{"type":"FeatureCollection","features":[]}"#.utf8).write(to: URL(fileURLWithPath: empty))
+        XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--add", empty], log: brokenLog), 1)
+        XCTAssertTrue(try String(contentsOfFile: brokenLog, encoding: .utf8).contains("it holds no fence: nothing to add"))
         // Positions over --max-bad stop publish (exit 1) before their batch goes out, and no
         // flush is published: the end of input has not come.
         let badFile = folder + "/bad.csv"
