@@ -143,3 +143,32 @@ package enum CRC32 {
         return Array(bytes).withUnsafeBytes { checksum($0) }
     }
 }
+
+extension ByteReader {
+    /// The payload of a record `ByteWriter.framed` wrote, and its version; or, as text, why
+    /// the bytes are not one: another magic, a version not in `versions`, a header cut short,
+    /// a length that is not the bytes there, a checksum that does not hold. The caller names
+    /// the kind of record (`what`, e.g. "fence state file") and prefixes its own context.
+    /// - Complexity: O(payload) (the checksum).
+    package static func unframed(
+        _ raw: UnsafeRawBufferPointer, magic: [UInt8], versions: Set<UInt32>, current: UInt32, what: String
+    ) -> Result<(version: UInt32, payload: UnsafeRawBufferPointer), FrameProblem> {
+        var header = ByteReader(raw)
+        guard let m = header.take(magic.count), m.elementsEqual(magic) else { return .failure(FrameProblem("not a \(what) (bad magic)")) }
+        guard let version = header.u32() else { return .failure(FrameProblem("truncated header")) }
+        guard versions.contains(version) else { return .failure(FrameProblem("format version \(version), this build reads \(current)")) }
+        guard let length = header.u64(), let crc = header.u32() else { return .failure(FrameProblem("truncated header")) }
+        guard UInt64(header.remaining) == length else {
+            return .failure(FrameProblem("truncated or padded: header says \(length) payload bytes, there are \(header.remaining)"))
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: raw[header.offset...])
+        guard CRC32.checksum(payload) == crc else { return .failure(FrameProblem("checksum mismatch: the \(what) is corrupted")) }
+        return .success((version, payload))
+    }
+}
+
+/// Why bytes are not a framed record (`ByteReader.unframed`).
+package struct FrameProblem: Error {
+    package let reason: String
+    package init(_ reason: String) { self.reason = reason }
+}

@@ -68,16 +68,13 @@ public struct PartitionCheckpoint: Sendable, Hashable {
     public init(decoding bytes: [UInt8]) throws(FenceError) {
         func fail(_ why: String) -> FenceError { FenceError(.malformedInput, reason: "partition checkpoint: \(why)") }
         let decoded: Result<PartitionCheckpoint, FenceError> = bytes.withUnsafeBytes { raw in
-            var h = ByteReader(raw)
-            guard let m = h.take(Self.magic.count), m.elementsEqual(Self.magic) else { return .failure(fail("bad magic")) }
-            guard let v = h.u32() else { return .failure(fail("truncated header")) }
-            guard v == Self.formatVersion else { return .failure(fail("format version \(v), this build reads \(Self.formatVersion)")) }
-            guard let length = h.u64(), let crc = h.u32() else { return .failure(fail("truncated header")) }
-            guard UInt64(h.remaining) == length else {
-                return .failure(fail("truncated or padded: \(length) payload bytes expected, \(h.remaining) present"))
+            let payload: UnsafeRawBufferPointer
+            switch ByteReader.unframed(
+                raw, magic: Self.magic, versions: [Self.formatVersion], current: Self.formatVersion, what: "partition checkpoint")
+            {
+            case .failure(let problem): return .failure(fail(problem.reason))
+            case .success(let frame): payload = frame.payload
             }
-            let payload = UnsafeRawBufferPointer(rebasing: raw[h.offset...])
-            guard CRC32.checksum(payload) == crc else { return .failure(fail("checksum mismatch")) }
             var r = ByteReader(payload)
             guard let part = r.u32(), let s = r.u64(), let from = r.u64(), let change = r.u64(), let hz = r.f64(),
                 let latest = r.f64()

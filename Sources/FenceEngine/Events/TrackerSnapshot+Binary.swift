@@ -49,20 +49,14 @@ extension TrackerSnapshot {
     public init(decoding bytes: [UInt8]) throws(FenceError) {
         func fail(_ why: String) -> FenceError { FenceError(.malformedInput, reason: "state file: \(why)") }
         let decoded: Result<TrackerSnapshot, FenceError> = bytes.withUnsafeBytes { raw in
-            var header = ByteReader(raw)
-            guard let magic = header.take(Self.magic.count), magic.elementsEqual(Self.magic) else {
-                return .failure(fail("not a fence state file (bad magic)"))
+            let version: UInt32
+            let payload: UnsafeRawBufferPointer
+            switch ByteReader.unframed(
+                raw, magic: Self.magic, versions: [1, Self.formatVersion], current: Self.formatVersion, what: "fence state file")
+            {
+            case .failure(let problem): return .failure(fail(problem.reason))
+            case .success(let frame): (version, payload) = frame
             }
-            guard let version = header.u32() else { return .failure(fail("truncated header")) }
-            guard version == 1 || version == Self.formatVersion else {
-                return .failure(fail("format version \(version), this build reads \(Self.formatVersion)"))
-            }
-            guard let length = header.u64(), let crc = header.u32() else { return .failure(fail("truncated header")) }
-            guard UInt64(header.remaining) == length else {
-                return .failure(fail("truncated or padded: header says \(length) payload bytes, file has \(header.remaining)"))
-            }
-            let payload = UnsafeRawBufferPointer(rebasing: raw[header.offset...])
-            guard CRC32.checksum(payload) == crc else { return .failure(fail("checksum mismatch: the file is corrupted")) }
             var r = ByteReader(payload)
             // A record that ends early, or whose text is not UTF-8 (`ByteReader.string`).
             func cut(_ what: String) -> FenceError {
