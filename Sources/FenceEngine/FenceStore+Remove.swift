@@ -48,11 +48,21 @@ extension FenceStore {
     /// Removes fences whose `expires` is at or before `time`.
     /// - Returns: the ids removed, sorted.
     @discardableResult
-    public mutating func removeExpired(asOf time: Double) -> [String] {
+    public mutating func removeExpired(asOf time: Double) -> [String] { removeExpiredFences(asOf: time).ids }
+
+    /// `removeExpired`, also giving the latest `expires` among the fences removed (-infinity
+    /// when none was).
+    /// - Complexity: O(slots) when any fence has an expiry, plus the removals.
+    mutating func removeExpiredFences(asOf time: Double) -> (ids: [String], latest: Double) {
         let ids = expired(asOf: time)
-        for id in ids { removeSlot(slotByID[id]!) }
+        var latest = -Double.infinity
+        for id in ids {
+            let slot = slotByID[id]!
+            latest = max(latest, slotExpires[Int(slot)])
+            removeSlot(slot)
+        }
         compactIfNeeded()
-        return ids
+        return (ids, latest)
     }
 
     /// Frees a slot. `keepKey` keeps the fence's key reserved, for a replacement under the same id.

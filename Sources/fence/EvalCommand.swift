@@ -138,11 +138,25 @@ enum EvalCommand {
         // progress belongs to whatever feeds it).
         let progress = isatty(2) == 1 && positionsPath != "-"
         let prefetch = PrefetchingReader(reader, limit: batchSize)
+        var warnedAboutExpiry = false
+        var batchNumber = 0
         while true {
             let (batch, errors, more) = try naming(positionsPath) { try prefetch.next() }
+            batchNumber += 1
             guard bad.take(good: batch.count, errors: errors) else {
                 stoppedForBadInput = true
                 break
+            }
+            // A fence an earlier batch expired and removed is not there for this batch's fixes
+            // from before its expiry: said once, not silently different from one batch.
+            if !warnedAboutExpiry && engine.latestExpiredRemoval > -.infinity,
+                let earliest = batch.lazy.filter(\.isUsable).map(\.time).min(), earliest < engine.latestExpiredRemoval
+            {
+                warnedAboutExpiry = true
+                stderr.write(
+                    "fence eval: warning: batch \(batchNumber) holds fixes from \(ISO8601.format(earliest)), before fences that "
+                        + "an earlier batch expired (the latest at \(ISO8601.format(engine.latestExpiredRemoval))); they no longer "
+                        + "see those fences. The input is out of time order across batches: sort it by time, or raise --batch.\n")
             }
             let result = engine.evaluate(batch, threads: threads)
             bad.addRejected(result.rejected.count)

@@ -145,6 +145,31 @@ extension CLITests {
 
     /// Asking for `cross` in --actions, or in a fence's own actions, turns its detection on:
     /// before, only --cross did, and the other two asked for an event that never came.
+    /// Input out of time order across batches meets a fence an earlier batch expired and
+    /// removed: the later batch's older fix no longer sees it, and `eval` says so once (it was
+    /// silent). Time-ordered input with the same batches gets no warning.
+    func testEvalWarnsWhenALaterBatchPrecedesAnExpiry() throws {
+        let fences = try CLI.temp(
+            self, "expiring.geojson",
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"fair","radius":1000,"expires":50},"geometry":{"type":"Point","coordinates":[0,0]}}]}"#)
+        // Sorted by device: a at 100 s (batch 1, which ends past the expiry), b at 10 s inside.
+        let byDevice = "device,time,lon,lat\na,100,5,5\nb,10,0,0\n"
+        let r = try CLI.run(["eval", "--fences", fences, "--positions", "-", "--batch", "1"], stdin: byDevice)
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out, "")
+        XCTAssertTrue(
+            r.err.contains(
+                "fence eval: warning: batch 2 holds fixes from 1970-01-01T00:00:10.000Z, before fences that an earlier batch "
+                    + "expired (the latest at 1970-01-01T00:00:50.000Z)"), r.err)
+        // In one batch, b's fix sees the fence (an initial enter, and its exit at the expiry).
+        let one = try CLI.run(["eval", "--fences", fences, "--positions", "-"], stdin: byDevice)
+        XCTAssertTrue(one.out.contains(#""device":"b","fence":"fair","event":"enter""#), one.out)
+        XCTAssertFalse(one.err.contains("warning"), one.err)
+        let ordered = try CLI.run(["eval", "--fences", fences, "--positions", "-", "--batch", "1"], stdin: "device,time,lon,lat\nb,10,0,0\na,100,5,5\n")
+        XCTAssertTrue(ordered.out.contains(#""device":"b","fence":"fair","event":"enter""#), ordered.out)
+        XCTAssertFalse(ordered.err.contains("warning"), ordered.err)
+    }
+
     func testCrossInTheActionsTurnsOnItsDetection() throws {
         let fences = """
             {"type":"FeatureCollection","features":[

@@ -165,7 +165,7 @@ extension EventEngine {
             result.duplicates += c.duplicates
             result.applied += c.applied
         }
-        if expiring { store.removeExpired(asOf: batchEnd) }
+        if expiring { latestExpiredRemoval = max(latestExpiredRemoval, store.removeExpiredFences(asOf: batchEnd).latest) }
         watermark = batchEnd
         if settings.idleEviction > 0 { evictedBefore = batchEnd - max(settings.idleEviction, settings.exitDelay) }
         result.events = Self.mergeSorted(&partitionEvents, threads: threads)

@@ -33,6 +33,10 @@ public struct EventEngine: Sendable {
     static let partitionCount = 64
     /// The latest event time applied (fences expire against it).
     public internal(set) var watermark: Double = -.infinity
+    /// The latest `expires` of a fence `evaluate` removed at the end of a batch (-infinity
+    /// before any): a fix of a later batch from before it no longer sees that fence, as it
+    /// would have in one batch (input out of time order across batches). `fence eval` warns.
+    public internal(set) var latestExpiredRemoval: Double = -.infinity
     /// With idle eviction on: devices whose last fix is at or before this were dropped (the
     /// last batch's watermark minus the eviction time). A fix at or before it for a device
     /// without state is late.
