@@ -11,6 +11,8 @@ public struct FenceActions: OptionSet, Sendable, Hashable {
 
     /// `enter`, `exit` and `dwell`: the engine default.
     public static let standard: FenceActions = [.enter, .exit, .dwell]
+    /// Every action there is; other bits of a raw value mean nothing.
+    public static let all: FenceActions = [.enter, .exit, .dwell, .cross]
 
     /// Parses a comma-separated list such as `"enter,exit"`; nil on an unknown word.
     public init?(list: String) {

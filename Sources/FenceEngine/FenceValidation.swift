@@ -53,6 +53,11 @@ enum FenceValidation {
         func fail(_ kind: FenceError.Kind, _ reason: String) -> Result<NormalizedFence, FenceError> {
             .failure(FenceError(kind, fence: name, reason: reason))
         }
+        // A raw mask with other bits: it would be stored, then refused in every state file
+        // and checkpoint the engine writes (and 0xFF is the store's "the engine's mask").
+        if let actions = fence.actions, !FenceActions.all.isSuperset(of: actions) {
+            return fail(.invalidSetting, "actions mask \(actions.rawValue) has bits that are no action (enter 1, exit 2, dwell 4, cross 8)")
+        }
         if let dwell = fence.dwell, !(dwell.isFinite && dwell >= 0) {
             return fail(.invalidSetting, "dwell must be a finite number of seconds >= 0, got \(dwell)")
         }

@@ -85,6 +85,16 @@ final class EventScenarioTests: XCTestCase {
         var pairedTwice = device
         pairedTwice.pairs.append(good)
         bad.append((TrackerSnapshot(watermark: 20, devices: [pairedTwice]), "fence \"sq\" is paired twice"))
+        // More a library audit crafted: an enter before the year 1 (inside_s 1e300 followed),
+        // a watermark in 1e300, a last fix after the watermark, an empty device id.
+        var ancient = device
+        ancient.pairs[0].enterTime = -1e300
+        bad.append((TrackerSnapshot(watermark: 20, devices: [ancient]), "enter time -1e+300, outside the years 1-9999"))
+        bad.append((TrackerSnapshot(watermark: 1e300, devices: [device]), "watermark 1e+300 is outside the years 1-9999"))
+        bad.append((TrackerSnapshot(watermark: 19, devices: [device]), "last fix time 20.0 is after the watermark 19.0"))
+        var nameless = device
+        nameless.id = ""
+        bad.append((TrackerSnapshot(watermark: 20, devices: [nameless]), "the device id is empty"))
         var w = device
         w.id = "w"
         bad.append((TrackerSnapshot(watermark: 20, devices: [device, device]), "device 2 (\"v\") appears twice"))
@@ -279,6 +289,25 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertThrowsError(try TrackerSnapshot(decoding: bad.encoded())) { error in
             XCTAssertTrue("\(error)".contains("undetermined with stayed or exit-pending"), "\(error)")
         }
+    }
+
+    /// Action masks are the four actions: a fence's own mask with other bits is refused at
+    /// add (it was stored, then every state file the engine wrote was refused on reading); the
+    /// engine's mask, and masks set later, keep only the four bits.
+    func testActionMasksWithOtherBitsAreRefusedOrCut() throws {
+        var e = engine([.circle(id: "ok", lon: 0, lat: 0, radius: 1000)]) { $0.actions = FenceActions(rawValue: 0x47) }
+        XCTAssertEqual(e.settings.actions, [.enter, .exit, .dwell])
+        var odd = Fence.circle(id: "odd", lon: 0, lat: 0, radius: 1000)
+        odd.actions = FenceActions(rawValue: 0x13)
+        let (results, _) = e.add([odd])
+        XCTAssertEqual(results.first?.error?.kind, .invalidSetting)
+        XCTAssertTrue("\(results.first?.error.map { "\($0)" } ?? "")".contains("actions mask 19 has bits that are no action"))
+        _ = e.setActions(FenceActions(rawValue: 0xFF), fence: "ok")
+        XCTAssertEqual(e.actions(slot: Int(e.store.slotByID["ok"]!)), .all)
+        _ = e.updateSettings { $0.actions = FenceActions(rawValue: 0xF1) }
+        XCTAssertEqual(e.settings.actions, .enter)
+        _ = e.evaluate([fix("v", 10, 0, 0)])
+        XCTAssertNoThrow(try TrackerSnapshot(decoding: e.snapshot().encoded()))
     }
 
     func testExitDelay() {

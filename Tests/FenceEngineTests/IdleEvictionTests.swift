@@ -36,6 +36,22 @@ final class IdleEvictionTests: XCTestCase {
         XCTAssertEqual(r.events, [])
     }
 
+    /// A gap of exactly the eviction time (whole-second data): the visit ends at the next fix's
+    /// own time, and that fix enters again. The exit is written first: by kind alone the
+    /// re-enter came first, and a reader replaying the output ended outside (a library audit).
+    func testAGapOfExactlyTheEvictionTimeExitsBeforeTheReEnter() {
+        let fixes = [Position(device: "b", time: 1_700_000_000, lon: 0.5, lat: 0.5), Position(device: "b", time: 1_700_000_100, lon: 0.5, lat: 0.5)]
+        var one = engine(idle: 100)
+        let expected = ["1700000000 b sq enter initial", "1700000100 b sq exit device-idle 0s", "1700000100 b sq enter initial"]
+        XCTAssertEqual(summary(one.evaluate(fixes).events), expected)
+        XCTAssertEqual(one.status(device: "b", fence: "sq"), .inside)
+        var two = engine(idle: 100)
+        XCTAssertEqual(summary(two.evaluate([fixes[0]]).events + two.evaluate([fixes[1]]).events), expected)
+        // Sorted again from the reverse order (a list not in time order takes the other sort).
+        var three = engine(idle: 100)
+        XCTAssertEqual(summary(EventEngine.sorted(Array(three.evaluate(fixes).events.reversed()))), expected)
+    }
+
     func testGapWithinOneBatchEndsTheVisitAsTwoBatchesWould() {
         let fixes = [
             Position(device: "a", time: 0, lon: 0.5, lat: 0.5), Position(device: "a", time: 70, lon: 0.5, lat: 0.6),

@@ -145,19 +145,21 @@ extension EventEngine {
 
     /// Changes the engine-wide action mask. Pairs of fences without their own mask whose
     /// current status is newly reported get it again with reason `actions-changed` (Baidu's
-    /// re-trigger): `enter` for inside, `dwell` for stayed, at the device's last fix.
+    /// re-trigger): `enter` for inside, `dwell` for stayed, at the device's last fix. Bits
+    /// of the raw value that are no action are dropped.
     public mutating func setActions(_ actions: FenceActions) -> [FenceEvent] {
         let before = settings
-        settings.actions = actions
+        settings.actions = actions.intersection(.all)
         let store = self.store
         return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }
     }
 
     /// Changes one fence's own action mask (nil: follow the engine's), with the same re-trigger.
+    /// Bits of the raw value that are no action are dropped (0xFF would read as "the engine's").
     public mutating func setActions(_ actions: FenceActions?, fence id: String) -> [FenceEvent] {
         guard let slot = store.slotByID[id] else { return [] }
         let before = self.actions(slot: Int(slot))
-        store.slotSettings[Int(slot)].actions = actions?.rawValue ?? 0xFF
+        store.slotSettings[Int(slot)].actions = actions?.intersection(.all).rawValue ?? 0xFF
         let key = store.key(ofSlot: slot)
         let store = self.store
         return retrigger(previous: { _ in before }) { s in store.slotKey[s] == key }
@@ -168,6 +170,7 @@ extension EventEngine {
     public mutating func updateSettings(_ body: (inout EventSettings) -> Void) -> [FenceEvent] {
         let before = settings
         body(&settings)
+        settings.actions = settings.actions.intersection(.all)
         let store = self.store
         return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }
     }

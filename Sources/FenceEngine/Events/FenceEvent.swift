@@ -92,6 +92,10 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
             && ExactID.sameBytes(a.fence, b.fence) && ExactID.sameBytes(a.group, b.group)
     }
 
+    /// An `exit` with a reason (`device-idle`, `fence-removed`, `fence-expired`,
+    /// `fence-replaced`): it ends a visit as of the state before any fix at its time.
+    var endsStateBeforeTheFix: Bool { kind == .exit && reason != nil }
+
     /// Output order: (time, device, fence, event), the time as it is written (to the
     /// millisecond, `outputMillisecond`), then the remaining fields so the order is total and
     /// output is byte-identical however it was produced.
@@ -111,6 +115,10 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
         let fence = UTF8Order.compare(a.fence, b.fence)
         if fence != 0 { return fence < 0 }
         if a.time != b.time { return a.time < b.time }
+        // At one exact time, an exit that ends what was before the fix (the device idle for
+        // exactly the eviction time, the fence removed or expired then) happened before what
+        // the fix causes: a re-enter at that time goes after it, not first by kind.
+        if a.endsStateBeforeTheFix != b.endsStateBeforeTheFix { return a.endsStateBeforeTheFix }
         if a.kind != b.kind { return a.kind < b.kind }
         if a.reason != b.reason { return (a.reason?.rawValue ?? "") < (b.reason?.rawValue ?? "") }
         if a.initial != b.initial { return !a.initial }

@@ -66,6 +66,9 @@ extension TrackerSnapshot {
             // A file whose checksum holds can still carry values no engine writes (a bug
             // elsewhere, or a hand-made file): they would reach the output as `nan`.
             guard !watermark.isNaN && watermark != .infinity else { return .failure(fail("watermark \(watermark) is not a time")) }
+            guard watermark == -.infinity || Position.usableTimes.contains(watermark) else {
+                return .failure(fail("watermark \(watermark) is outside the years 1-9999"))
+            }
             // Each device takes at least 32 bytes: a count beyond that is corruption, not a reason to allocate.
             guard count <= UInt64(payload.count / 32) else { return .failure(fail("device count \(count) does not fit the file")) }
             var devices: [Device] = []
@@ -85,6 +88,12 @@ extension TrackerSnapshot {
                 guard !t.isFinite || Position.usableTimes.contains(t) else {
                     return .failure(fail("\(which): last fix time \(t) is outside the years 1-9999"))
                 }
+                // An engine's devices all have ids (an empty one is refused as a fix), and no
+                // fix after the watermark, the latest time it applied.
+                guard !id.isEmpty else { return .failure(fail("\(which): the device id is empty")) }
+                guard !t.isFinite || t <= watermark else {
+                    return .failure(fail("\(which): last fix time \(t) is after the watermark \(watermark)"))
+                }
                 if let previous = devices.last, UTF8Order.compare(previous.id, id) >= 0 { ascending = false }
                 guard !t.isFinite || (lon.isFinite && lat.isFinite && abs(lon) <= 180 && abs(lat) <= 90) else {
                     return .failure(fail("\(which): last position (\(lon), \(lat)) is not a WGS84 position"))
@@ -98,6 +107,10 @@ extension TrackerSnapshot {
                     }
                     guard enter.isFinite && pending.isFinite else {
                         return .failure(fail("\(which): fence \(fence.debugDescription) has enter time \(enter) and pending time \(pending); both must be finite"))
+                    }
+                    // An enter is a fix's time: one in the year -1e292 gave `inside_s` 1e300.
+                    guard Position.usableTimes.contains(enter) else {
+                        return .failure(fail("\(which): fence \(fence.debugDescription) has enter time \(enter), outside the years 1-9999"))
                     }
                     // An enter (or a pending exit) after the device's last fix never happened:
                     // its exit would carry a negative `inside_s`.
