@@ -150,7 +150,8 @@ enum EvalCommand {
             // A fence an earlier batch expired and removed is not there for this batch's fixes
             // from before its expiry: said once, not silently different from one batch.
             if !warnedAboutExpiry && engine.latestExpiredRemoval > -.infinity,
-                let earliest = batch.lazy.filter(\.isUsable).map(\.time).min(), earliest < engine.latestExpiredRemoval
+                let earliest = batch.lazy.filter({ $0.isUsable && !$0.device.isEmpty }).map(\.time).min(),
+                earliest < engine.latestExpiredRemoval
             {
                 warnedAboutExpiry = true
                 stderr.write(

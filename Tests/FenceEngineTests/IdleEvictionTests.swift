@@ -50,6 +50,13 @@ final class IdleEvictionTests: XCTestCase {
         // Sorted again from the reverse order (a list not in time order takes the other sort).
         var three = engine(idle: 100)
         XCTAssertEqual(summary(EventEngine.sorted(Array(three.evaluate(fixes).events.reversed()))), expected)
+        // An exit timed at the device's last fix (a removal) keeps the kind order: it came
+        // after what that fix caused (a review of the first version, which put it first).
+        var four = engine(idle: 100)
+        let entered = four.evaluate([fixes[0]]).events
+        let removed = four.remove(id: "sq")
+        XCTAssertEqual(
+            summary(EventEngine.sorted(removed + entered)), ["1700000000 b sq enter initial", "1700000000 b sq exit fence-removed 0s"])
     }
 
     func testGapWithinOneBatchEndsTheVisitAsTwoBatchesWould() {

@@ -143,8 +143,6 @@ extension CLITests {
         XCTAssertTrue(second.err.contains("reason fence-removed"), second.err)
     }
 
-    /// Asking for `cross` in --actions, or in a fence's own actions, turns its detection on:
-    /// before, only --cross did, and the other two asked for an event that never came.
     /// Input out of time order across batches meets a fence an earlier batch expired and
     /// removed: the later batch's older fix no longer sees it, and `eval` says so once (it was
     /// silent). Time-ordered input with the same batches gets no warning.
@@ -170,6 +168,8 @@ extension CLITests {
         XCTAssertFalse(ordered.err.contains("warning"), ordered.err)
     }
 
+    /// Asking for `cross` in --actions, or in a fence's own actions, turns its detection on:
+    /// before, only --cross did, and the other two asked for an event that never came.
     func testCrossInTheActionsTurnsOnItsDetection() throws {
         let fences = """
             {"type":"FeatureCollection","features":[

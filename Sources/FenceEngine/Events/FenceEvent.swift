@@ -92,9 +92,11 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
             && ExactID.sameBytes(a.fence, b.fence) && ExactID.sameBytes(a.group, b.group)
     }
 
-    /// An `exit` with a reason (`device-idle`, `fence-removed`, `fence-expired`,
-    /// `fence-replaced`): it ends a visit as of the state before any fix at its time.
-    var endsStateBeforeTheFix: Bool { kind == .exit && reason != nil }
+    /// An `exit` timed by a clock, not by a fix: `device-idle` (the last fix plus the eviction
+    /// time) or `fence-expired` (the expiry). It ends the visit as of the state before any fix
+    /// at its time. (`fence-removed` and `fence-replaced` exits are timed at the device's last
+    /// fix, after what that fix caused: they keep the kind order.)
+    var endsStateBeforeTheFix: Bool { kind == .exit && (reason == .deviceIdle || reason == .fenceExpired) }
 
     /// Output order: (time, device, fence, event), the time as it is written (to the
     /// millisecond, `outputMillisecond`), then the remaining fields so the order is total and
@@ -116,8 +118,8 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
         if fence != 0 { return fence < 0 }
         if a.time != b.time { return a.time < b.time }
         // At one exact time, an exit that ends what was before the fix (the device idle for
-        // exactly the eviction time, the fence removed or expired then) happened before what
-        // the fix causes: a re-enter at that time goes after it, not first by kind.
+        // exactly the eviction time, the fence expired then) happened before what the fix
+        // causes: a re-enter at that time goes after it, not first by kind.
         if a.endsStateBeforeTheFix != b.endsStateBeforeTheFix { return a.endsStateBeforeTheFix }
         if a.kind != b.kind { return a.kind < b.kind }
         if a.reason != b.reason { return (a.reason?.rawValue ?? "") < (b.reason?.rawValue ?? "") }
