@@ -127,6 +127,26 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertTrue(missing.err.hasPrefix("fence: \(dir)/z.gpkg: malformed-input: layer z has no field \"nope\" (named for the id); its fields: "), missing.err)
     }
 
+    /// Text that is not UTF-8 in a column OGR reads (a Latin-1 CSV: the CSV driver does not
+    /// recode) refuses its feature, naming the field: it was repaired to U+FFFD, so "café" and
+    /// "cafè" in Latin-1 became one id. A Shapefile whose .cpg names its encoding is recoded by
+    /// GDAL and reads as it should.
+    func testTextThatIsNotUTF8IsRefusedNotRepaired() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder(self)
+        let csv = dir + "/latin.csv"
+        try Data([UInt8]("id,radius,WKT\ncaf".utf8) + [0xE9] + [UInt8](",100,\"POINT (1 1)\"\nok,100,\"POINT (2 2)\"\n".utf8))
+            .write(to: URL(fileURLWithPath: csv))
+        let r = try CLI.run(["check", "--fences", csv])
+        XCTAssertEqual(r.status, 1, r.out + r.err)
+        XCTAssertTrue(r.out.contains("field \"id\" holds text that is not UTF-8"), r.out)
+        XCTAssertTrue(r.err.contains("1 good fence"), r.err)
+        try G.convert(["-f", "ESRI Shapefile", dir + "/latin_shp", csv, "-lco", "ENCODING=ISO-8859-1"])
+        let shp = try CLI.run(["contains", "--fences", dir + "/latin_shp", "--positions", "-"], stdin: "device,time,lon,lat\nv,0,1,1\n")
+        XCTAssertEqual(shp.status, 0, shp.err)
+        XCTAssertEqual(shp.out, "v,1970-01-01T00:00:00.000Z,caf\u{E9}\n")
+    }
+
     /// --layer, --open-option and --fence-crs reach OGR.
     func testLayerOpenOptionAndAssumedCRSOptions() throws {
         try G.requireOgr2ogr()

@@ -5,6 +5,10 @@ import FenceEngine
 /// the responsibility of the caller to delete").
 final class OGRFeature {
     let raw: OGRFeatureH
+    /// The first column read whose text is not UTF-8 (it was read repaired, U+FFFD for each
+    /// bad sequence): the reader refuses the feature, which would otherwise merge two ids
+    /// or groups that differ only there.
+    private(set) var invalidTextColumn: Int32?
 
     init(owning raw: OGRFeatureH) { self.raw = raw }
 
@@ -76,7 +80,16 @@ final class OGRFeature {
 
     private func text(_ i: Int32) -> String {
         // "the returned string is internal, and should not be modified or freed".
-        OGR_F_GetFieldAsString(raw, i).map { String(cString: $0) } ?? ""
+        guard let c = OGR_F_GetFieldAsString(raw, i) else { return "" }
+        return checked(c, column: i)
+    }
+
+    /// The C string as a `String`; text that is not UTF-8 is noted (`invalidTextColumn`) and
+    /// read repaired. Valid text costs what `String(cString:)` did: one validating copy.
+    private func checked(_ c: UnsafePointer<CChar>, column i: Int32) -> String {
+        if let s = String(validatingCString: c) { return s }
+        if invalidTextColumn == nil { invalidTextColumn = i }
+        return String(cString: c)
     }
 
     private func stringList(_ i: Int32) -> [String] {
@@ -85,7 +98,7 @@ final class OGRFeature {
         var out: [String] = []
         var k = 0
         while let item = list[k] {
-            out.append(String(cString: item))
+            out.append(checked(item, column: i))
             k += 1
         }
         return out

@@ -142,6 +142,15 @@ struct OGRLayerReader {
             var properties: [String: String] = [:]
             // A null column is an absent property, as a GeoJSON feature without it.
             for field in propertyFields where feature.isSet(field) { properties[field.name] = feature.json(field) }
+            if let column = feature.invalidTextColumn {
+                let fieldName = (roles.map(\.1) + propertyFields).first { Int32($0.index) == column }?.name ?? "#\(column)"
+                reject(
+                    FenceError(
+                        .malformedInput,
+                        reason: "field \"\(fieldName)\" holds text that is not UTF-8 (read as the source declares it); convert the "
+                            + "source to UTF-8, or give its encoding where the driver takes one (--open-option ENCODING=... for a Shapefile)"))
+                continue
+            }
             result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: properties))
             result.origins.append(origin)
         }
