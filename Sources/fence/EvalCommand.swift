@@ -147,19 +147,17 @@ enum EvalCommand {
                 stoppedForBadInput = true
                 break
             }
-            // A fence an earlier batch expired and removed is not there for this batch's fixes
+            let removedBefore = engine.latestExpiredRemoval
+            let result = engine.evaluate(batch, threads: threads)
+            // A fence an earlier batch expired and removed was not there for this batch's fixes
             // from before its expiry: said once, not silently different from one batch.
-            if !warnedAboutExpiry && engine.latestExpiredRemoval > -.infinity,
-                let earliest = batch.lazy.filter({ $0.isUsable && !$0.device.isEmpty }).map(\.time).min(),
-                earliest < engine.latestExpiredRemoval
-            {
+            if !warnedAboutExpiry && result.earliest < removedBefore {
                 warnedAboutExpiry = true
                 stderr.write(
-                    "fence eval: warning: batch \(batchNumber) holds fixes from \(ISO8601.format(earliest)), before fences that "
-                        + "an earlier batch expired (the latest at \(ISO8601.format(engine.latestExpiredRemoval))); they no longer "
+                    "fence eval: warning: batch \(batchNumber) holds fixes from \(ISO8601.format(result.earliest)), before fences that "
+                        + "an earlier batch expired (the latest at \(ISO8601.format(removedBefore))); they no longer "
                         + "see those fences. The input is out of time order across batches: sort it by time, or raise --batch.\n")
             }
-            let result = engine.evaluate(batch, threads: threads)
             bad.addRejected(result.rejected.count)
             late += result.late
             duplicates += result.duplicates

@@ -30,7 +30,8 @@ extension EventEngine {
         let chunkSize = 16_384
         let chunks = (m + chunkSize - 1) / chunkSize
         var chunkProblems = [[(index: Int, reason: String)]](repeating: [], count: chunks)
-        var chunkLatest = [Double](repeating: -.infinity, count: chunks)
+        // Each chunk's earliest and latest good fix time.
+        var chunkSpans = [(earliest: Double, latest: Double)](repeating: (.infinity, -.infinity), count: chunks)
         // chunkCounts[c * partitionCount + p]: chunk c's good fixes in partition p; then, after the
         // prefix sums, where the first of them goes in partition order.
         var chunkCounts = [Int](repeating: 0, count: chunks * partitionCount)
@@ -40,20 +41,21 @@ extension EventEngine {
         partitionOf.withUnsafeMutableBufferPointer { partitionBuffer in
             deviceHashes.withUnsafeMutableBufferPointer { hashBuffer in
                 chunkProblems.withUnsafeMutableBufferPointer { problemBuffer in
-                    chunkLatest.withUnsafeMutableBufferPointer { latestBuffer in
+                    chunkSpans.withUnsafeMutableBufferPointer { spanBuffer in
                         chunkCounts.withUnsafeMutableBufferPointer { countBuffer in
                             chunkBytes.withUnsafeMutableBufferPointer { byteBuffer in
                                 nonisolated(unsafe) let partitionOf = partitionBuffer
                                 nonisolated(unsafe) let deviceHashes = hashBuffer
                                 nonisolated(unsafe) let problems = problemBuffer
-                                nonisolated(unsafe) let latest = latestBuffer
+                                nonisolated(unsafe) let spans = spanBuffer
                                 nonisolated(unsafe) let counts = countBuffer
                                 nonisolated(unsafe) let byteCounts = byteBuffer
                                 Parallel.forEachChunk(count: m, chunkSize: chunkSize, threads: threads, makeState: { () }) { _, c, range in
                                     // Kept local and stored once: neighbouring chunks' slots share
                                     // a cache line, and two workers writing it per fix would fight.
                                     var chunkLatest = -Double.infinity
-                                    defer { latest[c] = chunkLatest }
+                                    var chunkEarliest = Double.infinity
+                                    defer { spans[c] = (chunkEarliest, chunkLatest) }
                                     let count = counts.baseAddress! + c * partitionCount
                                     let bytes = byteCounts.baseAddress! + c * partitionCount
                                     fixes.withUnsafeBufferPointer { fixes in
@@ -77,6 +79,7 @@ extension EventEngine {
                                             let n = fix.pointee.device.utf8.count
                                             if n > DevicePartition.inlineBytes { bytes[p] &+= PartitionedFixes.lengthBytes &+ n }
                                             chunkLatest = max(chunkLatest, fix.pointee.time)
+                                            chunkEarliest = min(chunkEarliest, fix.pointee.time)
                                         }
                                     }
                                 }
@@ -87,8 +90,10 @@ extension EventEngine {
             }
         }
         clock.mark("check")
-        var result = EvaluationResult(events: [], rejected: chunkProblems.flatMap { $0 }, late: 0, duplicates: 0, applied: 0)
-        let batchEnd = chunkLatest.reduce(watermark) { max($0, $1) }
+        var result = EvaluationResult(
+            events: [], rejected: chunkProblems.flatMap { $0 }, late: 0, duplicates: 0, applied: 0,
+            earliest: chunkSpans.reduce(.infinity) { min($0, $1.earliest) })
+        let batchEnd = chunkSpans.reduce(watermark) { max($0, $1.latest) }
         let valid = m - result.rejected.count
 
         // 2. Where each chunk's fixes of each partition go: partitionCount in order, chunks in

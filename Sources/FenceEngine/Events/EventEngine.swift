@@ -12,6 +12,9 @@ public struct EvaluationResult: Sendable {
     public var duplicates: Int
     /// Fixes applied.
     public var applied: Int
+    /// The earliest time among the fixes not rejected (+infinity when none), late and
+    /// duplicate ones included.
+    public var earliest: Double = .infinity
 }
 
 /// Per-device fence status and events, server-side for a whole fleet (SPEC "Status and events").
