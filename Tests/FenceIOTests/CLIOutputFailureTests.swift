@@ -169,6 +169,34 @@ final class CLIOutputFailureTests: XCTestCase {
         XCTAssertEqual(some.status, 0, some.err)
     }
 
+    /// A `--state` whose folder the run cannot write is refused before the run, with the
+    /// system's reason, and nothing is written. Root passes `access`, so as root the run drops
+    /// to `nobody` with setpriv; skipped where that cannot run the binary.
+    func testAStateFolderThatCannotBeWrittenIsRefusedFirst() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        let locked = dir + "/locked"
+        try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
+        chmod(dir, 0o755)
+        chmod(fences, 0o644)
+        chmod(locked, 0o555)
+        addTeardownBlock { chmod(locked, 0o755) }
+        var command = [CLI.binary.path]
+        if getuid() == 0 {
+            let setpriv = "/usr/bin/setpriv"
+            guard FileManager.default.isExecutableFile(atPath: setpriv) else { throw XCTSkip("root, and no setpriv to drop to nobody") }
+            command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+            let probe = try shell(command.map { "'\($0)'" }.joined(separator: " ") + " --version")
+            guard probe.out.hasPrefix("fence") else { throw XCTSkip("nobody cannot run \(CLI.binary.path): \(probe.err)") }
+        }
+        let state = locked + "/run.state"
+        let r = try shell(
+            command.map { "'\($0)'" }.joined(separator: " ") + " eval --fences '\(fences)' --positions - --state '\(state)' <<< 'device,time,lon,lat'; echo rc=$?")
+        XCTAssertTrue(r.out.hasSuffix("rc=1\n"), r.out + r.err)
+        XCTAssertTrue(r.err.contains("cannot write \(state): Permission denied"), r.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state))
+    }
+
     /// Errors about a whole input name it.
     func testWholeInputErrorsNameTheInput() throws {
         let broken = try CLI.temp(self, "broken.geojson", "{\"type\":\"FeatureCollection\",\"features\":[}")
