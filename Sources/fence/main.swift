@@ -29,29 +29,17 @@ AllocatorTuning.keepFreedMemory()
 let arguments = CommandLine.arguments
 let command = arguments.count > 1 ? arguments[1] : "--help"
 let rest = arguments.dropFirst(2)
+/// Every command, by name: the dispatch below and the usage-error pointer read this one table.
+let commands: [String: (ArraySlice<String>) throws -> Int32] = [
+    "contains": ContainsCommand.run, "eval": EvalCommand.run, "check": CheckCommand.run, "nearest": NearestCommand.run,
+    "setup": SetupCommand.run, "publish": PublishCommand.run, "worker": WorkerCommand.run, "change": ChangeCommand.run,
+    "status": StatusCommand.run, "events": EventsCommand.run,
+]
 let status: Int32
 do {
     switch command {
-    case "contains":
-        status = try ContainsCommand.run(rest)
-    case "eval":
-        status = try EvalCommand.run(rest)
-    case "check":
-        status = try CheckCommand.run(rest)
-    case "nearest":
-        status = try NearestCommand.run(rest)
-    case "setup":
-        status = try SetupCommand.run(rest)
-    case "publish":
-        status = try PublishCommand.run(rest)
-    case "worker":
-        status = try WorkerCommand.run(rest)
-    case "change":
-        status = try ChangeCommand.run(rest)
-    case "status":
-        status = try StatusCommand.run(rest)
-    case "events":
-        status = try EventsCommand.run(rest)
+    case let name where commands[name] != nil:
+        status = try commands[name]!(rest)
     case "--help", "-h", "help":
         printLine(topHelp)
         status = 0
@@ -64,8 +52,7 @@ do {
 } catch let e as UsageError {
     // The message and where the options are: a command's whole help after every mistake
     // buried the one line that said what was wrong. An unknown command gets the command list.
-    let known = ["contains", "eval", "check", "nearest", "setup", "publish", "worker", "change", "status", "events"]
-    let pointer = known.contains(command) ? "Run `fence \(command) --help` for its options." : topHelp
+    let pointer = commands[command] != nil ? "Run `fence \(command) --help` for its options." : topHelp
     StandardError().write("fence: \(e.message)\n\(pointer)\n")
     status = 2
 } catch let e as FenceError {

@@ -146,10 +146,10 @@ extension EventEngine {
     /// Changes the engine-wide action mask. Pairs of fences without their own mask whose
     /// current status is newly reported get it again with reason `actions-changed` (Baidu's
     /// re-trigger): `enter` for inside, `dwell` for stayed, at the device's last fix. Bits
-    /// of the raw value that are no action are dropped.
+    /// of the raw value that are no action are dropped (`EventSettings.actions`).
     public mutating func setActions(_ actions: FenceActions) -> [FenceEvent] {
         let before = settings
-        settings.actions = actions.intersection(.all)
+        settings.actions = actions
         let store = self.store
         return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }
     }
@@ -170,7 +170,6 @@ extension EventEngine {
     public mutating func updateSettings(_ body: (inout EventSettings) -> Void) -> [FenceEvent] {
         let before = settings
         body(&settings)
-        settings.actions = settings.actions.intersection(.all)
         let store = self.store
         return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }
     }

@@ -45,12 +45,9 @@ public struct EventEngine: Sendable {
     /// without state is late.
     var evictedBefore: Double = -.infinity
 
-    /// Bits of `settings.actions` that are no action are dropped: the mask is written to
-    /// state files, which refuse them.
     public init(store: FenceStore = FenceStore(), settings: EventSettings = EventSettings()) {
         self.store = store
         self.settings = settings
-        self.settings.actions = settings.actions.intersection(.all)
     }
 
     /// Devices with state.

@@ -131,8 +131,11 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
 
 /// The engine's event settings (SPEC "Status and events").
 public struct EventSettings: Sendable, Hashable {
-    /// Events reported for fences without their own mask.
-    public var actions: FenceActions = .standard
+    /// Events reported for fences without their own mask. Bits of a raw value that are no
+    /// action are dropped as it is set: the mask is written to state files, which refuse them.
+    public var actions: FenceActions = .standard {
+        didSet { if !FenceActions.all.isSuperset(of: actions) { actions = actions.intersection(.all) } }
+    }
     /// Seconds inside before `dwell`, for fences without their own (Baidu's 10 minutes).
     public var dwell: Double = 600
     /// Report `enter` with `initial: true` on a device's first fix inside a fence.

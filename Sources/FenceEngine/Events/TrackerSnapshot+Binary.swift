@@ -153,7 +153,7 @@ extension TrackerSnapshot {
                 guard let mask = r.u8(), let n = r.u64() else { return .failure(cut("fence records")) }
                 // Each record takes at least 14 bytes.
                 guard n <= UInt64(payload.count / 14) else { return .failure(fail("fence record count \(n) does not fit the file")) }
-                let known = FenceActions([.enter, .exit, .dwell, .cross]).rawValue
+                let known = FenceActions.all.rawValue
                 guard mask & ~known == 0 else { return .failure(fail("engine action mask \(mask) has unknown bits")) }
                 engineActions = FenceActions(rawValue: mask)
                 for _ in 0..<n {

@@ -143,7 +143,7 @@ struct OGRLayerReader {
             // A null column is an absent property, as a GeoJSON feature without it.
             for field in propertyFields where feature.isSet(field) { properties[field.name] = feature.json(field) }
             if let column = feature.invalidTextColumn {
-                let fieldName = (roles.map(\.1) + propertyFields).first { Int32($0.index) == column }?.name ?? "#\(column)"
+                let fieldName = fields.first { Int32($0.index) == column }?.name ?? "#\(column)"
                 reject(
                     FenceError(
                         .malformedInput,
