@@ -41,11 +41,19 @@ public struct Position: Sendable, Hashable {
     @inline(__always)
     static var timeLimit: Double { 253_402_300_799.9995 }
 
-    /// The times a usable fix has: the years 1-9999 as events write them. Also what a state
-    /// file's last fix time must be (`TrackerSnapshot(decoding:)`). Computed, like `timeLimit`,
-    /// so the per-fix check folds to two compares (a `static let` is a once-check per use).
+    /// The first time within the years 1-9999 as events write it: the Double just above
+    /// 0000-12-31T23:59:59.9995Z, whose milliseconds, a tie, round away from zero to the year 0.
+    /// Every time from here to 0001-01-01T00:00:00Z writes as that instant
+    /// (`PositionCheckTests` checks both neighbours).
     @inline(__always)
-    static var usableTimes: Range<Double> { -62_135_596_800 ..< timeLimit }
+    static var firstTime: Double { -62_135_596_800.000_496 }
+
+    /// The times a usable fix has: the years 1-9999 as events write them, rounded to the
+    /// millisecond at both ends. Also what a state file's last fix time must be
+    /// (`TrackerSnapshot(decoding:)`). Computed, like `timeLimit`, so the per-fix check folds
+    /// to two compares (a `static let` is a once-check per use).
+    @inline(__always)
+    static var usableTimes: Range<Double> { firstTime ..< timeLimit }
 
     /// Whether `problem` is nil, in a few compares: the hot loops ask this first and build the
     /// reason only for a bad fix. NaN fails every compare, so it is not usable.
@@ -60,12 +68,19 @@ public struct Position: Sendable, Hashable {
     /// device's state.
     public var problem: String? {
         if !time.isFinite { return "time is not a finite number" }
-        // Years 1 to 9999, what ISO 8601 output can write (epoch milliseconds land far beyond).
-        if time < -62_135_596_800 || time >= 253_402_300_800 {
-            return "time \(time) is outside the years 1-9999 (epoch seconds expected)"
+        // Years 1 to 9999, what ISO 8601 output can write. Epoch milliseconds of any date since
+        // 1973 land beyond 1e12, 30 times past the range: name the likely mistake.
+        if abs(time) >= 1e12 {
+            return "time \(time) is outside the years 1-9999 (epoch seconds expected, not milliseconds)"
+        }
+        if time < -62_135_596_800.000_5 || time >= 253_402_300_800 {
+            return "time \(time) is outside the years 1-9999"
         }
         if time >= Self.timeLimit {
             return "time \(time) is outside the years 1-9999 (to the millisecond it is 10000-01-01T00:00:00.000Z)"
+        }
+        if time < Self.firstTime {
+            return "time \(time) is outside the years 1-9999 (to the millisecond it is 0000-12-31T23:59:59.999Z)"
         }
         if !lon.isFinite || !lat.isFinite { return "lon/lat is not a finite number" }
         if lon < -180 || lon > 180 { return "lon \(lon) is outside [-180, 180]" }

@@ -42,6 +42,48 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertEqual(r.events.last?.insideSeconds ?? 0, 600, accuracy: 1e-6)
     }
 
+    /// Far from 1970 a Double holds a millisecond time less finely (2^-18 s in 2514, 2^-15 s in
+    /// 6325), so two times written exactly 600 s apart can differ by a few µs less in Double.
+    /// Dwell, the exit delay and idle eviction still count them as 600 s apart, in one batch and
+    /// cut into two alike. A fixed 1 µs slack missed 31-40 of 143 such cases at 2^34-2^37 s
+    /// and at -2^34 and -2^35 s (years 881-6325; independent audit).
+    func testDurationsWrittenExactlyAreMetFarFrom1970() {
+        let duration = 600.0
+        var cases = 0
+        for base in [17_179_869_184.0, 34_359_738_368, 68_719_476_736, 137_438_953_472, -17_179_869_184, -34_359_738_368] {
+            for k in stride(from: -71, through: 71, by: 1) {
+                // Times as a reader makes them from text to the millisecond: the nearest Double.
+                let msFirst = base * 1000 - duration * 1000 + Double(k) * 7
+                let first = msFirst / 1000
+                let later = (msFirst + duration * 1000) / 1000
+                let label = "\(first) -> \(later)"
+                // Dwell at exactly enter + dwell.
+                var e = engine([Fence(id: "sq", shape: .polygons([Polygon(exterior: square)]))])
+                let dwell = e.evaluate([fix("v", first, 0.5, 0.5), fix("v", later, 0.5, 0.5)])
+                XCTAssertEqual(dwell.events.map(\.kind), [.enter, .dwell], label)
+                // The exit delay, from the first fix outside to a fix exactly the delay later.
+                var d = engine([Fence(id: "sq", shape: .polygons([Polygon(exterior: square)]))]) { $0.exitDelay = duration }
+                let exit = d.evaluate([fix("v", first - 1, 0.5, 0.5), fix("v", first, 2, 2), fix("v", later, 2, 2)])
+                XCTAssertEqual(exit.events.map(\.kind), [.enter, .exit], label)
+                XCTAssertEqual(exit.events.last?.time, later, label)
+                // Idle eviction: a fix exactly the eviction time later ends the visit and enters
+                // again, whether the two fixes are in one batch or two.
+                let idle = { (s: inout EventSettings) in s.idleEviction = duration }
+                var one = engine([Fence(id: "sq", shape: .polygons([Polygon(exterior: square)]))], idle)
+                let together = one.evaluate([fix("v", first, 0.5, 0.5), fix("v", later, 0.5, 0.5)]).events
+                XCTAssertEqual(together.map(\.kind), [.enter, .exit, .enter], label)
+                XCTAssertEqual(together.map(\.initial), [true, false, true], label)
+                XCTAssertEqual(together.dropFirst().first?.reason, .deviceIdle, label)
+                XCTAssertEqual(together.map { FenceEvent.outputMillisecond($0.time) }, [msFirst, msFirst + duration * 1000, msFirst + duration * 1000], label)
+                var two = engine([Fence(id: "sq", shape: .polygons([Polygon(exterior: square)]))], idle)
+                let apart = two.evaluate([fix("v", first, 0.5, 0.5)]).events + two.evaluate([fix("v", later, 0.5, 0.5)]).events
+                XCTAssertEqual(apart, together, label)
+                cases += 1
+            }
+        }
+        XCTAssertEqual(cases, 6 * 143)
+    }
+
     /// A state file whose checksum holds but whose values no engine writes (a NaN time, a
     /// position off the globe) is refused, naming the device and the value: before, a NaN
     /// enter time was restored and printed as `"inside_s":nan`, which is not JSON.

@@ -6,7 +6,7 @@ import XCTest
 final class PositionCheckTests: XCTestCase {
     func testQuickCheckAgreesWithProblem() {
         let times: [Double] = [
-            0, 1.7e9, -62_135_596_800, -62_135_596_800.000_01, 253_402_300_800, 253_402_300_799.999, 1.7e12,
+            0, 1.7e9, -62_135_596_800, -62_135_596_800.001, 253_402_300_800, 253_402_300_799.999, 1.7e12,
             .nan, .infinity, -.infinity,
         ]
         let lons: [Double] = [0, -180, 180, 180.000_000_1, -180.000_000_1, 13.4, .nan, .infinity, -.infinity]
@@ -48,5 +48,29 @@ final class PositionCheckTests: XCTestCase {
             XCTAssertFalse(p.isUsable, "\(t)")
             XCTAssertTrue(p.problem?.contains("outside the years 1-9999") == true, p.problem ?? "nil")
         }
+    }
+
+    /// The first usable time is the first one events write within the year 1, rounded as the
+    /// last is: -62135596800.0004 (and 0000-12-31T23:59:59.9996Z) write as
+    /// 0001-01-01T00:00:00.000Z and were refused (independent audit). Both Doubles beside the
+    /// limit are checked.
+    func testFirstTimeIsTheFirstMillisecondOfTheYear1() {
+        let first = -62_135_596_800.000_496
+        XCTAssertEqual(FenceEvent.outputMillisecond(first), -62_135_596_800_000)
+        XCTAssertEqual(FenceEvent.outputMillisecond(first.nextDown), -62_135_596_800_001)
+        for t in [first, -62_135_596_800.0004, -62_135_596_800] {
+            let p = Position(device: "d", time: t, lon: 0, lat: 0)
+            XCTAssertTrue(p.isUsable, "\(t)")
+            XCTAssertNil(p.problem, "\(t)")
+        }
+        for t in [first.nextDown, -62_135_596_800.0005, -62_135_596_800.001, -62_135_596_801] {
+            let p = Position(device: "d", time: t, lon: 0, lat: 0)
+            XCTAssertFalse(p.isUsable, "\(t)")
+            XCTAssertTrue(p.problem?.contains("outside the years 1-9999") == true, p.problem ?? "nil")
+            XCTAssertFalse(p.problem?.contains("milliseconds") == true, p.problem ?? "nil")
+        }
+        // Epoch milliseconds are named as the likely mistake.
+        let millis = Position(device: "d", time: 1.7e12, lon: 0, lat: 0)
+        XCTAssertTrue(millis.problem?.contains("epoch seconds expected, not milliseconds") == true, millis.problem ?? "nil")
     }
 }

@@ -19,7 +19,7 @@ extension EventEngine {
     func dwellIfDue(
         _ pair: inout PairState, slot: Int, device: String, time t: Double, point: LonLat, events: inout [FenceEvent]
     ) {
-        guard !pair.isStayed && EventEngine.hasPassed(t - pair.enterTime, dwell(slot: slot)) else { return }
+        guard !pair.isStayed && EventEngine.hasPassed(from: pair.enterTime, to: t, dwell(slot: slot)) else { return }
         pair.flags |= PairState.stayed
         emit(.dwell, device: device, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: t - pair.enterTime, into: &events)
     }
@@ -134,7 +134,7 @@ extension EventEngine {
                 p.flags |= PairState.exitPending
                 p.pendingSince = t
                 pairs.append(p)
-            } else if EventEngine.hasPassed(t - p.pendingSince, delay) {
+            } else if EventEngine.hasPassed(from: p.pendingSince, to: t, delay) {
                 emit(.exit, device: d, slot: slot, time: t, lon: point.lon, lat: point.lat, inside: t - pair.enterTime, into: &events)
             } else {
                 pairs.append(p)

@@ -172,7 +172,7 @@ extension EventEngine {
         }
         if expiring { latestExpiredRemoval = max(latestExpiredRemoval, store.removeExpiredFences(asOf: batchEnd).latest) }
         watermark = batchEnd
-        if settings.idleEviction > 0 { evictedBefore = batchEnd - max(settings.idleEviction, settings.exitDelay) }
+        if settings.idleEviction > 0 { evictionHorizon = batchEnd }
         result.events = Self.mergeSorted(&partitionEvents, threads: threads)
         clock.mark("merge")
         clock.report()
@@ -215,7 +215,7 @@ extension EventEngine {
         // Where `applyCommon` may decide a fix.
         let common = hasCoverage && !expiring && !settings.crossDetection
         let evictAfter = settings.idleEviction > 0 ? max(settings.idleEviction, settings.exitDelay) : 0
-        let evictedBefore = evictedBefore
+        let evictionHorizon = evictionHorizon
 
         // Device states through one pointer for the whole partition: no uniqueness check of
         // the array per access. Interning (which appends) is done above.
@@ -231,12 +231,12 @@ extension EventEngine {
                     tally.duplicates += 1
                     return
                 }
-                if evictAfter > 0 && states[d].hasFix && t - last >= evictAfter {
+                if evictAfter > 0 && states[d].hasFix && EventEngine.hasPassed(from: last, to: t, evictAfter) {
                     // Idle for the eviction time since its last fix: that visit ended then, as it
                     // would have had the batch ended in between.
-                    endIdleVisits(state: &states[d], after: evictAfter, events: &events)
+                    endIdleVisits(state: &states[d], after: evictAfter, by: t, events: &events)
                     states[d] = DeviceState(id: states[d].id)
-                } else if evictAfter > 0 && !states[d].hasFix && t <= evictedBefore {
+                } else if evictAfter > 0 && !states[d].hasFix && EventEngine.hasPassed(from: t, to: evictionHorizon, evictAfter) {
                     // A device the engine holds no state for, with a fix older than what eviction
                     // has already judged: its state may have been dropped, so the fix is late.
                     tally.late += 1

@@ -2,9 +2,12 @@ extension EventEngine {
     /// Ends every open visit of a device that has been idle for `after` seconds since its last
     /// fix: `exit` with reason `device-idle` at the last fix time plus `after`, at the last
     /// fix's position, with the time inside up to the last fix. Pending exits end the same way.
+    /// When a fix found the device idle (`by`), the exit is at that fix's time if the sum is
+    /// later: the fix is then the sum, short by the rounding `hasPassed` allows, and the exit
+    /// must not come after the enter the fix causes.
     /// - Complexity: O(p) for p pairs.
-    func endIdleVisits(state: inout DeviceState, after: Double, events: inout [FenceEvent]) {
-        let t = state.lastTime + after
+    func endIdleVisits(state: inout DeviceState, after: Double, by fixTime: Double = .infinity, events: inout [FenceEvent]) {
+        let t = min(state.lastTime + after, fixTime)
         for pair in state.pairs where !pair.isUndetermined {
             guard let slot = store.slot(ofKey: pair.fence) else { continue }
             emit(
@@ -18,12 +21,12 @@ extension EventEngine {
     /// `time`, ending its visits first, and rebuilds the partition's id table when any went.
     /// - Complexity: O(d) for the partition's d devices.
     func evictIdle(_ partition: inout DevicePartition, asOf time: Double, after: Double, events: inout [FenceEvent]) {
-        let cutoff = time - after
-        guard partition.states.contains(where: { $0.lastTime <= cutoff }) else { return }
+        func idle(_ state: DeviceState) -> Bool { EventEngine.hasPassed(from: state.lastTime, to: time, after) }
+        guard partition.states.contains(where: idle) else { return }
         var kept = DevicePartition()
         kept.states.reserveCapacity(partition.states.count)
         for d in partition.states.indices {
-            if partition.states[d].lastTime <= cutoff {
+            if idle(partition.states[d]) {
                 endIdleVisits(state: &partition.states[d], after: after, events: &events)
             } else {
                 _ = kept.intern(partition.states[d].id, hash: partition.hashes[d])

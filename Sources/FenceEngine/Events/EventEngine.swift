@@ -40,10 +40,10 @@ public struct EventEngine: Sendable {
     /// before any): a fix of a later batch from before it no longer sees that fence, as it
     /// would have in one batch (input out of time order across batches). `fence eval` warns.
     public internal(set) var latestExpiredRemoval: Double = -.infinity
-    /// With idle eviction on: devices whose last fix is at or before this were dropped (the
-    /// last batch's watermark minus the eviction time). A fix at or before it for a device
-    /// without state is late.
-    var evictedBefore: Double = -.infinity
+    /// With idle eviction on: the time of the last batch's end (its watermark), -infinity
+    /// before any. Devices idle for the eviction time as of then were dropped, so a fix for a
+    /// device without state that is that old as of then (`hasPassed`) is late.
+    var evictionHorizon: Double = -.infinity
 
     public init(store: FenceStore = FenceStore(), settings: EventSettings = EventSettings()) {
         self.store = store
@@ -115,13 +115,27 @@ public struct EventEngine: Sendable {
     /// The mask of fences without their own: the engine's, with `cross` when it is detected.
     var engineMask: FenceActions { settings.crossDetection ? settings.actions.union(.cross) : settings.actions }
 
-    /// Times are compared to the microsecond: `elapsed` (a difference of two fix times) has
-    /// reached `duration` when it is at most 1 µs short. Epoch seconds in Double carry about
-    /// 0.1-0.5 µs of rounding each (their step is 2^-22 s around 2004-2038), so a fix written
-    /// exactly at enter + dwell (to the millisecond, as the output shows it) can come out a
-    /// few tenths of a microsecond early; it must still dwell. Also for the exit delay.
+    /// Whether `duration` seconds have passed from `start` to `end` (two times as read),
+    /// allowing for how finely a Double holds them: `end - start` may fall short by 1 µs, or by
+    /// twice the step between Doubles at the larger of the two times if that is more.
+    ///
+    /// A time written to the millisecond is held to the nearest Double: within 0.1-0.5 µs in
+    /// 2004-2038 (a step of 2^-22 s), but within 2-15 µs in the years 2514-6325 and 881-1425
+    /// (2^-18 to 2^-15 s). So a fix written exactly at enter + dwell can come out a rounding
+    /// early, and must still dwell (a fixed 1 µs missed such fixes past 2242; independent
+    /// audit). The slack stays under 61 µs in the years 1-9999, far below the millisecond
+    /// events are written to. The one rule for dwell, the exit delay and idle eviction, in a
+    /// batch and at its end alike, so the cut into batches cannot change what passed.
+    /// A start of -infinity (no fix yet) has always passed; an end of -infinity (no batch yet)
+    /// never has.
+    /// - Complexity: O(1): a few compares and an exponent read.
     @inline(__always)
-    static func hasPassed(_ elapsed: Double, _ duration: Double) -> Bool { elapsed >= duration - 1e-6 }
+    static func hasPassed(from start: Double, to end: Double, _ duration: Double) -> Bool {
+        let elapsed = end - start
+        if elapsed >= duration - 1e-6 { return true }
+        // The step at an infinite time is NaN, which no compare passes.
+        return elapsed >= duration - 2 * Swift.max(abs(start), abs(end)).ulp
+    }
 
     /// The dwell time that applies to a fence slot.
     @inline(__always)

@@ -143,8 +143,7 @@ extension EventEngine {
     public mutating func restore(_ snapshot: TrackerSnapshot) -> Int {
         partitions = [DevicePartition](repeating: DevicePartition(), count: Self.partitionCount)
         watermark = snapshot.watermark
-        evictedBefore =
-            settings.idleEviction > 0 ? watermark - max(settings.idleEviction, settings.exitDelay) : -.infinity
+        evictionHorizon = settings.idleEviction > 0 ? watermark : -.infinity
         var dropped = 0
         for device in snapshot.devices {
             let p = Self.partition(of: device.id)
