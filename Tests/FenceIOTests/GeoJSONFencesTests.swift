@@ -75,6 +75,49 @@ final class GeoJSONFencesTests: XCTestCase {
         XCTAssertEqual(b, a)
     }
 
+    /// A setting left blank (`""`, or only spaces) is not set, through either reader: the
+    /// built-in reader refused an empty `coord`, `dwell`, `expires` and `radius`, kept an empty
+    /// group and took an empty `actions` as none, where OGR took each as unset (independent
+    /// audit). Values that are there but wrong are refused with the value quoted.
+    func testBlankSettingsAreUnsetThroughEitherReader() throws {
+        func circle(_ props: String) -> String {
+            #"{"type":"Feature","properties":{"radius":5,"# + props + #"},"geometry":{"type":"Point","coordinates":[116.4,39.9]}}"#
+        }
+        let doc = "{\"type\":\"FeatureCollection\",\"features\":[" + [
+            circle(#""id":"k_coord","coord":"""#), circle(#""id":"k_group","group":"""#),
+            circle(#""id":"k_dwell","dwell":" ""#), circle(#""id":"k_expires","expires":"""#),
+            circle(#""id":"k_actions","actions":"""#), circle(#""id":"k_full","coord":"gcj02","group":"g","dwell":60,"actions":"exit""#),
+            circle(#""id":"""#), circle(#""id":"k_bad","coord":"bd09mc""#), circle(#""id":"k_bad2","dwell":"soon""#),
+        ].joined(separator: ",\n") + "]}"
+        let path = NSTemporaryDirectory() + "fence-blank-\(UUID().uuidString).geojson"
+        try Data(doc.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var results: [[String]] = []
+        for reader in [FenceInputOptions.Reader.native, .ogr] {
+            var options = FenceInputOptions()
+            options.reader = reader
+            let read = try FenceInput.read(path, options: options)
+            XCTAssertEqual(read.fences.map(\.id), ["k_coord", "k_group", "k_dwell", "k_expires", "k_actions", "k_full"], "\(reader)")
+            for f in read.fences.prefix(5) {
+                XCTAssertEqual(f.coord, .wgs84, "\(reader) \(f.id)")
+                XCTAssertNil(f.group, "\(reader) \(f.id)")
+                XCTAssertNil(f.dwell, "\(reader) \(f.id)")
+                XCTAssertNil(f.expires, "\(reader) \(f.id)")
+                XCTAssertNil(f.actions, "\(reader) \(f.id)")
+            }
+            let full = read.fences[5]
+            XCTAssertEqual([full.coord == .gcj02, full.group == "g", full.dwell == 60, full.actions == .exit], [true, true, true, true], "\(reader)")
+            results.append(read.rejected.map { "\($0.error.kind) \($0.error.reason)" })
+        }
+        XCTAssertEqual(results[0], [
+            "missingID the feature has no id (property \"id\" or feature id)",
+            #"unknownCoordinateSystem unknown coord "bd09mc" (wgs84, gcj02 or bd09ll)"#,
+            #"invalidSetting dwell "soon" is not a number of seconds"#,
+        ])
+        XCTAssertEqual(results[1].count, 3)
+        XCTAssertEqual(results[1].dropFirst(), results[0].dropFirst())
+    }
+
     /// A square feature with these members besides type and geometry, as bytes.
     static func feature(_ members: [UInt8]) -> [UInt8] {
         Array(#"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]},"#.utf8) + members + [125]

@@ -23,6 +23,20 @@ enum AttributeValue {
         }
     }
 
+    /// The value in an error message: text in quotes (so an empty or blank one shows), the
+    /// rest as `display`.
+    var quoted: String {
+        if case .text(let s) = self { return "\"\(s)\"" }
+        return display
+    }
+
+    /// Whether this is text of nothing but spaces and tabs, or none: a setting left blank
+    /// (an empty spreadsheet cell, `"dwell": ""`), which every reader takes as not set.
+    var isBlank: Bool {
+        if case .text(let s) = self { return s.trimmingBlanks().isEmpty }
+        return false
+    }
+
     /// Integral values without a fraction ("7", not "7.0"), others in Swift's shortest form.
     static func format(_ v: Double) -> String {
         if v == v.rounded() && abs(v) < 0x1p53 { return String(Int64(v)) }
@@ -50,19 +64,22 @@ struct FenceSettings {
     var dwell: Double?
     var expires: Double?
 
-    /// Applies one field's value; nil on success, else the error (without a fence name).
+    /// Applies one field's value; nil on success, else the error (without a fence name). Blank
+    /// text is no value: the setting stays as it was (unset, or the fence's default), as OGR
+    /// reads an empty cell and as positions take an empty `coord`.
     mutating func set(_ role: FenceFields.Role, _ value: AttributeValue) -> FenceError? {
+        if value.isBlank { return nil }
         switch role {
         case .id:
             id = value.display
         case .group:
             group = value.display
         case .radius:
-            guard let v = value.number else { return FenceError(.invalidRadius, reason: "radius \(value.display) is not a number") }
+            guard let v = value.number else { return FenceError(.invalidRadius, reason: "radius \(value.quoted) is not a number") }
             radius = v
         case .coord:
             guard case .text(let s) = value, let c = CoordinateSystem(name: s) else {
-                return FenceError(.unknownCoordinateSystem, reason: "unknown coord \(value.display) (wgs84, gcj02 or bd09ll)")
+                return FenceError(.unknownCoordinateSystem, reason: "unknown coord \(value.quoted) (wgs84, gcj02 or bd09ll)")
             }
             coord = c
         case .actions:
@@ -73,11 +90,11 @@ struct FenceSettings {
             default: list = "?"
             }
             guard let a = FenceActions(list: list) else {
-                return FenceError(.invalidSetting, reason: "actions must list enter, exit, dwell (got \(value.display))")
+                return FenceError(.invalidSetting, reason: "actions must list enter, exit, dwell (got \(value.quoted))")
             }
             actions = a
         case .dwell:
-            guard let v = value.number else { return FenceError(.invalidSetting, reason: "dwell \(value.display) is not a number of seconds") }
+            guard let v = value.number else { return FenceError(.invalidSetting, reason: "dwell \(value.quoted) is not a number of seconds") }
             dwell = v
         case .expires:
             if let v = value.number {
@@ -85,7 +102,7 @@ struct FenceSettings {
             } else if case .text(let s) = value, let v = ISO8601.parse(Self.isoDate(s)) {
                 expires = v
             } else {
-                return FenceError(.invalidSetting, reason: "expires \(value.display) is neither epoch seconds nor ISO 8601")
+                return FenceError(.invalidSetting, reason: "expires \(value.quoted) is neither epoch seconds nor ISO 8601")
             }
         }
         return nil
