@@ -118,6 +118,36 @@ final class GeoJSONFencesTests: XCTestCase {
         XCTAssertEqual(results[1].dropFirst(), results[0].dropFirst())
     }
 
+    /// An empty polygon (`[]`) adds nothing: a MultiPolygon's empty part is left out and the
+    /// rest loads, and a geometry of nothing else is empty, through either reader. The
+    /// built-in reader refused the first as malformed where OGR loaded it (independent audit).
+    func testEmptyPolygonsReadTheSameThroughEitherReader() throws {
+        let square = "[[0,0],[1,0],[1,1],[0,1],[0,0]]"
+        func feature(_ id: String, _ type: String, _ coordinates: String) -> String {
+            #"{"type":"Feature","properties":{"id":"\#(id)"},"geometry":{"type":"\#(type)","coordinates":\#(coordinates)}}"#
+        }
+        let doc = #"{"type":"FeatureCollection","features":["# + [
+            feature("part", "MultiPolygon", "[[\(square)],[]]"), feature("first", "MultiPolygon", "[[],[\(square)]]"),
+            feature("none", "MultiPolygon", "[]"), feature("nones", "MultiPolygon", "[[],[]]"), feature("ringless", "Polygon", "[]"),
+        ].joined(separator: ",") + "]}"
+        let path = NSTemporaryDirectory() + "fence-empty-\(UUID().uuidString).geojson"
+        try Data(doc.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var outcomes: [[String]] = []
+        for reader in [FenceInputOptions.Reader.native, .ogr] {
+            var options = FenceInputOptions()
+            options.reader = reader
+            let read = try FenceInput.read(path, options: options)
+            XCTAssertEqual(read.fences.map(\.id), ["part", "first"], "\(reader)")
+            for f in read.fences {
+                XCTAssertEqual(f.shape, .polygons([Polygon(exterior: [(0.0, 0.0), (1, 0), (1, 1), (0, 1), (0, 0)].map { LonLat(lon: $0.0, lat: $0.1) })]), "\(reader) \(f.id)")
+            }
+            outcomes.append(read.rejected.map { "\($0.error.fence ?? "") \($0.error.kind)" })
+        }
+        XCTAssertEqual(outcomes[0], ["none emptyGeometry", "nones emptyGeometry", "ringless emptyGeometry"])
+        XCTAssertEqual(outcomes[1], outcomes[0])
+    }
+
     /// A square feature with these members besides type and geometry, as bytes.
     static func feature(_ members: [UInt8]) -> [UInt8] {
         Array(#"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]},"#.utf8) + members + [125]

@@ -105,21 +105,36 @@ final class OGRCoordinateCheckTests: XCTestCase {
         XCTAssertTrue(reasons[2].hasPrefix("coordinate (\(across[1].0), \(across[1].1)) is outside what EPSG:3857"), reasons[2])
     }
 
-    /// A geographic layer may hold 0-360 longitudes (one turn past the antimeridian, folded
-    /// back by WRAPDATELINE); past ±540° a longitude has gone round more than once. A NaN
-    /// (hex WKB in a CSV: WKT has no NaN) is refused before GDAL sees it.
-    func testGeographicWrapAndNonFiniteCoordinates() throws {
+    /// A geographic layer holds longitudes in ±180 and latitudes in ±90 (1e-9° more is noise,
+    /// taken as the bound), whatever its CRS: x = 190 in EPSG:4258 was folded to -170 where
+    /// EPSG:4326 refused it (independent audit). A NaN (hex WKB in a CSV: WKT has no NaN) is
+    /// refused before GDAL sees it.
+    func testGeographicRangeAndNonFiniteCoordinates() throws {
         let dir = try G.folder(self)
-        try G.write("id,radius,WKT\npacific,10,\"POINT (190 10)\"\nspun,10,\"POINT (1000000 10)\"\n", to: dir + "/etrs.csv")
+        try G.write(
+            "id,radius,WKT\npacific,10,\"POINT (190 10)\"\nspun,10,\"POINT (1000000 10)\"\nwest,10,\"POINT (-180.000001 0)\"\n"
+                + "pole,10,\"POINT (0 90.5)\"\nedge,10,\"POINT (180.0000000005 -90)\"\nfine,10,\"POINT (179.5 10)\"\n",
+            to: dir + "/geo.csv")
+        for crs in ["EPSG:4258", "EPSG:4269", "EPSG:4979", "EPSG:4326"] {
+            var options = FenceInputOptions()
+            options.assumedCRS = crs
+            let read = try FenceInput.read(dir + "/geo.csv", options: options)
+            // EPSG:4326 is not reprojected: the store refuses what the reader passes on.
+            var store = FenceStore()
+            let added = store.add(read.fences)
+            XCTAssertEqual(zip(read.fences, added).filter { $0.1.error == nil }.map(\.0.id), ["edge", "fine"], crs)
+            let refused = read.rejected.map { ($0.error.fence ?? "", $0.error.kind) } + added.compactMap { r in r.error.map { (r.id, $0.kind) } }
+            XCTAssertEqual(refused.map(\.0).sorted(), ["pacific", "pole", "spun", "west"], crs)
+            XCTAssertEqual(Set(refused.map(\.1)), [.coordinateOutOfRange], crs)
+            guard case .circle(let centre, 10)? = store.fence(id: "fine")?.shape else { return XCTFail("no circle in \(crs)") }
+            XCTAssertEqual(centre.lon, 179.5, accuracy: 1e-6, crs)
+            if crs == "EPSG:4258" {
+                XCTAssertEqual(
+                    read.rejected.first?.error.reason,
+                    "coordinate (190.0, 10.0) of EPSG:4258 (ETRS89) is past longitude ±180 or latitude ±90; not folded onto another longitude")
+            }
+        }
         var options = FenceInputOptions()
-        options.assumedCRS = "EPSG:4258"
-        let read = try FenceInput.read(dir + "/etrs.csv", options: options)
-        XCTAssertEqual(read.fences.map(\.id), ["pacific"])
-        guard case .circle(let centre, 10) = read.fences.first?.shape else { return XCTFail("no pacific circle") }
-        XCTAssertEqual(centre.lon, -170, accuracy: 1e-9)
-        XCTAssertEqual(
-            read.rejected.map(\.error.reason),
-            ["coordinate (1000000.0, 10.0) of EPSG:4258 (ETRS89) is longitude 1000000.0, more than one turn past the antimeridian"])
 
         // POINT (NaN 0) as ISO WKB, little-endian.
         try G.write("id,radius,WKT\nnan,10,0101000000000000000000F87F0000000000000000\n", to: dir + "/nan.csv")

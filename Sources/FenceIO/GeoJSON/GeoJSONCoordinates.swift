@@ -131,10 +131,13 @@ struct GeoJSONCoordinates {
         out.reserveCapacity(perPolygon.count)
         var ring = 0
         var offset = 0
-        for (p, count) in perPolygon.enumerated() {
-            guard count > 0 else {
-                return .failure(FenceError(.malformedInput, reason: (depth == 4 ? "polygon \(p + 1): " : "") + "the polygon has no rings"))
-            }
+        // A polygon without rings is empty (RFC 7946 lets a reader take an empty `coordinates`
+        // as null): a MultiPolygon's empty part adds nothing and is left out, as GEOS leaves
+        // out a WKB `MULTIPOLYGON (EMPTY, ...)`'s, so both readers load the same fence; a
+        // geometry with nothing else is empty, as in WKB (independent audit: this reader
+        // refused a MultiPolygon with one empty part that OGR loaded).
+        for count in perPolygon {
+            guard count > 0 else { continue }
             var rings: [[LonLat]] = []
             rings.reserveCapacity(count)
             for _ in 0..<count {
@@ -148,6 +151,7 @@ struct GeoJSONCoordinates {
             }
             out.append(Polygon(exterior: rings[0], holes: Array(rings.dropFirst())))
         }
+        if out.isEmpty { return .failure(FenceError(.emptyGeometry, reason: "the geometry is empty")) }
         return .success(out)
     }
 

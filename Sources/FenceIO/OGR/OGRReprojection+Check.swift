@@ -17,11 +17,25 @@ extension OGRReprojection {
     static let coordinateBound = 1e10
 
     /// A longitude past ±540° after the transformation has gone around the Earth more than
-    /// once: `WRAPDATELINE` folds one turn past ±180 back (0-360 data, polygons crossing the
-    /// antimeridian), nothing legitimate needs more. Only a geographic source can get there
-    /// (its longitudes pass through PROJ as they are); PROJ brings a projected CRS's into ±180,
-    /// and the round trip catches those.
+    /// once. A safety net: a geographic source's longitudes are refused past ±180 before
+    /// (`geographicLimits`), and PROJ brings a projected CRS's into ±180, where the round trip
+    /// catches a wrap.
     static let longitudeBound = 540.0
+
+    /// 180° and 90° (plus 1e-9°, the noise every reader takes as the bound) in a geographic
+    /// CRS's angular units; nil for a projected CRS.
+    ///
+    /// A geographic layer holds longitudes in ±180 and latitudes in ±90, as WGS84 input must:
+    /// x = 190 is refused, not folded to -170 by `WRAPDATELINE`. Before, only an EPSG:4326
+    /// layer (which is not reprojected) refused it, while EPSG:4269, EPSG:4258 or EPSG:4979 (a
+    /// GeoJSON file with a Z coordinate, read through OGR) folded it: one input, two outcomes
+    /// (independent audit).
+    static func geographicLimits(_ crs: OGRSpatialReferenceH) -> (lon: Double, lat: Double)? {
+        guard OSRIsGeographic(crs) != 0 else { return nil }
+        let radians = OSRGetAngularUnits(crs, nil)
+        let degreesPerUnit = radians > 0 ? radians * 180 / .pi : 1
+        return ((180 + 1e-9) / degreesPerUnit, (90 + 1e-9) / degreesPerUnit)
+    }
 
     /// How far a coordinate may come back from the round trip source -> WGS84 -> source: 1 m
     /// on the ground in the source's units, 1e-5 degrees (1.1 m at the equator) for a
@@ -45,7 +59,7 @@ extension OGRReprojection {
     }
 
     /// Refuses a coordinate that is not finite or lies beyond `coordinateBound`: what must
-    /// never reach GDAL.
+    /// never reach GDAL; and, in a geographic source, one past ±180 / ±90 (`geographicLimits`).
     /// - Complexity: O(n) in the positions: one copy (`OGR_G_GetPoints`) and a comparison each.
     func checkMagnitudes(_ g: OGRGeometryH) throws(FenceError) {
         try OGRGeometry.forEachPointSequence(g) { (sequence) throws(FenceError) in
@@ -61,6 +75,12 @@ extension OGRReprojection {
                         .coordinateOutOfRange,
                         reason: "coordinate (\(x), \(y)) is beyond ±1e10, where no coordinate system places a point on Earth; "
                             + "not reprojected from \(sourceName)")
+                }
+                if let limits = geographicLimits, abs(x) > limits.lon || abs(y) > limits.lat {
+                    throw FenceError(
+                        .coordinateOutOfRange,
+                        reason: "coordinate (\(x), \(y)) of \(sourceName) is past longitude ±180 or latitude ±90; "
+                            + "not folded onto another longitude")
                 }
             }
         }

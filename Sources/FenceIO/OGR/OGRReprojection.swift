@@ -25,6 +25,10 @@ final class OGRReprojection {
     /// How far, in the source CRS's units, a coordinate may come back from the round trip
     /// (`roundTripTolerance`).
     let tolerance: Double
+    /// For a geographic source, the largest longitude and latitude it may hold, in its own
+    /// angular units: 180° and 90°, plus the 1e-9° of noise every reader takes as the bound
+    /// (`geographicLimits`); nil for a projected source.
+    let geographicLimits: (lon: Double, lat: Double)?
     /// Scratch for the checks: source coordinates (`xs`, `ys`), transformed ones (`us`, `vs`)
     /// and OCTTransformEx's per-point success flags.
     var xs: [Double] = [], ys: [Double] = [], us: [Double] = [], vs: [Double] = []
@@ -144,6 +148,7 @@ final class OGRReprojection {
         self.transformer = transformer
         sourceName = Self.name(source)
         tolerance = Self.roundTripTolerance(source)
+        geographicLimits = Self.geographicLimits(source)
     }
 
     deinit {
