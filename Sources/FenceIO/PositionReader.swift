@@ -354,7 +354,7 @@ public final class PositionReader {
             lonText: { self.withFieldText(.lon, withField).map { "\"\($0)\"" } },
             latText: { self.withFieldText(.lat, withField).map { "\"\($0)\"" } },
             accuracy: withField(.accuracy) { b -> Double?? in
-                b.allSatisfy { $0 == 32 } ? .some(nil) : NumberParser.parseDouble(b).map { .some($0) }
+                b.allSatisfy { $0 == 32 || $0 == 9 } ? .some(nil) : NumberParser.parseDouble(b).map { .some($0) }
             } ?? .some(nil),
             coordText: coordText ?? nil)
     }
@@ -372,8 +372,9 @@ public final class PositionReader {
         if let v = NumberParser.parseDouble(b) { return v }
         var lo = 0
         var hi = b.count
-        while lo < hi && b[lo] == 32 { lo += 1 }
-        while hi > lo && b[hi - 1] == 32 { hi -= 1 }
+        // The blanks numbers may carry (`NumberParser`): spaces and tabs, and a CR at the end.
+        while lo < hi && (b[lo] == 32 || b[lo] == 9) { lo += 1 }
+        while hi > lo && (b[hi - 1] == 32 || b[hi - 1] == 9 || b[hi - 1] == 13) { hi -= 1 }
         return ISO8601.parse(UnsafeBufferPointer(rebasing: b[lo..<hi]))
     }
 

@@ -325,6 +325,40 @@ final class PositionReaderTests: XCTestCase {
         for error in e { XCTAssertTrue(error.reason.contains("outside the years 1-9999"), error.reason) }
     }
 
+    /// The first usable time rounds as the last does: a time events write as
+    /// 0001-01-01T00:00:00.000Z is kept, one a millisecond before is a bad line
+    /// (-62135596800.0004 was refused; independent audit).
+    func testTimeThatRoundsToTheYear1IsKept() throws {
+        let csv = """
+            device,time,lon,lat
+            a,-62135596800,0,0
+            b,-62135596800.0004,0,0
+            c,0000-12-31T23:59:59.9996Z,0,0
+            d,-62135596800.0006,0,0
+            e,0000-12-31T23:59:59.999Z,0,0
+
+            """
+        let (p, e) = try read(csv)
+        XCTAssertEqual(p.map(\.device), ["a", "b", "c"])
+        XCTAssertEqual(Set(p.map { ISO8601.format($0.time) }), ["0001-01-01T00:00:00.000Z"])
+        XCTAssertEqual(e.map(\.line), [5, 6])
+        for error in e { XCTAssertTrue(error.reason.contains("outside the years 1-9999"), error.reason) }
+    }
+
+    /// Blanks around a time are trimmed alike for both forms: a tab after an epoch time was
+    /// trimmed, after an ISO 8601 one it made a bad line (independent audit). So is a blank
+    /// accuracy.
+    func testBlanksAroundATimeAreTrimmedAlike() throws {
+        let csv = "device,time,lon,lat,accuracy\n"
+            + "a,1600000000\t,0,0,5\n" + "b,2020-09-13T12:26:40Z\t,0,0,5\n" + "c,\t 2020-09-13T12:26:40Z ,0,0,\t\n"
+            + "d,2020-09-13T12:26:40Z,0,0, \t \n" + "e,2020-09-13T\t12:26:40Z,0,0,5\n"
+        let (p, e) = try read(csv)
+        XCTAssertEqual(p.map(\.device), ["a", "b", "c", "d"])
+        XCTAssertEqual(Set(p.map(\.time)), [1_600_000_000])
+        XCTAssertEqual(p.map(\.accuracy), [5, 5, nil, nil])
+        XCTAssertEqual(e.map(\.line), [6])
+    }
+
     func testNumberParserMatchesSwift() throws {
         for text in ["0", "-0.5", "40.41692", "-74.0315", "1e-7", "123456789012345678901", "3.14159265358979323846", "+2", ".5"] {
             var t = text
