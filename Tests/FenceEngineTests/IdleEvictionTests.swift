@@ -84,8 +84,38 @@ final class IdleEvictionTests: XCTestCase {
         XCTAssertEqual(e.deviceCount, 1)
     }
 
+    /// Whichever comes first in event time ends the visit: the fence's expiry or the device's
+    /// idle time. The idle exit won when a fix found the device idle after the expiry, and the
+    /// expiry won at a batch's end when the device was idle before it, so the batch size
+    /// changed the outcome (independent audit).
+    func testExpiryAndIdlenessEndAVisitInTheirTimeOrder() {
+        var expiring = Fence.polygon(id: "sq", exterior: square)
+        expiring.expires = 50
+        func run(_ idle: Double, _ fixes: [(String, Double)], batch: Int) -> [String] {
+            var e = engine(idle: idle, fences: [expiring])
+            var out: [FenceEvent] = []
+            var k = 0
+            while k < fixes.count {
+                let part = fixes[k..<min(fixes.count, k + batch)].map { Position(device: $0.0, time: $0.1, lon: $0.0 == "a" ? 0.5 : 5, lat: 0.5) }
+                out += e.evaluate(part).events
+                k += batch
+            }
+            return summary(out)
+        }
+        for batch in [1, 2, 3] {
+            // Expiry at 50 before the idle time 70: fence-expired, whether a fix or the batch's
+            // end finds the device idle.
+            XCTAssertEqual(run(60, [("a", 10), ("a", 160)], batch: batch), ["10 a sq enter initial", "50 a sq exit fence-expired 40s"], "batch \(batch)")
+            XCTAssertEqual(run(60, [("a", 10), ("b", 70), ("a", 160)], batch: batch), ["10 a sq enter initial", "50 a sq exit fence-expired 40s"], "batch \(batch)")
+            // Idle at 40 before the expiry at 50: device-idle.
+            XCTAssertEqual(run(30, [("a", 10), ("b", 100)], batch: batch), ["10 a sq enter initial", "40 a sq exit device-idle 0s"], "batch \(batch)")
+            XCTAssertEqual(run(30, [("a", 10), ("a", 45)], batch: batch), ["10 a sq enter initial", "40 a sq exit device-idle 0s", "45 a sq enter initial"], "batch \(batch)")
+        }
+    }
+
     /// A fleet whose devices come and go: held devices stay bounded, and events equal those of
-    /// one batch over the whole input, for several batch sizes and seeds.
+    /// one batch over the whole input, for several batch sizes and seeds; a third of the fences
+    /// expire while devices are inside them, some of those devices idle.
     func testBoundedMemoryAndBatchInvarianceOverAChangingFleet() {
         for seed in 1...3 as ClosedRange<UInt64> {
             var rng = TestRandom(mixing: seed)
@@ -93,7 +123,9 @@ final class IdleEvictionTests: XCTestCase {
             for i in 0..<40 {
                 let lon = rng.uniform(0, 2)
                 let lat = rng.uniform(0, 2)
-                fences.append(.circle(id: "c\(i)", lon: lon, lat: lat, radius: rng.uniform(2_000, 20_000)))
+                var fence = Fence.circle(id: "c\(i)", lon: lon, lat: lat, radius: rng.uniform(2_000, 20_000))
+                if i % 3 == 0 { fence.expires = rng.uniform(100, 3_000).rounded() }
+                fences.append(fence)
             }
             // 1,500 devices, each active for a short while at its own start time.
             var fixes: [Position] = []
@@ -111,6 +143,7 @@ final class IdleEvictionTests: XCTestCase {
             var whole = engine(idle: 120, fences: fences)
             let expected = whole.evaluate(fixes).events
             XCTAssertTrue(expected.contains { $0.reason == .deviceIdle }, "seed \(seed): no idle exits to check")
+            XCTAssertTrue(expected.contains { $0.reason == .fenceExpired }, "seed \(seed): no expiry exits to check")
             for batch in [23, 400] {
                 var e = engine(idle: 120, fences: fences)
                 var events: [FenceEvent] = []

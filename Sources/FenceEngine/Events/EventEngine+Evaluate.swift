@@ -305,12 +305,14 @@ extension EventEngine {
                 }
             }
         }
+        // Devices idle as of the batch's end go first: each one's visits end at its own idle
+        // time (fences that expired before it, at their expiry), not at expiries after it.
+        if evictAfter > 0 { evictIdle(&partition, asOf: batchEnd, after: evictAfter, events: &events) }
         if expiring {
-            for d in 0..<deviceCount where !partition.states[d].pairs.isEmpty {
+            for d in partition.states.indices where !partition.states[d].pairs.isEmpty {
                 expirePairs(upTo: batchEnd, state: &partition.states[d], events: &events)
             }
         }
-        if evictAfter > 0 { evictIdle(&partition, asOf: batchEnd, after: evictAfter, events: &events) }
     }
 
     /// Exits, with reason `fence-expired` at the expiry time, every pair whose fence expires at

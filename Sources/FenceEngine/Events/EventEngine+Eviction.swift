@@ -5,9 +5,15 @@ extension EventEngine {
     /// When a fix found the device idle (`by`), the exit is at that fix's time if the sum is
     /// later: the fix is then the sum, short by the rounding `hasPassed` allows, and the exit
     /// must not come after the enter the fix causes.
+    ///
+    /// A visit whose fence expired before then (at or before that time) ended at the expiry
+    /// first: `fence-expired` at the expiry, as it would have been had a fix or a batch's end
+    /// come in between (an independent audit found the idle exit winning, and the outcome
+    /// depending on the batch size).
     /// - Complexity: O(p) for p pairs.
     func endIdleVisits(state: inout DeviceState, after: Double, by fixTime: Double = .infinity, events: inout [FenceEvent]) {
         let t = min(state.lastTime + after, fixTime)
+        if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events) }
         for pair in state.pairs where !pair.isUndetermined {
             guard let slot = store.slot(ofKey: pair.fence) else { continue }
             emit(
