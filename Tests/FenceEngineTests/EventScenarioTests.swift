@@ -144,6 +144,15 @@ final class EventScenarioTests: XCTestCase {
         bad.append((TrackerSnapshot(watermark: 20, devices: [device], engineActions: FenceActions(rawValue: 0x80)), "engine action mask 128"))
         let record = TrackerSnapshot.FenceRecord(id: "sq", group: nil, actions: 0x40, shapeDigest: 1)
         bad.append((TrackerSnapshot(watermark: 20, devices: [device], fences: [record]), "action mask 64 has unknown bits"))
+        // An empty fence id in a pair or a record, a fence recorded twice (an events audit:
+        // the pair was restored and its exit written with "fence":"").
+        var namelessFence = device
+        namelessFence.pairs[0].fence = ""
+        bad.append((TrackerSnapshot(watermark: 20, devices: [namelessFence]), "a pair names a fence with an empty id"))
+        let sqRecord = TrackerSnapshot.FenceRecord(id: "sq", group: nil, actions: 0xFF, shapeDigest: 1)
+        let unnamed = TrackerSnapshot.FenceRecord(id: "", group: nil, actions: 0xFF, shapeDigest: 1)
+        bad.append((TrackerSnapshot(watermark: 20, devices: [device], fences: [sqRecord, unnamed]), "fence record 2 has an empty id"))
+        bad.append((TrackerSnapshot(watermark: 20, devices: [device], fences: [sqRecord, sqRecord]), "fence \"sq\" is recorded twice"))
         // A device id whose bytes are not UTF-8 (a crafted file: an engine writes only Swift
         // strings): refused, not repaired to U+FFFD, which would merge it with another device.
         var bytes = TrackerSnapshot(watermark: 20, devices: [TrackerSnapshot.Device(id: "vX", lastTime: 20, lastLon: 0, lastLat: 0, pairs: [])])

@@ -117,6 +117,8 @@ extension TrackerSnapshot {
                     guard enter <= t && (flags & 2 == 0 || (pending >= enter && pending <= t)) else {
                         return .failure(fail("\(which): fence \(fence.debugDescription) has enter time \(enter) and pending time \(pending), not within its visit up to the last fix at \(t)"))
                     }
+                    // A fence without an id is refused at load: no engine pairs one.
+                    guard !fence.isEmpty else { return .failure(fail("\(which): a pair names a fence with an empty id")) }
                     guard flags & ~7 == 0 else { return .failure(fail("\(which): fence \(fence.debugDescription) has unknown flags \(flags)")) }
                     // Undetermined (4) is a status not yet known: never stayed or exit-pending.
                     guard flags & 4 == 0 || flags == 4 else {
@@ -156,6 +158,8 @@ extension TrackerSnapshot {
                 let known = FenceActions.all.rawValue
                 guard mask & ~known == 0 else { return .failure(fail("engine action mask \(mask) has unknown bits")) }
                 engineActions = FenceActions(rawValue: mask)
+                // One record a loaded fence, each with an id, as `snapshot()` writes them.
+                var recorded = Set<ExactID>()
                 for _ in 0..<n {
                     guard let id = r.string(), let hasGroup = r.u8() else { return .failure(cut("fence record")) }
                     var group: String?
@@ -166,6 +170,10 @@ extension TrackerSnapshot {
                     guard let actions = r.u8(), let digest = r.u64() else { return .failure(cut("fence record")) }
                     guard actions == 0xFF || actions & ~known == 0 else {
                         return .failure(fail("fence \(id.debugDescription): action mask \(actions) has unknown bits"))
+                    }
+                    guard !id.isEmpty else { return .failure(fail("fence record \(fences.count + 1) has an empty id")) }
+                    guard recorded.insert(ExactID(id)).inserted else {
+                        return .failure(fail("fence \(id.debugDescription) is recorded twice"))
                     }
                     fences.append(FenceRecord(id: id, group: group, actions: actions, shapeDigest: digest))
                 }
