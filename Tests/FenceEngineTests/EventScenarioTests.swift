@@ -84,6 +84,38 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertEqual(cases, 6 * 143)
     }
 
+    /// A run restored from a state whose watermark passed a fence's expiry does not load the
+    /// fence again: a later fix from before the expiry no longer sees it, as a later batch of
+    /// one run does not (the chained run entered and expired it; independent audit), and the
+    /// engine says an expired fence was removed. A pair still inside a fence given an expiry
+    /// since exits, fence-expired.
+    func testRestoredRunDoesNotBringBackAFenceTheStateExpired() throws {
+        var expiring = Fence.polygon(id: "sq", exterior: square)
+        expiring.expires = 50
+        var one = engine([expiring])
+        _ = one.evaluate([fix("a", 100, 5, 5)])
+        let later = one.evaluate([fix("b", 10, 0.5, 0.5)])
+        XCTAssertEqual(later.events, [])
+        XCTAssertEqual(one.latestExpiredRemoval, 50)
+
+        var first = engine([expiring])
+        _ = first.evaluate([fix("a", 100, 5, 5)])
+        let state = try TrackerSnapshot(decoding: first.snapshot().encoded())
+        var second = engine([expiring])
+        XCTAssertEqual(second.restoreReportingChanges(state).events, [])
+        XCTAssertEqual(second.store.count, 0)
+        XCTAssertEqual(second.latestExpiredRemoval, 50)
+        XCTAssertEqual(second.evaluate([fix("b", 10, 0.5, 0.5)]).events, later.events)
+
+        // Inside a fence without an expiry, then restored with fences that give it one in the past.
+        var plain = engine([Fence.polygon(id: "sq", exterior: square)])
+        _ = plain.evaluate([fix("a", 20, 0.5, 0.5), fix("b", 100, 5, 5)])
+        var reloaded = engine([expiring])
+        let restored = reloaded.restoreReportingChanges(try TrackerSnapshot(decoding: plain.snapshot().encoded()))
+        XCTAssertEqual(summary(restored.events), ["50 a sq exit fence-expired 30s"])
+        XCTAssertNil(reloaded.store.fence(id: "sq"))
+    }
+
     /// A state file whose checksum holds but whose values no engine writes (a NaN time, a
     /// position off the globe) is refused, naming the device and the value: before, a NaN
     /// enter time was restored and printed as `"inside_s":nan`, which is not JSON.

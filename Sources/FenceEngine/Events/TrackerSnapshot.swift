@@ -97,6 +97,11 @@ extension EventEngine {
     ///   the device's last fix: `exit`, reason `fence-replaced`;
     /// - a pair whose fence's mask now reports its status and did not: `enter` or `dwell`,
     ///   reason `actions-changed`.
+    /// - a fence whose `expires` is at or before the snapshot's watermark: removed, as the
+    ///   batch that passed its expiry removed it in the run that wrote the snapshot, with
+    ///   `exit`, reason `fence-expired`, for pairs still inside it (a fence that was given an
+    ///   expiry since). A later fix from before the expiry no longer sees it, as in one run
+    ///   (`latestExpiredRemoval` says so); before, a chained run loaded it again.
     /// Exits are worded with the fence's old group and mask. A version 1 snapshot has no fence
     /// records: pairs of missing fences are dropped without events, as `restore` does.
     /// - Returns: the pairs dropped, and the events in output order.
@@ -104,7 +109,7 @@ extension EventEngine {
     ///   test per pair of a changed shape.
     public mutating func restoreReportingChanges(_ snapshot: TrackerSnapshot) -> (dropped: Int, events: [FenceEvent]) {
         let dropped = restore(snapshot)
-        guard let oldEngine = snapshot.engineActions else { return (dropped, []) }
+        guard let oldEngine = snapshot.engineActions else { return (dropped, Self.sorted(expireAsOfWatermark())) }
         var records = IDTable<TrackerSnapshot.FenceRecord>()
         for r in snapshot.fences { records[r.id] = r }
         func oldMask(_ r: TrackerSnapshot.FenceRecord?) -> FenceActions {
@@ -123,6 +128,9 @@ extension EventEngine {
                         fence: pair.fence, group: record?.group, reason: .fenceRemoved))
             }
         }
+        // Fences expired as of the watermark go now (after the loop above, which would take
+        // them for removed fences).
+        events += expireAsOfWatermark()
         // Pairs of fences loaded with another shape, then with another mask. Each recorded
         // fence's shape is digested once (O(vertices)), not once per pair inside it.
         var reshaped: [Int: (group: String?, actions: FenceActions)] = [:]
@@ -134,6 +142,24 @@ extension EventEngine {
         events += endVisitsOfReshapedFences { reshaped[$0] }
         events += retrigger(previous: { oldMask(records[store.slotSettings[$0].id]) }, affects: { _ in true })
         return (dropped, Self.sorted(events))
+    }
+
+    /// Ends the visits of fences whose `expires` is at or before the watermark, and removes the
+    /// fences: what the end of the batch that passed their expiry does.
+    /// - Complexity: O(devices + pairs) when a fence has an expiry, else O(1).
+    mutating func expireAsOfWatermark() -> [FenceEvent] {
+        guard store.expiring > 0, watermark.isFinite else { return [] }
+        var events: [FenceEvent] = []
+        var held = partitions
+        partitions = []
+        for p in held.indices {
+            for d in held[p].states.indices where !held[p].states[d].pairs.isEmpty {
+                expirePairs(upTo: watermark, state: &held[p].states[d], events: &events)
+            }
+        }
+        partitions = held
+        latestExpiredRemoval = max(latestExpiredRemoval, store.removeExpiredFences(asOf: watermark).latest)
+        return events
     }
 
     /// Replaces the tracker's state with a snapshot, against the fences now in the store.
