@@ -119,7 +119,7 @@ enum EvalCommand {
         out.write(writer.header)
         var byKind: [FenceEventKind: Int] = [:]
         var eventCount = 0
-        func write(_ events: [FenceEvent]) {
+        func write(_ events: ArraySlice<FenceEvent>) {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(events.count * 160)
             for e in events {
@@ -129,7 +129,24 @@ enum EvalCommand {
             out.write(bytes)
             eventCount += events.count
         }
-        write(restoreEvents)
+        // Events in the last written millisecond of what was applied so far wait for the next
+        // batch: with input in time order, its events start in that millisecond, and two
+        // devices' events of one millisecond must go by device across the cut too (an
+        // independent audit found B,100 then A,100 written B first with --batch 1). No event
+        // is later than the watermark, so this holds one millisecond's events at most.
+        var held = restoreEvents
+        func release(upTo watermark: Double) {
+            let cut = FenceEvent.outputMillisecond(watermark)
+            // Sorted by written millisecond first: the first one at or past the cut, by bisection.
+            var keep = 0
+            var high = held.count
+            while keep < high {
+                let mid = (keep + high) / 2
+                if FenceEvent.outputMillisecond(held[mid].time) < cut { keep = mid + 1 } else { high = mid }
+            }
+            write(held[..<keep])
+            held.removeFirst(keep)
+        }
         var bad = try BadLines(a, path: positionsPath)
         var late = 0
         var duplicates = 0
@@ -141,7 +158,16 @@ enum EvalCommand {
         var warnedAboutExpiry = false
         var batchNumber = 0
         while true {
-            let (batch, errors, more) = try naming(positionsPath) { try prefetch.next() }
+            let next: (batch: [Position], errors: [PositionLineError], more: Bool)
+            do {
+                next = try naming(positionsPath) { try prefetch.next() }
+            } catch {
+                // A run that fails keeps the events of the batches it applied.
+                write(held[...])
+                out.flush()
+                throw error
+            }
+            let (batch, errors, more) = next
             batchNumber += 1
             guard bad.take(good: batch.count, errors: errors) else {
                 stoppedForBadInput = true
@@ -161,7 +187,8 @@ enum EvalCommand {
             bad.addRejected(result.rejected.count)
             late += result.late
             duplicates += result.duplicates
-            write(result.events)
+            held = FenceEvent.merged(held, result.events)
+            release(upTo: engine.watermark)
             // Out after every batch: the file is opened (emptied) only once the first batch
             // was read, and a run that fails later keeps the events of the batches before.
             out.flush()
@@ -173,6 +200,7 @@ enum EvalCommand {
             if !more { break }
         }
         if progress { stderr.write("\n") }
+        write(held[...])
         out.flush()
         if let statePath = a.values["state"], !stoppedForBadInput {
             try CheckpointFile.write(engine.snapshot(), path: statePath)

@@ -168,6 +168,39 @@ extension CLITests {
         XCTAssertFalse(ordered.err.contains("warning"), ordered.err)
     }
 
+    /// Time-ordered input gives events in (time, device, fence, event) order whatever the batch
+    /// size: two devices' events in one millisecond that a batch's end cuts apart go by device.
+    /// B,100 then A,100 was written B first with --batch 1 (independent audit). The events of
+    /// a restored state join the order too; and a run that stops on bad input keeps what its
+    /// batches caused.
+    func testBatchCutsDoNotChangeTheOrderOfTimeOrderedInput() throws {
+        let fences = try CLI.temp(
+            self, "square.geojson",
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"sq"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}}]}"#)
+        var lines = ["device,time,lon,lat"]
+        for t in stride(from: 100, through: 104, by: 1) {
+            for d in ["e", "d", "c", "b", "a"] { lines.append("\(d),\(t),\(t % 2 == 0 ? 0.5 : 5),0.5") }
+        }
+        let input = lines.joined(separator: "\n") + "\n"
+        let whole = try CLI.run(["eval", "--fences", fences, "--positions", "-", "--format", "csv"], stdin: input)
+        XCTAssertEqual(whole.status, 0, whole.err)
+        let rows = whole.out.split(separator: "\n").dropFirst().map(String.init)
+        XCTAssertEqual(rows.count, 25)
+        XCTAssertEqual(rows.prefix(5).map { $0.split(separator: ",")[1] }, ["a", "b", "c", "d", "e"])
+        for batch in ["1", "2", "3", "7"] {
+            let cut = try CLI.run(["eval", "--fences", fences, "--positions", "-", "--format", "csv", "--batch", batch], stdin: input)
+            XCTAssertEqual(cut.status, 0, cut.err)
+            XCTAssertEqual(cut.out, whole.out, "--batch \(batch)")
+        }
+        // A bad line stops the run (--max-bad 0) after the batches before it: their events,
+        // the held millisecond included, are written.
+        let stopped = try CLI.run(
+            ["eval", "--fences", fences, "--positions", "-", "--format", "csv", "--batch", "5", "--max-bad", "0"],
+            stdin: lines.prefix(11).joined(separator: "\n") + "\nz,105,x,0\n")
+        XCTAssertEqual(stopped.status, 1, stopped.err)
+        XCTAssertEqual(stopped.out.split(separator: "\n").dropFirst().map(String.init), Array(rows.prefix(10)))
+    }
+
     /// Asking for `cross` in --actions, or in a fence's own actions, turns its detection on:
     /// before, only --cross did, and the other two asked for an event that never came.
     func testCrossInTheActionsTurnsOnItsDetection() throws {

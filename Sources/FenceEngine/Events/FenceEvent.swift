@@ -92,6 +92,29 @@ public struct FenceEvent: Sendable, Hashable, Comparable {
             && ExactID.sameBytes(a.fence, b.fence) && ExactID.sameBytes(a.group, b.group)
     }
 
+    /// Two lists in output order (`<`) merged into one, `a`'s first among equals.
+    /// - Complexity: O(a + b); returns the other list as it is when one is empty.
+    public static func merged(_ a: [FenceEvent], _ b: [FenceEvent]) -> [FenceEvent] {
+        if a.isEmpty { return b }
+        if b.isEmpty { return a }
+        var out: [FenceEvent] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0
+        var j = 0
+        while i < a.count && j < b.count {
+            if b[j] < a[i] {
+                out.append(b[j])
+                j += 1
+            } else {
+                out.append(a[i])
+                i += 1
+            }
+        }
+        out.append(contentsOf: a[i...])
+        out.append(contentsOf: b[j...])
+        return out
+    }
+
     /// An `exit` timed by a clock, not by a fix: `device-idle` (the last fix plus the eviction
     /// time) or `fence-expired` (the expiry). It ends the visit as of the state before any fix
     /// at its time. (`fence-removed` and `fence-replaced` exits are timed at the device's last
