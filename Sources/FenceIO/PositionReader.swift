@@ -246,7 +246,8 @@ public final class PositionReader {
             $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"\t"))
         }
         columnCount = names.count
-        // The best-ranked name of each field wins (`PositionField`); of one name twice, the first.
+        // The best-ranked name of each field wins (`PositionField`); of one name twice, the
+        // first (as pandas reads such a header: the second becomes `name.1`).
         var ranks = [Int](repeating: .max, count: PositionField.allCases.count)
         for (i, name) in names.enumerated() {
             guard let (field, rank) = PositionField.match(name), rank < ranks[field.rawValue] else { continue }
@@ -412,9 +413,15 @@ public final class PositionReader {
         var scanner = JSONLineScanner(line)
         // By field: the value of its best-ranked key (`PositionField`) and that rank.
         var values: [PositionField: (value: JSONLineScanner.Value, rank: Int)] = [:]
+        // The key that counts given twice (names match without case): JSON readers disagree
+        // on which one wins (the first, the last), so the line is refused rather than read
+        // either way. A repeated name another one outranks does not matter.
+        var repeated: [(field: PositionField, rank: Int, key: String)] = []
         do {
             try scanner.object { key, value in
-                guard let (f, rank) = PositionField.match(key), rank < values[f]?.rank ?? .max else { return }
+                guard let (f, rank) = PositionField.match(key) else { return }
+                if rank == values[f]?.rank { repeated.append((f, rank, key)) }
+                guard rank < values[f]?.rank ?? .max else { return }
                 values[f] = (value, rank)
             }
         } catch {
@@ -423,6 +430,7 @@ public final class PositionReader {
         func fail(_ reason: String) -> Result<Position?, PositionLineError> {
             .failure(PositionLineError(line: lineNumber, reason: reason))
         }
+        for r in repeated where values[r.field]?.rank == r.rank { return fail("key \"\(r.key.prefix(40))\" appears twice") }
         func text(_ f: PositionField) -> String? {
             switch values[f]?.value {
             case .string(let s)?: return s

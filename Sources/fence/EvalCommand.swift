@@ -162,9 +162,12 @@ enum EvalCommand {
             do {
                 next = try naming(positionsPath) { try prefetch.next() }
             } catch {
-                // A run that fails keeps the events of the batches it applied.
-                write(held[...])
-                out.flush()
+                // A run that fails keeps the events of the batches it applied. One refused
+                // before any (at the input's header) leaves the previous output as it was.
+                if batchNumber > 0 {
+                    write(held[...])
+                    out.flush()
+                }
                 throw error
             }
             let (batch, errors, more) = next

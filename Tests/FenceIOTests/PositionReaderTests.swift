@@ -54,6 +54,25 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(p[2].device, "vé\n")
     }
 
+    /// A key given twice in an NDJSON line (names match without case) makes a bad line: JSON
+    /// readers disagree on which one counts, and this one took the first where most take the
+    /// last (independent audit). Two different names of one field go by rank, as documented.
+    func testNDJSONKeyGivenTwiceIsABadLine() throws {
+        let text = """
+            {"device":"a","time":1,"lon":1,"lat":2,"lon":3}
+            {"device":"b","device":"c","time":1,"lon":1,"lat":2}
+            {"device":"d","time":1,"lon":1,"lat":2,"LAT":5}
+            {"device":"e","time":1,"lng":9,"lon":1,"lat":2,"longitude":7}
+            {"device":"f","time":1,"lon":1,"lat":2,"extra":1,"extra":2}
+            {"id":"x","id":"y","device":"g","time":1,"lon":1,"lat":2}
+            """
+        let (p, e) = try read(text)
+        XCTAssertEqual(p.map(\.device), ["e", "f", "g"])
+        XCTAssertEqual(p.first?.lon, 1)
+        XCTAssertEqual(e.map(\.line), [1, 2, 3])
+        XCTAssertEqual(e.map(\.reason), [#"key "lon" appears twice"#, #"key "device" appears twice"#, #"key "LAT" appears twice"#])
+    }
+
     /// Bad lines are reported with their number and reason, skipped, and the rest still load.
     func testBadLinesAreReportedAndSkipped() throws {
         let csv = """
