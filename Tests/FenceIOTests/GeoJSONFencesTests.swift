@@ -89,14 +89,8 @@ final class GeoJSONFencesTests: XCTestCase {
             circle(#""id":"k_actions","actions":"""#), circle(#""id":"k_full","coord":"gcj02","group":"g","dwell":60,"actions":"exit""#),
             circle(#""id":"""#), circle(#""id":"k_bad","coord":"bd09mc""#), circle(#""id":"k_bad2","dwell":"soon""#),
         ].joined(separator: ",\n") + "]}"
-        let path = NSTemporaryDirectory() + "fence-blank-\(UUID().uuidString).geojson"
-        try Data(doc.utf8).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
         var results: [[String]] = []
-        for reader in [FenceInputOptions.Reader.native, .ogr] {
-            var options = FenceInputOptions()
-            options.reader = reader
-            let read = try FenceInput.read(path, options: options)
+        for (reader, read) in try Self.readThroughBothReaders(doc) {
             XCTAssertEqual(read.fences.map(\.id), ["k_coord", "k_group", "k_dwell", "k_expires", "k_actions", "k_full"], "\(reader)")
             for f in read.fences.prefix(5) {
                 XCTAssertEqual(f.coord, .wgs84, "\(reader) \(f.id)")
@@ -130,14 +124,8 @@ final class GeoJSONFencesTests: XCTestCase {
             feature("part", "MultiPolygon", "[[\(square)],[]]"), feature("first", "MultiPolygon", "[[],[\(square)]]"),
             feature("none", "MultiPolygon", "[]"), feature("nones", "MultiPolygon", "[[],[]]"), feature("ringless", "Polygon", "[]"),
         ].joined(separator: ",") + "]}"
-        let path = NSTemporaryDirectory() + "fence-empty-\(UUID().uuidString).geojson"
-        try Data(doc.utf8).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
         var outcomes: [[String]] = []
-        for reader in [FenceInputOptions.Reader.native, .ogr] {
-            var options = FenceInputOptions()
-            options.reader = reader
-            let read = try FenceInput.read(path, options: options)
+        for (reader, read) in try Self.readThroughBothReaders(doc) {
             XCTAssertEqual(read.fences.map(\.id), ["part", "first"], "\(reader)")
             for f in read.fences {
                 XCTAssertEqual(f.shape, .polygons([Polygon(exterior: [(0.0, 0.0), (1, 0), (1, 1), (0, 1), (0, 0)].map { LonLat(lon: $0.0, lat: $0.1) })]), "\(reader) \(f.id)")
@@ -146,6 +134,18 @@ final class GeoJSONFencesTests: XCTestCase {
         }
         XCTAssertEqual(outcomes[0], ["none emptyGeometry", "nones emptyGeometry", "ringless emptyGeometry"])
         XCTAssertEqual(outcomes[1], outcomes[0])
+    }
+
+    /// A GeoJSON document read by the built-in reader and by OGR, in that order.
+    static func readThroughBothReaders(_ doc: String) throws -> [(FenceInputOptions.Reader, FenceReadResult)] {
+        let path = NSTemporaryDirectory() + "fence-both-\(UUID().uuidString).geojson"
+        try Data(doc.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try [FenceInputOptions.Reader.native, .ogr].map { reader in
+            var options = FenceInputOptions()
+            options.reader = reader
+            return (reader, try FenceInput.read(path, options: options))
+        }
     }
 
     /// A square feature with these members besides type and geometry, as bytes.
