@@ -314,16 +314,18 @@ extension FenceStore {
     /// Tests the candidates against `p` (WGS84) and appends the handles of those that cover
     /// it, ascending and once each (a fence indexed under two boxes can be found twice).
     ///
-    /// Each hit goes in at its place as it is found: appended when above the last (the usual
-    /// case, and the only one for a single hit), else moved down past the larger ones
-    /// (`insertHit`); no sort, no allocation.
-    /// - Complexity: O(k) fast tests for k candidates, plus O(h²) moves for h hits out of order.
+    /// Hits are appended as found; when one comes below the last (the index's leaf order is
+    /// not slot order, so overlapping fences added over time do this), the run is sorted and
+    /// deduplicated once at the end (`sortHits`). In order, the cost is one compare a hit.
+    /// - Complexity: O(k) fast tests for k candidates, plus O(h log h) for h hits when any
+    ///   came out of order: ten thousand fences over one point stay linear-ish, not O(h²).
     @inline(__always)
     func appendTested(
         _ p: LonLat, candidates: UnsafeBufferPointer<Int32>, scratch: inout ContainmentScratch, into out: inout ContiguousArray<FenceHandle>
     ) {
         let start = out.count
         var unit: (Double, Double, Double)?
+        var unordered = false
         scratch.candidateCount &+= candidates.count
         let onAntimeridian = p.lon == 180 || p.lon == -180
         slotHot.withUnsafeBufferPointer { hot in
@@ -337,23 +339,41 @@ extension FenceStore {
                     }
                     guard covered else { continue }
                     let handle = FenceHandle(rawValue: slot)
-                    if out.count == start || out[out.count &- 1] < handle {
-                        out.append(handle)
-                    } else {
-                        FenceStore.insertHit(handle, into: &out, from: start)
-                    }
+                    if out.count != start && out[out.count &- 1] >= handle { unordered = true }
+                    out.append(handle)
                 }
             }
         }
+        if unordered { FenceStore.sortHits(&out, from: start) }
     }
 
-    /// Puts `handle` in its place among the ascending hits `out[start...]`, unless it is there.
+    /// Sorts the hits `out[start...]` ascending and drops repeats (a fence found under two
+    /// of its boxes), in place: insertion sort up to 16 hits (a few, nearly in order), the
+    /// standard sort above. O(h log h) for h hits, no allocation; kept out of line, since
+    /// most positions' hits arrive in order.
     @inline(never)
-    static func insertHit(_ handle: FenceHandle, into out: inout ContiguousArray<FenceHandle>, from start: Int) {
-        var j = out.count
-        while j > start && out[j - 1] > handle { j -= 1 }
-        if j > start && out[j - 1] == handle { return }
-        out.insert(handle, at: j)
+    static func sortHits(_ out: inout ContiguousArray<FenceHandle>, from start: Int) {
+        let kept = out.withUnsafeMutableBufferPointer { all -> Int in
+            var hits = UnsafeMutableBufferPointer(rebasing: all[start...])
+            if hits.count <= 16 {
+                // Insertion sort: a few hits, nearly in order, no allocation.
+                for i in 1..<hits.count {
+                    let h = hits[i]
+                    var j = i
+                    while j > 0 && hits[j &- 1] > h { hits[j] = hits[j &- 1]; j &-= 1 }
+                    hits[j] = h
+                }
+            } else {
+                hits.sort()
+            }
+            var kept = 1
+            for i in 1..<hits.count where hits[i] != hits[kept &- 1] {
+                hits[kept] = hits[i]
+                kept &+= 1
+            }
+            return start + kept
+        }
+        out.removeLast(out.count - kept)
     }
 
     /// Whether the fence in `slot` covers `p` (WGS84). A position on the antimeridian is
