@@ -4,9 +4,10 @@ import Foundation
 /// Loads fixes into the fix stream as a producer would: each device's fixes to
 /// `<prefix>.<device>`, batched per device.
 ///
-/// Fixes are grouped by event-time window: a message carries one device's fixes of one
-/// window (at most `maxFixesPerMessage`), so within a partition no fix arrives more than one
-/// window after a later one. Workers' lateness must be at least the window.
+/// Fixes are grouped by event-time window (`FixWaves`): a message carries one device's fixes
+/// of one window (at most `maxFixesPerMessage`), so within a partition no fix of time-ordered
+/// input arrives more than one window after a later one, and a fix dated far ahead holds back
+/// no one else. Workers' lateness must be at least the window.
 ///
 /// Messages go out in waves, at most one message per device in a wave, all asynchronous;
 /// a wave must be fully acknowledged before the next starts. A wave that fails is sent again
@@ -21,9 +22,7 @@ public final class FixPublisher {
     /// Prefix of this run's message ids.
     let run = String(UInt64.random(in: 0...UInt64.max), radix: 36)
 
-    private var buffers = IDTable<[Position]>()
-    private var order: [String] = []
-    private var currentWindow: Double?
+    private var waves: FixWaves
     private var nextMessage = 0
     public private(set) var messages = 0
     public private(set) var fixes = 0
@@ -35,21 +34,14 @@ public final class FixPublisher {
         self.topology = topology
         self.window = max(0, window)
         self.maxFixesPerMessage = max(1, maxFixesPerMessage)
+        waves = FixWaves(window: window, maxFixesPerMessage: maxFixesPerMessage)
     }
 
     /// Takes fixes in input order.
     public func add(_ batch: [Position]) throws {
         for fix in batch {
-            let w = window > 0 && fix.time.isFinite ? (fix.time / window).rounded(.down) : fix.time
-            if let c = currentWindow, w > c || window == 0 { try sendWave() }
-            if currentWindow == nil || w > currentWindow! { currentWindow = w }
-            if buffers[fix.device] == nil {
-                order.append(fix.device)
-                buffers[fix.device] = [fix]
-            } else {
-                buffers[fix.device]!.append(fix)
-            }
-            if buffers[fix.device]!.count >= maxFixesPerMessage { try sendWave() }
+            if waves.closesWave(before: fix) { try sendWave() }
+            if waves.append(fix) { try sendWave() }
         }
     }
 
@@ -57,17 +49,12 @@ public final class FixPublisher {
     public func finish() throws { try sendWave() }
 
     private func sendWave() throws {
-        guard !order.isEmpty else { return }
-        var wave: [(subject: String, payload: [UInt8], id: String)] = []
-        wave.reserveCapacity(order.count)
-        for device in order {
-            let f = buffers[device]!
-            wave.append((topology.subject(device: device), FixBatch.encode(device: device, fixes: f), "\(run):\(nextMessage)"))
-            nextMessage += 1
-            fixes += f.count
+        guard !waves.isEmpty else { return }
+        let wave = waves.take().map { m in
+            defer { nextMessage += 1 }
+            fixes += m.fixes.count
+            return (subject: topology.subject(device: m.device), payload: FixBatch.encode(device: m.device, fixes: m.fixes), id: "\(run):\(nextMessage)")
         }
-        buffers.removeAll(keepingCapacity: true)
-        order.removeAll(keepingCapacity: true)
         var first = true
         try Deployment.retrying {
             if !first { retries += 1 }

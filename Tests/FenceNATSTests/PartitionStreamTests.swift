@@ -14,27 +14,20 @@ struct SimulatedStream {
     }
     var items: [(sequence: UInt64, item: Item)] = []
 
-    /// Groups time-ordered fixes the way `FixPublisher` does: per device per window; a change
+    /// Groups time-ordered fixes as `FixPublisher` does (`FixWaves`); a change
     /// goes in after the fix at `changeAt` (an index into `fixes`), then a flush at the end.
     init(_ fixes: [Position], window: Double, changes: [(afterFix: Int, FenceChange)] = [], flush: Bool = true) {
         var seq: UInt64 = 1
-        var buffers: [String: [Position]] = [:]
-        var order: [String] = []
-        var current: Double?
+        var waves = FixWaves(window: window, maxFixesPerMessage: .max)
         func wave() {
-            for d in order {
-                items.append((seq, .fixes(device: d, buffers[d]!)))
+            for m in waves.take() {
+                items.append((seq, .fixes(device: m.device, m.fixes)))
                 seq += 1
             }
-            buffers = [:]
-            order = []
         }
         for (i, f) in fixes.enumerated() {
-            let w = (f.time / window).rounded(.down)
-            if let c = current, w > c { wave() }
-            current = max(current ?? w, w)
-            if buffers[f.device] == nil { order.append(f.device) }
-            buffers[f.device, default: []].append(f)
+            if waves.closesWave(before: f) { wave() }
+            _ = waves.append(f)
             for (at, change) in changes where at == i {
                 wave()
                 items.append((seq, .change(change)))
