@@ -62,6 +62,11 @@ public enum GeoJSONFences {
     /// - Throws: `malformedInput` naming the file and the system's reason.
     public static func readDocument(path: String) throws(FenceError) -> Data {
         if path == "-" { return try readStandardInput() }
+        // Foundation names a folder only as "NSCocoaErrorDomain error 256".
+        var info = stat()
+        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+            throw FenceError(.malformedInput, reason: "cannot read \(path): it is a directory, not a GeoJSON file")
+        }
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
         } catch {

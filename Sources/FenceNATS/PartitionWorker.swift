@@ -118,6 +118,8 @@ final class PartitionWorker: @unchecked Sendable {
             stream = restored
             if dropped > 0 { log("\(dropped) inside pairs name fences that are not loaded; dropped") }
             log("resuming at \(cp.lastSequence) (re-reading from \(cp.replayFrom)), last fence change \(cp.lastChangeSequence)")
+            // A resumed worker that finds nothing new has still applied through the checkpoint.
+            progressLock.withLock { $0.lastSequence = max($0.lastSequence, cp.lastSequence) }
         } else {
             stream = PartitionStream(engine: base, lateness: config.lateness, step: config.step)
         }

@@ -39,6 +39,11 @@ enum ChangeCommand {
             guard !names.contains("") else { throw UsageError("--\(option) takes names, comma-separated, none empty; got '\(s)'") }
             return names
         }
+        // The usage first: a command line naming two changes is refused before any file is read.
+        let given = ["add", "remove", "remove-group"].filter { a.values[$0] != nil } + ["remove-all", "flush"].filter { a.flags.contains($0) }
+        guard given.count == 1 else {
+            throw UsageError("give exactly one of --add, --remove, --remove-group, --remove-all, --flush")
+        }
         var operations: [FenceChange.Operation] = []
         if let path = a.values["add"] {
             // A file that cannot be read is bad input (status 1, the system's reason), as for
@@ -59,9 +64,6 @@ enum ChangeCommand {
         if let groups = a.values["remove-group"] { operations.append(.removeGroups(try list(groups, "remove-group"))) }
         if a.flags.contains("remove-all") { operations.append(.removeAll) }
         if a.flags.contains("flush") { operations.append(.flush) }
-        guard operations.count == 1 else {
-            throw UsageError("give exactly one of --add, --remove, --remove-group, --remove-all, --flush")
-        }
         let connection = try NATSConnection(servers: servers, name: "fence-change")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
         let seq = try Deployment.publishChange(operations[0], connection: connection, topology: topology)

@@ -64,13 +64,14 @@ enum WorkerCommand {
         let servers = try a.natsServers()
         guard let list = a.values["partitions"] else { throw UsageError("--partitions is required (e.g. 0,1)") }
         var partitions: [Int] = []
-        for item in list.split(separator: ",") {
+        // Each partition once: "0,,1" or "0,0" is a typo, not a request.
+        for item in list.split(separator: ",", omittingEmptySubsequences: false) {
             guard let p = Int(item.trimmingCharacters(in: .whitespaces)), p >= 0 else {
-                throw UsageError("--partitions takes partition numbers, comma-separated")
+                throw UsageError("--partitions takes partition numbers, comma-separated, none empty; got '\(list)'")
             }
-            if !partitions.contains(p) { partitions.append(p) }
+            guard !partitions.contains(p) else { throw UsageError("--partitions names partition \(p) twice") }
+            partitions.append(p)
         }
-        guard !partitions.isEmpty else { throw UsageError("--partitions is empty") }
         let settings = try a.engineSettings()
         let lateness = try a.double("lateness", default: 60)!
         let step = try a.double("step", default: 1)!

@@ -298,5 +298,25 @@ final class CLIOutputFailureTests: XCTestCase {
         let missing = try CLI.run(["change", "--nats", nowhere, "--add", fences + ".missing"])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.err.contains("cannot read \(fences).missing:"), missing.err)
+        // A folder is named as one, not as "NSCocoaErrorDomain error 256".
+        let folder = (fences as NSString).deletingLastPathComponent
+        let dir = try CLI.run(["change", "--nats", nowhere, "--add", folder])
+        XCTAssertEqual(dir.status, 1)
+        XCTAssertTrue(dir.err.contains("cannot read \(folder): it is a directory"), dir.err)
+    }
+
+    /// Usage is checked before any file is read or server reached: two changes at once, and
+    /// a partition list with an empty item or a partition twice.
+    func testNATSUsageErrorsComeFirst() throws {
+        let nowhere = "nats://127.0.0.1:1"
+        let broken = try CLI.temp(self, "broken.geojson", "{not geojson")
+        let both = try CLI.run(["change", "--nats", nowhere, "--add", broken, "--remove", "x"])
+        XCTAssertEqual(both.status, 2, both.err)
+        XCTAssertTrue(both.err.contains("give exactly one of"), both.err)
+        for (list, reason) in [("0,,1", "none empty"), ("0,0", "names partition 0 twice"), ("1,", "none empty"), ("", "none empty")] {
+            let r = try CLI.run(["worker", "--nats", nowhere, "--partitions", list, "--fences", broken])
+            XCTAssertEqual(r.status, 2, "'\(list)': \(r.err)")
+            XCTAssertTrue(r.err.contains(reason), "'\(list)': \(r.err)")
+        }
     }
 }

@@ -243,6 +243,17 @@ final class NATSClusterTests: XCTestCase {
         }
         XCTAssertGreaterThan(dropped, 0, "the restarted worker republished nothing the stream already had")
         try assertEventsEqual(fx, urls)
+        // Started again with nothing left to do, a worker reports where its checkpoints stand,
+        // not "applied through 0".
+        let done = try Deployment.status(connection: connection, topology: topology)
+        let w1c = try worker(urls, partitions: "0,1", fences: fx.fences, log: "w1c", checkpointEvery: "0.5", lateness: "60")
+        try waitUntil(timeout: 60) { log("w1c").components(separatedBy: "resuming at").count == 3 }
+        try stop(w1c)
+        for p in 0..<2 {
+            let through = try XCTUnwrap(done[p].lastSequence)
+            XCTAssertGreaterThan(through, 0)
+            XCTAssertTrue(log("w1c").contains("partition \(p): applied through \(through);"), log("w1c"))
+        }
     }
 
     /// A 3-node JetStream cluster, replicas 3; the fix stream leader's server is killed while
