@@ -379,6 +379,15 @@ public final class PositionReader {
         return ISO8601.parse(UnsafeBufferPointer(rebasing: b[lo..<hi]))
     }
 
+    /// Why a coordinate's text was refused: a decimal too large for a double (`1e400`) is out
+    /// of range, anything else is not a number.
+    static func notANumber(_ name: String, _ text: String) -> String {
+        let t = text.trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: "\"")))
+        let decimal = t.first.map { $0.isNumber || $0 == "-" || $0 == "+" || $0 == "." } ?? false
+        if decimal, let v = Double(t), v.isInfinite { return "\(name) \(text) is out of range (beyond any double)" }
+        return "\(name) \(text) is not a number"
+    }
+
     private func build(
         device: String, time: Double?, timeText: () -> String?, lon: Double?, lat: Double?, lonText: () -> String?,
         latText: () -> String?, accuracy: Double??, coordText: String?
@@ -392,8 +401,8 @@ public final class PositionReader {
         guard let time else {
             return fail(timeText().map { "time \"\($0)\" is neither epoch seconds nor ISO 8601" } ?? "time \(TextProblem.notUTF8.reason)")
         }
-        guard let lon else { return fail(lonText().map { "lon \($0) is not a number" } ?? "lon \(TextProblem.notUTF8.reason)") }
-        guard let lat else { return fail(latText().map { "lat \($0) is not a number" } ?? "lat \(TextProblem.notUTF8.reason)") }
+        guard let lon else { return fail(lonText().map { Self.notANumber("lon", $0) } ?? "lon \(TextProblem.notUTF8.reason)") }
+        guard let lat else { return fail(latText().map { Self.notANumber("lat", $0) } ?? "lat \(TextProblem.notUTF8.reason)") }
         guard let accuracy else { return fail("accuracy is not a number") }
         var coord = defaultCoord
         if let coordText, !coordText.trimmingCharacters(in: .whitespaces).isEmpty {

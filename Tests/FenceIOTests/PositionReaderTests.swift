@@ -134,8 +134,13 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(
             e.map(\.reason),
             ["lon null is not a number", "lat an object or array is not a number", "lon \"x\" is not a number", "lon true is not a number"])
-        let (_, csv) = try read("device,time,lon,lat\na,0,abc,1\n")
-        XCTAssertEqual(csv.map(\.reason), ["lon \"abc\" is not a number"])
+        let (_, csv) = try read("device,time,lon,lat\na,0,abc,1\nb,0,1e400,1\nc,0,1,-2E+999\nd,0,infinity,1\n")
+        XCTAssertEqual(
+            csv.map(\.reason),
+            ["lon \"abc\" is not a number", "lon \"1e400\" is out of range (beyond any double)",
+             "lat \"-2E+999\" is out of range (beyond any double)", "lon \"infinity\" is not a number"])
+        let (_, json) = try read(#"{"device":"a","time":0,"lon":1e400,"lat":1}"# + "\n", format: .ndjson)
+        XCTAssertEqual(json.map(\.reason), ["lon \"1e400\" is out of range (beyond any double)"])
     }
 
     func testLineOverTheLimitIsSkipped() throws {
