@@ -178,12 +178,15 @@ extension PartitionStream {
     /// - Parameter engine: the settings and the fences as of the checkpoint's last change
     ///   (base fences plus every change up to `lastChangeSequence`); its tracker state is
     ///   replaced by the checkpoint's.
-    /// - Returns: the stream and the number of inside pairs whose fence is not loaded (dropped).
+    ///   Fences whose `expires` the checkpoint's watermark passed are removed, as the batch
+    ///   that passed it removed them in the run that wrote the checkpoint.
+    /// - Returns: the stream and the number of inside pairs whose fence is not loaded or had
+    ///   expired (dropped; none for a checkpoint this engine wrote).
     public static func restored(
         from c: PartitionCheckpoint, engine: EventEngine, lateness: Double, step: Double
     ) -> (PartitionStream, droppedPairs: Int) {
         var e = engine
-        let dropped = e.restore(c.snapshot)
+        let dropped = e.restore(c.snapshot) + e.expireAsOfWatermark().count
         var s = PartitionStream(engine: e, lateness: lateness, step: step)
         s.lastSequence = c.lastSequence
         s.lastReceived = c.replayFrom - 1

@@ -225,4 +225,42 @@ final class PartitionStreamTests: XCTestCase {
         XCTAssertEqual(s.disposition(of: 5), .skip)
         XCTAssertEqual(s.disposition(of: 6), .apply)
     }
+
+    /// A fence that expired before the checkpoint is gone after a restart too, as the batch
+    /// that passed its expiry removed it: the same fences, and a later removal naming it is
+    /// refused the same way in both runs.
+    func testRestoreDropsFencesThatExpiredBeforeTheCheckpoint() throws {
+        let fences = """
+            {"type":"FeatureCollection","features":[
+            {"type":"Feature","id":"soon","properties":{"radius":500,"expires":100},"geometry":{"type":"Point","coordinates":[0,0]}},
+            {"type":"Feature","id":"later","properties":{"radius":500,"expires":1000},"geometry":{"type":"Point","coordinates":[0.1,0]}},
+            {"type":"Feature","id":"never","properties":{"radius":500},"geometry":{"type":"Point","coordinates":[0.2,0]}}]}
+            """
+        let base = try engine(fences)
+        var whole = PartitionStream(engine: base, lateness: 10, step: 1)
+        var events: [FenceEvent] = []
+        for (i, t) in stride(from: 0.0, through: 200, by: 10).enumerated() {
+            events += whole.receive([Position(device: "a", time: t, lon: 0, lat: 0)], sequence: UInt64(i + 1))
+        }
+        XCTAssertEqual(events.map(\.kind), [.enter, .exit], "entered, then left at the expiry")
+        XCTAssertNil(whole.engine.store.handle(id: "soon"))
+        let cp = try PartitionCheckpoint(decoding: whole.checkpoint(partition: 0, fingerprint: 1, owner: "t").encoded())
+        XCTAssertGreaterThan(cp.snapshot.watermark, 100)
+
+        let (restored, dropped) = PartitionStream.restored(from: cp, engine: base, lateness: 10, step: 1)
+        XCTAssertEqual(dropped, 0)
+        XCTAssertNil(restored.engine.store.handle(id: "soon"), "expired before the checkpoint")
+        XCTAssertNotNil(restored.engine.store.handle(id: "later"))
+        XCTAssertEqual(restored.engine.store.count, whole.engine.store.count)
+        XCTAssertEqual(restored.engine.latestExpiredRemoval, whole.engine.latestExpiredRemoval)
+
+        var afterWhole = whole
+        var afterRestored = restored
+        var e1: [String] = []
+        var e2: [String] = []
+        _ = afterWhole.apply(FenceChange(.remove(ids: ["soon"])), sequence: 30, errors: &e1)
+        _ = afterRestored.apply(FenceChange(.remove(ids: ["soon"])), sequence: 30, errors: &e2)
+        XCTAssertEqual(e1, [#"remove: no fence "soon" is loaded"#])
+        XCTAssertEqual(e2, e1)
+    }
 }

@@ -145,9 +145,12 @@ extension EventEngine {
     }
 
     /// Ends the visits of fences whose `expires` is at or before the watermark, and removes the
-    /// fences: what the end of the batch that passed their expiry does.
+    /// fences: what the end of the batch that passed their expiry does. After `restore`, this
+    /// brings the fences to what the run that wrote the snapshot had (a consistent snapshot
+    /// holds no pair of such a fence, so there are no events then).
+    /// - Returns: the `exit` events (reason `fence-expired`), unsorted.
     /// - Complexity: O(devices + pairs) when a fence has an expiry, else O(1).
-    mutating func expireAsOfWatermark() -> [FenceEvent] {
+    public mutating func expireAsOfWatermark() -> [FenceEvent] {
         guard store.expiring > 0, watermark.isFinite else { return [] }
         var events: [FenceEvent] = []
         var held = partitions
