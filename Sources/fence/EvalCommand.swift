@@ -90,6 +90,7 @@ enum EvalCommand {
         let (results, _) = engine.add(fences, repair: a.flags.contains("repair"), threads: threads)
         let badFences = loading.rejected(after: results)
         loading.report(badFences)
+        let loadedCount = engine.store.count
 
         // Fences removed, replaced or given another mask since the state was written: their
         // exits and re-triggers come first, at each device's last fix.
@@ -210,9 +211,14 @@ enum EvalCommand {
         }
         let kinds = FenceEventKind.allCases.map { "\($0) \(byKind[$0] ?? 0)" }.joined(separator: ", ")
         let seconds = Date().timeIntervalSince(started)
+        // eval removes fences only by expiry; the device count is of those still held, which
+        // --evict-idle makes fewer than were seen.
+        let expired = loadedCount - engine.store.count
+        let fenceCounts = "\(loadedCount) fences (\(badFences.count) rejected" + (expired > 0 ? ", \(expired) expired)" : ")")
+        let devices = settings.idleEviction > 0 ? "\(engine.deviceCount) devices held at the end (idle ones evicted)" : "\(engine.deviceCount) devices"
         stderr.write(
-            "fence eval: \(engine.store.count) fences (\(badFences.count) rejected); \(bad.read) positions read, \(bad.rejected) rejected, "
-                + "\(late) late, \(duplicates) duplicate; events: \(kinds); \(engine.deviceCount) devices; "
+            "fence eval: \(fenceCounts); \(bad.read) positions read, \(bad.rejected) rejected, "
+                + "\(late) late, \(duplicates) duplicate; events: \(kinds); \(devices); "
                 + String(format: "%.2f s\n", seconds))
         return badFences.isEmpty && !stoppedForBadInput ? 0 : 1
     }

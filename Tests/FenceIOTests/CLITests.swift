@@ -163,6 +163,10 @@ extension CLITests {
         let one = try CLI.run(["eval", "--fences", fences, "--positions", "-"], stdin: byDevice)
         XCTAssertTrue(one.out.contains(#""device":"b","fence":"fair","event":"enter""#), one.out)
         XCTAssertFalse(one.err.contains("warning"), one.err)
+        // The summary counts the fence as loaded and expired (it said "0 fences").
+        XCTAssertTrue(one.err.contains("fence eval: 1 fences (0 rejected, 1 expired);"), one.err)
+        let evicting = try CLI.run(["eval", "--fences", fences, "--positions", "-", "--evict-idle", "30"], stdin: byDevice)
+        XCTAssertTrue(evicting.err.contains("; 1 devices held at the end (idle ones evicted);"), evicting.err)
         let ordered = try CLI.run(["eval", "--fences", fences, "--positions", "-", "--batch", "1"], stdin: "device,time,lon,lat\nb,10,0,0\na,100,5,5\n")
         XCTAssertTrue(ordered.out.contains(#""device":"b","fence":"fair","event":"enter""#), ordered.out)
         XCTAssertFalse(ordered.err.contains("warning"), ordered.err)
