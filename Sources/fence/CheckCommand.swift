@@ -2,15 +2,16 @@ import FenceEngine
 import FenceIO
 import Foundation
 
-/// `fence check`: validate fences and list every problem.
+/// `fence check`: validate fences and list every fence with a problem.
 enum CheckCommand {
     static let help = """
         Usage: fence check --fences SOURCE [--repair] [--threads N] [fence options]
 
         Reads every feature, checks every fence as `fence eval` would load it (rings closed and
         long enough, coordinates in range, a positive radius, GEOS validity with GEOS's reason,
-        settings in range, ids present and unique), and prints one line per problem:
-        source, layer, feature number (and FID), fence id, kind and reason. With --repair,
+        settings in range, ids present and unique), and prints one line per fence with a
+        problem (the first one found, in that order): source, layer, feature number (and
+        FID), fence id, kind and reason. With --repair,
         polygons GEOS MakeValid can fix are reported as repaired instead.
 
         \(Arguments.fenceHelp)

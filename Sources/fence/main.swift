@@ -8,7 +8,7 @@ let topHelp = """
     Commands:
       eval       fences + positions in, enter / exit / dwell / cross events out
       contains   for each position, the fences covering it
-      check      validate fences and list every problem
+      check      validate fences and list each one with a problem
       nearest    per position, the nearest fence boundary and a suggested report delay
 
     Distributed, on NATS JetStream:
