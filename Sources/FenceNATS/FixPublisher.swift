@@ -17,8 +17,8 @@ public final class FixPublisher {
     let connection: NATSConnection
     let topology: Topology
     /// Seconds of event time per message (0: one fix per message).
-    public let window: Double
-    public let maxFixesPerMessage: Int
+    public var window: Double { waves.window }
+    public var maxFixesPerMessage: Int { waves.maxFixesPerMessage }
     /// Prefix of this run's message ids.
     let run = String(UInt64.random(in: 0...UInt64.max), radix: 36)
 
@@ -32,8 +32,6 @@ public final class FixPublisher {
     public init(connection: NATSConnection, topology: Topology, window: Double = 60, maxFixesPerMessage: Int = 1000) {
         self.connection = connection
         self.topology = topology
-        self.window = max(0, window)
-        self.maxFixesPerMessage = max(1, maxFixesPerMessage)
         waves = FixWaves(window: window, maxFixesPerMessage: maxFixesPerMessage)
     }
 
