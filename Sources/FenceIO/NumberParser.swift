@@ -147,24 +147,88 @@ enum NumberParser {
     }
 
     private static let powers128: [UInt128] = (0...22).map { k in (0..<k).reduce(UInt128(1)) { p, _ in p * 10 } }
+    /// 5^k for 0 <= k <= 22 (5^22 < 2^52).
+    private static let powersOfFive: [UInt64] = (0...22).map { k in (0..<k).reduce(UInt64(1)) { p, _ in p * 5 } }
 
     /// `w / 10^k` rounded to the nearest double (ties to even), for 1 <= k <= 22.
     ///
-    /// `w` is shifted so its top bit is bit 127, divided by `10^k` (< 2^74) in 128-bit integers:
-    /// the quotient has at least 54 bits, which with the remainder is all correct rounding
-    /// needs. Exact, unlike `Double(w) / 1e16` once `w` exceeds 2^53.
-    /// - Complexity: one 128-bit division.
+    /// `10^k = 5^k * 2^k`, and `5^k` fits one word (below 2^52): `w` is shifted so the quotient
+    /// by `5^k` has 63 or 64 bits while the dividend's high word stays below the divisor, so one
+    /// 128-by-64-bit division gives the quotient and remainder. 63 bits and the remainder are
+    /// all correct rounding needs. Exact, unlike `Double(w) / 1e16` once `w` exceeds 2^53.
+    /// - Complexity: one 128-by-64-bit division.
     static func exactQuotient(_ w: UInt64, powerOfTen k: Int) -> Double {
         guard w != 0 else { return 0 }
-        let shift = 64 + w.leadingZeroBitCount
+        let d = powersOfFive[k]
+        // The dividend's top bit at bit (d's bits + 62): below d * 2^64, at least 2^62 * d.
+        let shift = (64 - d.leadingZeroBitCount) + 63 - (64 - w.leadingZeroBitCount)
         let n = UInt128(w) << shift
-        let (q, r) = n.quotientAndRemainder(dividingBy: powers128[k])
-        return rounded(q, sticky: r != 0, binaryExponent: -shift)
+        let (q, r) = d.dividingFullWidth((high: UInt64(truncatingIfNeeded: n >> 64), low: UInt64(truncatingIfNeeded: n)))
+        return rounded(q, sticky: r != 0, binaryExponent: -shift - k)
     }
 
     /// `w * 10^k` rounded to the nearest double, for 0 <= k <= 19 (exact in 128 bits).
     static func exactProduct(_ w: UInt64, powerOfTen k: Int) -> Double {
         rounded(UInt128(w) * powers128[k], sticky: false, binaryExponent: 0)
+    }
+
+    /// `(q + sticky ε) * 2^binaryExponent` rounded to 53 bits, ties to even, for a quotient
+    /// of 54 to 64 bits and a result in the normal range (as `exactQuotient`'s are): the
+    /// double's bits are put together directly.
+    @inline(__always)
+    static func rounded(_ q: UInt64, sticky: Bool, binaryExponent: Int) -> Double {
+        var extra = (64 - q.leadingZeroBitCount) - 53
+        var mantissa = q >> UInt64(extra)
+        let roundBit = (q >> UInt64(extra - 1)) & 1
+        let below = sticky || q & ((1 << UInt64(extra - 1)) - 1) != 0
+        if roundBit == 1 && (below || mantissa & 1 == 1) {
+            mantissa += 1
+            if mantissa == 1 << 53 {
+                mantissa >>= 1
+                extra += 1
+            }
+        }
+        // mantissa in [2^52, 2^53): the value is 1.f * 2^(e + 52).
+        let biased = UInt64(binaryExponent + extra + 52 + 1023)
+        return Double(bitPattern: biased << 52 | (mantissa & ((1 << 52) - 1)))
+    }
+
+    /// The value of eight ASCII digits at `p` (read unaligned), or nil when the eight bytes
+    /// are not all digits: a few word operations instead of eight steps of a digit loop.
+    @inline(__always)
+    static func eightDigits(_ p: UnsafePointer<UInt8>) -> UInt64? {
+        let v = UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self))
+        // Every byte in 0x30...0x39: its high nibble 3, and adding 6 does not carry into it.
+        guard (v & 0xF0F0_F0F0_F0F0_F0F0) | (((v &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4) == 0x3333_3333_3333_3333
+        else { return nil }
+        // The first byte is the most significant digit: pairs, then quads, then the eight.
+        var x = v & 0x0F0F_0F0F_0F0F_0F0F
+        x = (x &* 2561) >> 8
+        x = ((x & 0x00FF_00FF_00FF_00FF) &* 6_553_601) >> 16
+        return ((x & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) >> 32
+    }
+
+    /// The value of four ASCII digits at `p` (read unaligned), or nil when the four bytes are
+    /// not all digits.
+    @inline(__always)
+    static func fourDigits(_ p: UnsafePointer<UInt8>) -> UInt64? {
+        let v = UInt64(UInt32(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)))
+        guard (v & 0xF0F0_F0F0) | (((v &+ 0x0606_0606) & 0xF0F0_F0F0) >> 4) == 0x3333_3333 else { return nil }
+        var x = v & 0x0F0F_0F0F
+        x = (x &* 2561) >> 8
+        return (((x & 0x00FF_00FF) &* 6_553_601) >> 16) & 0xFFFF
+    }
+
+    /// How many decimal digits `v` (below 10^8) has without leading zeros; 0 for 0.
+    @inline(__always)
+    static func decimalDigits(_ v: UInt64) -> Int {
+        var n = 0
+        var p: UInt64 = 1
+        while n < 8 && v >= p {
+            n += 1
+            p &*= 10
+        }
+        return n
     }
 
     /// `(q + sticky ε) * 2^binaryExponent` rounded to 53 bits, ties to even; `sticky` says
