@@ -303,12 +303,28 @@ enum RingSimplicity {
             if turn == 0 || turn == 2 { return false }
         }
         if edges > 64 { return gridPairsApart(coords, edges: edges) }
-        for i in 0..<edges {
-            for j in stride(from: i + 2, to: edges, by: 1) where pairMayMeet(coords, i, j, edges: edges) {
-                return false
+        // Each edge's box once (min x, max x, min y, max y, edge by edge), so the pairs whose
+        // boxes are strictly apart, most of them, cost four compares (the same test as
+        // `pairMayMeet`'s first: max of one below min of the other on some axis).
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: 4 * edges) { box in
+            for e in 0..<edges {
+                box[4 * e] = min(coords[2 * e], coords[2 * e + 2])
+                box[4 * e + 1] = max(coords[2 * e], coords[2 * e + 2])
+                box[4 * e + 2] = min(coords[2 * e + 1], coords[2 * e + 3])
+                box[4 * e + 3] = max(coords[2 * e + 1], coords[2 * e + 3])
             }
+            for i in 0..<edges {
+                let minX = box[4 * i]
+                let maxX = box[4 * i + 1]
+                let minY = box[4 * i + 2]
+                let maxY = box[4 * i + 3]
+                for j in stride(from: i + 2, to: edges, by: 1) {
+                    if box[4 * j + 1] < minX || box[4 * j] > maxX || box[4 * j + 3] < minY || box[4 * j + 2] > maxY { continue }
+                    if pairMayMeet(coords, i, j, edges: edges) { return false }
+                }
+            }
+            return true
         }
-        return true
     }
 
     /// Whether non-neighbouring edges i < j might meet: false only when it is certain they do
