@@ -172,9 +172,9 @@ enum NumberParser {
         rounded(UInt128(w) * powers128[k], sticky: false, binaryExponent: 0)
     }
 
-    /// `(q + sticky ε) * 2^binaryExponent` rounded to 53 bits, ties to even, for a quotient
-    /// of 54 to 64 bits and a result in the normal range (as `exactQuotient`'s are): the
-    /// double's bits are put together directly.
+    /// `(q + sticky ε) * 2^binaryExponent` rounded to 53 bits, ties to even, for a `q` of 54
+    /// to 64 bits and a result in the normal range (as `exactQuotient`'s and `exactProduct`'s
+    /// are): the double's bits are put together directly.
     @inline(__always)
     static func rounded(_ q: UInt64, sticky: Bool, binaryExponent: Int) -> Double {
         var extra = (64 - q.leadingZeroBitCount) - 53
@@ -232,22 +232,14 @@ enum NumberParser {
     }
 
     /// `(q + sticky ε) * 2^binaryExponent` rounded to 53 bits, ties to even; `sticky` says
-    /// that something non-zero lies below `q`'s last bit.
+    /// that something non-zero lies below `q`'s last bit. Bits past the 64 the word rounding
+    /// takes are folded into `sticky`: one rounding rule for both widths.
     static func rounded(_ q: UInt128, sticky: Bool, binaryExponent: Int) -> Double {
         guard q != 0 else { return 0 }
         let bits = 128 - q.leadingZeroBitCount
         guard bits > 53 else { return Double(sign: .plus, exponent: binaryExponent, significand: Double(UInt64(q))) }
-        var extra = bits - 53
-        var mantissa = q >> extra
-        let roundBit = (q >> (extra - 1)) & 1
-        let below = sticky || (q & ((UInt128(1) << (extra - 1)) - 1)) != 0
-        if roundBit == 1 && (below || mantissa & 1 == 1) {
-            mantissa += 1
-            if mantissa == UInt128(1) << 53 {
-                mantissa >>= 1
-                extra += 1
-            }
-        }
-        return Double(sign: .plus, exponent: binaryExponent + extra, significand: Double(UInt64(mantissa)))
+        let drop = max(0, bits - 64)
+        let dropped = drop > 0 && q & ((UInt128(1) << drop) - 1) != 0
+        return rounded(UInt64(truncatingIfNeeded: q >> drop), sticky: sticky || dropped, binaryExponent: binaryExponent + drop)
     }
 }

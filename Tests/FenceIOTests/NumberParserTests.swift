@@ -33,6 +33,41 @@ final class NumberParserTests: XCTestCase {
         }
     }
 
+    /// Products `w * 10^k` of more than 64 bits that sit at or just past a halfway point
+    /// between two doubles once cut to 64 bits: only the bits below the cut decide the
+    /// rounding, so they must count (found by search, then checked against strtod).
+    func testWideProductsNearHalfwayAgreeWithStrtod() {
+        var rng = UInt64(99)
+        func next() -> UInt64 {
+            rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return rng
+        }
+        var halfway = 0
+        var past = 0
+        var tries = 0
+        while (halfway < 40 || past < 40) && tries < 50_000_000 {
+            tries += 1
+            let w = 1_000_000_000_000_000 + next() % 9_000_000_000_000_000_000
+            let k = 1 + Int(next() % 19)
+            let x = UInt128(w) * (0..<k).reduce(UInt128(1)) { p, _ in p * 10 }
+            let bits = 128 - x.leadingZeroBitCount
+            guard bits > 64 else { continue }
+            let drop = bits - 64
+            let word = UInt64(truncatingIfNeeded: x >> drop)
+            // The round bit set, nothing else below the 53 kept bits inside the word, the
+            // kept part even (so only the bits past the cut can break the tie).
+            guard (word >> 10) & 1 == 1, word & 0x3FF == 0, (word >> 11) & 1 == 0 else { continue }
+            let below = x & ((UInt128(1) << drop) - 1) != 0
+            if below { past += 1 } else { halfway += 1 }
+            let t = "\(w)e\(k)"
+            let expected = strtod(t, nil)
+            let got = Array(t.utf8).withUnsafeBufferPointer { NumberParser.parseDouble($0) }
+            XCTAssertEqual(got?.bitPattern, expected.bitPattern, t)
+            if got?.bitPattern != expected.bitPattern { return }
+        }
+        XCTAssertGreaterThan(past, 0, "no product past halfway found")
+    }
+
     /// The short path (at most 19 digits, no exponent: coordinates and times as exports write
     /// them) against strtod, bit for bit, over random decimals of 1-19 digits with leading
     /// zeros, signs and edge forms; and what must be refused.

@@ -271,21 +271,20 @@ struct JSONScanner {
         // 19 significant digits are held), as `digit` would take them one by one: GIS tools
         // write 15-17 significant digits a coordinate. (Integer parts of longitudes and
         // latitudes are 1-3 digits: blocks tried there cost more than they saved.)
+        @inline(__always) func take(_ block: UInt64, digits: Int, scale: UInt64) {
+            let before = mantissa
+            mantissa = mantissa &* scale &+ block
+            // Leading zeros are not significant.
+            significant &+= before != 0 ? digits : NumberParser.decimalDigits(block)
+            exponent &-= digits
+            at &+= digits
+        }
         @inline(__always) func fractionBlocks() {
             while significant <= 11 && at &+ 8 <= n, let eight = NumberParser.eightDigits(bytes.baseAddress! + at) {
-                let before = mantissa
-                mantissa = mantissa &* 100_000_000 &+ eight
-                // Leading zeros are not significant.
-                significant &+= before != 0 ? 8 : NumberParser.decimalDigits(eight)
-                exponent &-= 8
-                at &+= 8
+                take(eight, digits: 8, scale: 100_000_000)
             }
             if significant <= 15 && at &+ 4 <= n, let four = NumberParser.fourDigits(bytes.baseAddress! + at) {
-                let before = mantissa
-                mantissa = mantissa &* 10_000 &+ four
-                significant &+= before != 0 ? 4 : NumberParser.decimalDigits(four)
-                exponent &-= 4
-                at &+= 4
+                take(four, digits: 4, scale: 10_000)
             }
         }
         let intStart = at
