@@ -130,10 +130,7 @@ extension FenceStore {
                     slot, _, range in
                     for i in range where !skip[i] {
                         let result = FenceValidation.normalize(fences[i], repair: repair, limits: limits, geos: slot.context)
-                        if case .success(let flat) = result {
-                            let b = flat.boxes[0]
-                            sizes[i] = (flat.geometry.count, SpatialOrder.key(LonLat(lon: (b.minX + b.maxX) / 2, lat: (b.minY + b.maxY) / 2)))
-                        }
+                        if case .success(let flat) = result { sizes[i] = (flat.geometry.count, SpatialOrder.key(centreOf: flat.boxes[0])) }
                         results[i] = result
                     }
                 }
@@ -223,8 +220,7 @@ extension FenceStore {
         live.reserveCapacity(count)
         for s in slotHot.indices where HotWord.isLive(slotHot[s]) {
             let box = boxes[Int32(s)] ?? tree.box(of: Int32(s) * 2)!
-            let center = LonLat(lon: (box.minX + box.maxX) / 2, lat: (box.minY + box.maxY) / 2)
-            live.append((SpatialOrder.key(center), Int32(s)))
+            live.append((SpatialOrder.key(centreOf: box), Int32(s)))
         }
         live.sort { $0.key < $1.key || ($0.key == $1.key && $0.slot < $1.slot) }
         var allBoxes: [Int32: Box] = [:]

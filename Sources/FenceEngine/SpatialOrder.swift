@@ -1,3 +1,5 @@
+import SpatialIndex
+
 /// Orders positions along a Morton (Z-order) curve so that neighbours in the order are
 /// neighbours on the map: a batch queried in this order reuses index nodes and fence records
 /// from cache instead of fetching them from memory for every position.
@@ -121,6 +123,12 @@ enum SpatialOrder {
     @inline(__always)
     static func key(_ p: LonLat) -> UInt32 {
         spread(quantize((p.lon + 180) / 360)) | (spread(quantize((p.lat + 90) / 180)) << 1)
+    }
+
+    /// The Morton key of a box's centre: where a fence goes in the store's spatial order.
+    @inline(__always)
+    static func key(centreOf box: Box) -> UInt32 {
+        key(LonLat(lon: (box.minX + box.maxX) / 2, lat: (box.minY + box.maxY) / 2))
     }
 
     @inline(__always)
