@@ -7,46 +7,55 @@ import Foundation
 /// For each file: the built-in GeoJSON reader (for .geojson / .json), GDAL/OGR, and, for
 /// GeoJSON, Foundation's `JSONSerialization.jsonObject` alone (the parse the reader used before
 /// the built-in parser; the conversion to fences came on top of it). Best of `repeats` passes,
-/// file already in the page cache after the first. One JSON line per (file, reader).
+/// file already in the page cache after the first. One JSON line per (file, reader, threads);
+/// the thread counts apply to the built-in reader only (the others read on one thread).
 enum LoadBench {
-    static func run(_ paths: [String], repeats: Int, only: Set<String>) {
+    static func run(_ paths: [String], repeats: Int, only: Set<String>, threads: [Int]) {
         for path in paths {
             var readers: [String] = []
             if FenceInput.usesNativeReader(path) { readers += ["native", "jsonserialization"] }
             readers.append("ogr")
             if !only.isEmpty { readers = readers.filter(only.contains) }
             for reader in readers {
-                var best = Double.infinity
-                var fences = 0
-                var rejected = 0
-                for _ in 0..<max(1, repeats) {
-                    let t0 = Measure.now()
-                    switch reader {
-                    case "jsonserialization":
-                        let data = try! Data(contentsOf: URL(fileURLWithPath: path))
-                        let root = try! JSONSerialization.jsonObject(with: data) as! [String: Any]
-                        fences = (root["features"] as? [Any])?.count ?? 0
-                        withExtendedLifetime(root) {}
-                    default:
-                        var options = FenceInputOptions()
-                        options.reader = reader == "native" ? .native : .ogr
-                        let read = try! FenceInput.read(path, options: options)
-                        fences = read.fences.count
-                        rejected = read.rejected.count
-                        withExtendedLifetime(read) {}
-                    }
-                    best = min(best, Measure.now() - t0)
+                for threadCount in reader == "native" ? threads : [1] {
+                    measure(path, reader: reader, threads: threadCount, repeats: repeats)
                 }
-                let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-                let line: [String: Any] = [
-                    "case": "load", "file": (path as NSString).lastPathComponent, "bytes": bytes, "reader": reader,
-                    "fences": fences, "rejected": rejected, "seconds": (best * 1000).rounded() / 1000,
-                    "fences_per_s": Int(Double(fences) / best), "gdal": FenceInput.gdalVersion, "swift": Measure.swiftVersion,
-                    "release": Measure.isReleaseBuild,
-                ]
-                let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
             }
         }
+    }
+
+    /// Prints one JSON line: the best of `repeats` reads of `path` by `reader`.
+    static func measure(_ path: String, reader: String, threads: Int, repeats: Int) {
+        var best = Double.infinity
+        var fences = 0
+        var rejected = 0
+        for _ in 0..<max(1, repeats) {
+            let t0 = Measure.now()
+            switch reader {
+            case "jsonserialization":
+                let data = try! Data(contentsOf: URL(fileURLWithPath: path))
+                let root = try! JSONSerialization.jsonObject(with: data) as! [String: Any]
+                fences = (root["features"] as? [Any])?.count ?? 0
+                withExtendedLifetime(root) {}
+            default:
+                var options = FenceInputOptions()
+                options.reader = reader == "native" ? .native : .ogr
+                options.threads = threads
+                let read = try! FenceInput.read(path, options: options)
+                fences = read.fences.count
+                rejected = read.rejected.count
+                withExtendedLifetime(read) {}
+            }
+            best = min(best, Measure.now() - t0)
+        }
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let line: [String: Any] = [
+            "case": "load", "file": (path as NSString).lastPathComponent, "bytes": bytes, "reader": reader,
+            "fences": fences, "rejected": rejected, "seconds": (best * 1000).rounded() / 1000,
+            "fences_per_s": Int(Double(fences) / best), "gdal": FenceInput.gdalVersion, "swift": Measure.swiftVersion,
+            "release": Measure.isReleaseBuild, "threads": threads,
+        ]
+        let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 }

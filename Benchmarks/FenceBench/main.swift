@@ -25,7 +25,8 @@ let help = """
       --parse N          time the position reader on a generated CSV of N fleet fixes, and
                          write it to ./fence-bench-fixes.csv (for timing `fence eval` end to end)
       --geojson FILE     write the first case's fences as GeoJSON (for `fence eval`)
-      --load FILES       only time reading these fence files (comma-separated), per reader:
+      --load FILES       only time reading these fence files (comma-separated), per reader and
+                     thread count (the built-in reader's workers; the others use one):
                          built-in GeoJSON, JSONSerialization alone, GDAL/OGR; best of --repeat
       --readers LIST     with --load: only these of native,jsonserialization,ogr
       --export DIR       write each case's fences, positions and containment pairs as .npy
@@ -111,7 +112,7 @@ if !Measure.isReleaseBuild {
 }
 
 if !loadPaths.isEmpty {
-    LoadBench.run(loadPaths, repeats: repeats, only: loadReaders)
+    LoadBench.run(loadPaths, repeats: repeats, only: loadReaders, threads: threadCounts)
     exit(0)
 }
 

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 
-/// Chunked parallel loops on Dispatch, the one place the engine fans work out.
-enum Parallel {
+/// Chunked parallel loops on Dispatch, the one place the engine (and FenceIO's readers) fan work
+/// out.
+public enum Parallel {
     /// Calls `body(&state, chunk, range)` for every chunk of `0..<count`, on up to `threads`
     /// workers (`DispatchQueue.concurrentPerform`). Each worker makes its own state with
     /// `makeState` (scratch buffers, a GEOS context) and takes the next chunk when it is done
@@ -11,7 +12,7 @@ enum Parallel {
     ///
     /// With one worker, or one chunk, everything runs on the calling thread.
     /// - Complexity: O(count / chunkSize) lock round trips besides the work itself.
-    static func forEachChunk<State>(
+    public static func forEachChunk<State>(
         count: Int, chunkSize: Int, threads: Int, makeState: () -> State,
         body: (inout State, Int, Range<Int>) -> Void
     ) {

@@ -10,10 +10,12 @@ import Foundation
 /// is kept as its JSON text, white space between tokens removed. A feature that cannot become
 /// a fence is reported with its number and id, and the others load.
 ///
-/// The parser reads the bytes once, in place (a file is memory-mapped), builds nothing for what
-/// it skips and never recurses on the input's nesting; `FenceInputLimits` bounds what one
-/// feature can cost. A syntax error anywhere refuses the whole document, with its line and
-/// column.
+/// The parser reads the bytes in place (a file is memory-mapped), builds nothing for what it
+/// skips and never recurses on the input's nesting; `FenceInputLimits` bounds what one feature
+/// can cost. A syntax error anywhere refuses the whole document, with its line and column.
+/// From `FenceInputOptions.parallelMinimumBytes` (4 MiB) on, a `features` array is cut into
+/// parts by one quick pass over its bytes and the parts are parsed on `options.threads`
+/// workers: the result is the one thread's, feature for feature (`FeatureSplit`).
 public enum GeoJSONFences {
     public struct Report: Sendable {
         public var fences: [Fence]

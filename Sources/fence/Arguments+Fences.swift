@@ -58,6 +58,7 @@ extension Arguments {
         o.limits.geometry.maxPositions = try int("max-fence-positions", default: o.limits.geometry.maxPositions, range: 4...1_000_000_000)
         o.limits.geometry.maxPolygons = try int("max-fence-polygons", default: o.limits.geometry.maxPolygons, range: 1...1_000_000_000)
         o.limits.maxNesting = try int("max-json-nesting", default: o.limits.maxNesting, range: 1...100_000)
+        o.threads = try int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         return o
     }
 }

@@ -43,7 +43,22 @@ final class FuzzRegressionTests: XCTestCase {
         let files = inputs("fences")
         XCTAssertGreaterThan(files.count, 2)
         for file in files {
-            guard let report = try? GeoJSONFences.read(Data(contentsOf: file)) else { continue }
+            // As the fuzz target checks: three threads read what one reads, or fail alike.
+            let bytes = try Data(contentsOf: file)
+            var outcomes: [String] = []
+            for threads in [1, 3] {
+                var options = FenceInputOptions()
+                options.threads = threads
+                options.parallelMinimumBytes = 0
+                do {
+                    let r = try GeoJSONFences.read(bytes, layer: "fuzz", options: options)
+                    outcomes.append("\(r.fences) \(r.origins) \(r.rejected)")
+                } catch {
+                    outcomes.append("\(error)")
+                }
+            }
+            XCTAssertEqual(outcomes[0], outcomes[1], file.lastPathComponent)
+            guard let report = try? GeoJSONFences.read(bytes) else { continue }
             var store = FenceStore()
             let results = store.add(report.fences, threads: 1)
             for (fence, result) in zip(report.fences, results) where result.error == nil && fence.coord == .wgs84 {

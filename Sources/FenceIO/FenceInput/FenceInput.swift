@@ -12,6 +12,9 @@ public struct FenceReadResult: Sendable {
     public var layers: [String] = []
     /// The reader that did the work: `.native` or `.ogr`.
     public var reader: FenceInputOptions.Reader
+    /// How many parts of a GeoJSON `features` array the built-in reader read side by side
+    /// (0: it read them on one thread).
+    public var parallelParts = 0
 
     public init(reader: FenceInputOptions.Reader) { self.reader = reader }
 

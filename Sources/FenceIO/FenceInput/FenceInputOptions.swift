@@ -40,6 +40,13 @@ public struct FenceInputOptions: Sendable {
     /// PROJ); nil takes them as WGS84 longitude/latitude.
     public var assumedCRS: String?
     public var limits = FenceInputLimits()
+    /// Workers for the built-in GeoJSON reader: a large `features` array is cut into parts
+    /// read side by side, with the same result as one thread. OGR reads on one thread.
+    public var threads = FenceStore.defaultThreads
+    /// Below this many bytes after a `features` array's start the built-in reader stays on one
+    /// thread: cutting the array costs a pass over its bytes and a join, which pays from a few
+    /// thousand fences (tests and fuzzing set 0 to reach the parallel path on small documents).
+    public var parallelMinimumBytes = 1 << 22
 
     public init() {}
 }

@@ -58,6 +58,12 @@ struct GeoJSONDocument {
     }
 
     /// The `features` array; false when it is not an array (skipped).
+    ///
+    /// With `options.threads` over 1 and at least `options.parallelMinimumBytes` left in the
+    /// document, the array is cut into parts (`FeatureSplit`) read on that many workers and
+    /// joined in order: the same fences, origins and rejections as one thread reads. When a
+    /// part does not parse as the cut promised (malformed JSON), the array is read again from
+    /// its start on this thread, which reports the error it always did.
     mutating func readFeatures() throws(JSONScanner.Failure) -> Bool {
         guard scanner.peek() == 91 else {
             _ = try scanner.skipValue()
@@ -65,25 +71,90 @@ struct GeoJSONDocument {
         }
         scanner.at += 1
         if scanner.take(93) { return true }
+        if options.threads > 1, scanner.bytes.count - scanner.at >= options.parallelMinimumBytes,
+           let split = FeatureSplit.split(scanner.bytes, from: scanner.at, count: options.threads * 4),
+           split.parts.count > 1, readInParallel(split) {
+            scanner.at = split.close + 1
+            return true
+        }
         var number = 0
         repeat {
             number += 1
-            var draft = FeatureDraft()
-            if scanner.peek() == 123 {
-                scanner.at += 1
-                if !scanner.take(125) {
-                    repeat {
-                        let key = try scanner.string()
-                        try scanner.expect(58, ":")
-                        try readMember(key, of: &draft)
-                    } while try scanner.next(closing: 125)
-                }
-            } else {
-                _ = try scanner.skipValue()
-            }
-            finish(draft, number: number)
+            try readFeature(number: number)
         } while try scanner.next(closing: 93)
         return true
+    }
+
+    /// One element of the `features` array, finished as fence or rejection.
+    mutating func readFeature(number: Int) throws(JSONScanner.Failure) {
+        var draft = FeatureDraft()
+        if scanner.peek() == 123 {
+            scanner.at += 1
+            if !scanner.take(125) {
+                repeat {
+                    let key = try scanner.string()
+                    try scanner.expect(58, ":")
+                    try readMember(key, of: &draft)
+                } while try scanner.next(closing: 125)
+            }
+        } else {
+            _ = try scanner.skipValue()
+        }
+        finish(draft, number: number)
+    }
+
+    /// The parts of `split` read on `options.threads` workers, each by a copy of this reader
+    /// with a result of its own, and appended to `result` in order. False, with `result`
+    /// untouched, when any part fails to parse or does not end exactly at its cut.
+    /// - Complexity: O(bytes) over the workers; memory: the parts' results until joined.
+    mutating func readInParallel(_ split: FeatureSplit) -> Bool {
+        var partResults = [FenceReadResult?](repeating: nil, count: split.parts.count)
+        let template = self
+        partResults.withUnsafeMutableBufferPointer { slots in
+            nonisolated(unsafe) let slots = slots
+            Parallel.forEachChunk(count: split.parts.count, chunkSize: 1, threads: options.threads, makeState: { () }) { _, index, _ in
+                var reader = template
+                reader.result = FenceReadResult(reader: .native)
+                slots[index] = reader.readPart(split.parts[index]) ? reader.result : nil
+            }
+        }
+        guard partResults.allSatisfy({ $0 != nil }) else { return false }
+        // The first part's arrays are taken as they are (the usual document has nothing before
+        // them); the others are appended, each element copied once.
+        let added = partResults.reduce(0) { $0 + $1!.fences.count }
+        result.parallelParts = split.parts.count
+        for i in partResults.indices {
+            let part = partResults[i].take()!
+            if result.fences.isEmpty && result.rejected.isEmpty {
+                result.fences = part.fences
+                result.origins = part.origins
+                result.rejected = part.rejected
+                result.fences.reserveCapacity(added)
+                result.origins.reserveCapacity(added)
+            } else {
+                result.fences.append(contentsOf: part.fences)
+                result.origins.append(contentsOf: part.origins)
+                result.rejected.append(contentsOf: part.rejected)
+            }
+        }
+        return true
+    }
+
+    /// The elements of one part: true when they parse and the last ends exactly at the cut.
+    mutating func readPart(_ part: FeatureSplit.Part) -> Bool {
+        scanner.at = part.start
+        var number = part.firstNumber
+        do {
+            while true {
+                try readFeature(number: number)
+                scanner.space()
+                if scanner.at == part.end { return true }
+                guard scanner.at < part.end, scanner.take(44) else { return false }
+                number += 1
+            }
+        } catch {
+            return false
+        }
     }
 
     /// One member of a Feature object.

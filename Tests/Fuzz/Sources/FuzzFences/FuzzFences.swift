@@ -7,12 +7,29 @@ import Foundation
 /// The fence path: a GeoJSON document through `GeoJSONFences.read` and into a `FenceStore`
 /// (validation by the exact simplicity test and GEOS `isValid`, repair by GEOS MakeValid on a
 /// second store). Every fence the store accepts must cover the point that defines it: a
-/// circle its centre, a WGS84 polygon its first vertex (the boundary is inside).
+/// circle its centre, a WGS84 polygon its first vertex (the boundary is inside). The reader on
+/// three threads (the `features` array cut into parts however small) must give what it gives
+/// on one: the same fences, origins and rejections, or the same error.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFences(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Data(bytes: data, count: size)
+    func read(threads: Int) -> Result<FenceReadResult, FenceError> {
+        var options = FenceInputOptions()
+        options.threads = threads
+        options.parallelMinimumBytes = 0
+        do { return .success(try GeoJSONFences.read(bytes, layer: "fuzz", options: options)) } catch { return .failure(error) }
+    }
+    switch (read(threads: 1), read(threads: 3)) {
+    case (.success(let one), .success(let three)):
+        FuzzSupport.check(one.fences == three.fences && one.origins == three.origins && one.rejected == three.rejected, "three threads read otherwise than one")
+    case (.failure(let one), .failure(let three)):
+        FuzzSupport.check(one == three, "three threads refuse otherwise than one: \(one) / \(three)")
+    case (let one, let three):
+        FuzzSupport.check(false, "one thread: \(one), three: \(three)")
+    }
     let report: GeoJSONFences.Report
     do {
-        report = try GeoJSONFences.read(Data(bytes: data, count: size))
+        report = try GeoJSONFences.read(bytes)
     } catch {
         return 0
     }
