@@ -13,7 +13,8 @@ public struct PositionLineError: Error, Sendable, Hashable, CustomStringConverti
     public var description: String { FenceError.printable("line \(line): \(reason)") }
 }
 
-/// Streams positions from CSV (header required) or NDJSON, from a file descriptor, in bounded
+/// Streams positions from CSV (a header line, or `columns` naming the columns of a CSV that has
+/// none) or NDJSON, from a file descriptor, in bounded
 /// memory: it holds one read block plus at most one line of `maxLineBytes` (its buffer is at
 /// most max(2 MiB, maxLineBytes + 2) bytes). A longer line is refused with its number and
 /// skipped without being held, however long it is.
@@ -41,8 +42,8 @@ public final class PositionReader {
     private var start = 0
     private var end = 0
     private var eof = false
-    private var columns: [PositionField: Int] = [:]
-    /// `columns` as a flat array by field (-1: absent), for the per-line path.
+    private var fieldColumn: [PositionField: Int] = [:]
+    /// `fieldColumn` as a flat array by field (-1: absent), for the per-line path.
     private var columnIndex = [Int](repeating: -1, count: PositionField.allCases.count)
     /// Field ranges of the current line, reused from line to line.
     private var fieldRanges: [Range<Int>] = []
@@ -50,29 +51,57 @@ public final class PositionReader {
     private var delimiter: UInt8 = 44
     private var headerSeen = false
     private var skippingLongLine = false
+    /// The column names of a CSV without a header line (its first line is data); nil when the
+    /// first line is the header.
+    public let columns: [String]?
 
     /// Reads from an open descriptor (standard input is 0). `format` nil sniffs the first line:
     /// `{` means NDJSON, anything else CSV.
-    public init(fileDescriptor: Int32, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20) {
+    /// `columns`, for a CSV without a header line, names its columns as a header would (the
+    /// same names and aliases, `PositionField`); the input is then CSV whatever `format` says,
+    /// and its delimiter is the one its first line uses most (comma, tab or semicolon). Check
+    /// the names first with `checkColumns`.
+    public init(
+        fileDescriptor: Int32, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20,
+        columns: [String]? = nil
+    ) {
         fd = fileDescriptor
-        self.format = format
+        self.format = columns == nil ? format : .csv
         defaultCoord = coord
         self.maxLineBytes = maxLineBytes
+        self.columns = columns
         buffer = [UInt8](repeating: 0, count: max(1 << 16, min(maxLineBytes, 1 << 20)) * 2)
     }
 
     /// Opens a file; "-" is standard input.
-    public convenience init(path: String, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20) throws(FenceError) {
+    public convenience init(
+        path: String, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20,
+        columns: [String]? = nil
+    ) throws(FenceError) {
         if path == "-" {
-            self.init(fileDescriptor: 0, format: format, coord: coord, maxLineBytes: maxLineBytes)
+            self.init(fileDescriptor: 0, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns)
             return
         }
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
             throw FenceError(.malformedInput, reason: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        self.init(fileDescriptor: fd, format: format, coord: coord, maxLineBytes: maxLineBytes)
+        self.init(fileDescriptor: fd, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns)
         ownsDescriptor = true
+    }
+
+    /// Refuses column names for a headerless CSV that lack a required field (device, time, lon,
+    /// lat, by any of their names). As in a header, the best-ranked name of a field wins when
+    /// several name it.
+    public static func checkColumns(_ names: [String]) throws(FenceError) {
+        let named = Set(names.compactMap { PositionField.field(named: $0) })
+        let missing = [PositionField.device, .time, .lon, .lat].filter { !named.contains($0) }
+        guard missing.isEmpty else {
+            throw FenceError(
+                .malformedInput,
+                reason: "the columns \"\(names.joined(separator: ","))\" lack "
+                    + missing.map { "\($0.names[0]) (or \($0.names.dropFirst().joined(separator: ", ")))" }.joined(separator: "; "))
+        }
     }
 
     private var ownsDescriptor = false
@@ -229,22 +258,45 @@ public final class PositionReader {
         switch format! {
         case .ndjson: return parseJSON(line)
         case .csv:
-            if !headerSeen { return parseHeader(line) }
+            if !headerSeen {
+                guard let columns else { return parseHeader(line) }
+                // No header line: the names given, the delimiter this first line uses; a byte
+                // order mark before it is not data.
+                if case .failure(let e) = useHeader(names: columns, delimiterFrom: String(decoding: line, as: UTF8.self)) { return .failure(e) }
+                if line.count >= 3 && line[0] == 0xEF && line[1] == 0xBB && line[2] == 0xBF {
+                    return parseCSV(UnsafeBufferPointer(rebasing: line[3...]))
+                }
+            }
             return parseCSV(line)
         }
     }
 
     private func parseHeader(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
-        headerSeen = true
         var text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-        let commas = text.filter { $0 == "," }.count
-        let tabs = text.filter { $0 == "\t" }.count
-        let semicolons = text.filter { $0 == ";" }.count
-        if tabs > commas && tabs >= semicolons { delimiter = 9 } else if semicolons > commas { delimiter = 59 }
+        let delimiter = Self.delimiter(of: text)
         let names = text.split(separator: Character(UnicodeScalar(delimiter)), omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"\t"))
         }
+        return useHeader(names: names, delimiterFrom: text, headerText: text).map { nil }
+    }
+
+    /// The delimiter a line uses most: tab or semicolon over comma (the default).
+    static func delimiter(of text: String) -> UInt8 {
+        let commas = text.filter { $0 == "," }.count
+        let tabs = text.filter { $0 == "\t" }.count
+        let semicolons = text.filter { $0 == ";" }.count
+        if tabs > commas && tabs >= semicolons { return 9 }
+        if semicolons > commas { return 59 }
+        return 44
+    }
+
+    /// Takes `names` as the CSV's columns, the delimiter from `delimiterFrom` (the header, or
+    /// the first data line of a headerless CSV); fails, for the whole input, when a required
+    /// field has no column. `headerText` is the header as written, for the message.
+    private func useHeader(names: [String], delimiterFrom text: String, headerText: String? = nil) -> Result<Void, PositionLineError> {
+        headerSeen = true
+        delimiter = Self.delimiter(of: text)
         columnCount = names.count
         // The best-ranked name of each field wins (`PositionField`); of one name twice, the
         // first (as pandas reads such a header: the second becomes `name.1`).
@@ -252,19 +304,19 @@ public final class PositionReader {
         for (i, name) in names.enumerated() {
             guard let (field, rank) = PositionField.match(name), rank < ranks[field.rawValue] else { continue }
             ranks[field.rawValue] = rank
-            columns[field] = i
+            fieldColumn[field] = i
         }
-        for (f, c) in columns { columnIndex[f.rawValue] = c }
+        for (f, c) in fieldColumn { columnIndex[f.rawValue] = c }
         fieldRanges = [Range<Int>](repeating: 0..<0, count: columnCount)
-        let missing = [PositionField.device, .time, .lon, .lat].filter { columns[$0] == nil }
+        let missing = [PositionField.device, .time, .lon, .lat].filter { fieldColumn[$0] == nil }
         if !missing.isEmpty {
-            let reason =
-                "the CSV header \"\(text.prefix(200))\" lacks "
-                + missing.map { "\($0.names[0]) (or \($0.names.dropFirst().joined(separator: ", ")))" }.joined(separator: "; ")
+            let shown = headerText.map { "the CSV header \"\($0.prefix(200))\"" } ?? "the columns \"\(names.joined(separator: ","))\""
+            var reason = "\(shown) lacks " + missing.map { "\($0.names[0]) (or \($0.names.dropFirst().joined(separator: ", ")))" }.joined(separator: "; ")
+            if headerText != nil { reason += "; if that line is data, name the columns (fence: --columns)" }
             headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
             return .failure(PositionLineError(line: lineNumber, reason: reason))
         }
-        return .success(nil)
+        return .success(())
     }
 
     private func parseCSV(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {

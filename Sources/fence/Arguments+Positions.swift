@@ -1,3 +1,4 @@
+import Foundation
 import FenceEngine
 import FenceIO
 
@@ -7,6 +8,21 @@ extension Arguments {
         guard let f = values["input-format"] else { return nil }
         guard let parsed = PositionReader.Format(rawValue: f) else { throw UsageError("--input-format must be csv or ndjson") }
         return parsed
+    }
+
+    /// `--columns NAMES`: the column names of a CSV without a header line, comma-separated
+    /// (the names and aliases a header may use); nil when absent. Refused with NDJSON input and
+    /// when a required field has no name.
+    func positionColumns() throws(UsageError) -> [String]? {
+        guard let list = values["columns"] else { return nil }
+        if values["input-format"] == "ndjson" { throw UsageError("--columns names the columns of a CSV; the input is NDJSON") }
+        let names = list.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        do {
+            try PositionReader.checkColumns(names)
+        } catch {
+            throw UsageError("--columns: \(error.reason)")
+        }
+        return names
     }
 
     /// `--max-line-bytes N`: the longest position line read (default 1 MiB, at most 1 GiB);

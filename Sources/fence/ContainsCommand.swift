@@ -14,6 +14,8 @@ enum ContainsCommand {
           --positions FILE     CSV (header required) or NDJSON positions; "-" for standard input
           --format FORMAT      csv (default): device,time,id;id;...  or ndjson
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
+          --columns NAMES      a CSV without a header line: its column names, e.g.
+                               device,time,lon,lat (its first line is then data)
           --coord SYSTEM       coordinate system of positions without a coord column:
                                wgs84 (default), gcj02, bd09ll
           --max-line-bytes N   refuse (and skip) position lines longer than N bytes
@@ -30,7 +32,7 @@ enum ContainsCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "coord", "threads", "max-line-bytes", BadLines.option]),
+            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "columns", "coord", "threads", "max-line-bytes", BadLines.option]),
             flagNames: ["repair"])
         if a.flags.contains("help") {
             printLine(help)
@@ -40,6 +42,7 @@ enum ContainsCommand {
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
         let inputFormat = try a.inputFormat()
+        let columns = try a.positionColumns()
         let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
 
@@ -50,7 +53,7 @@ enum ContainsCommand {
         loading.report(bad)
 
         let reader = try naming(positionsPath) {
-            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
+            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns)
         }
         let out = StandardOutput()
         var badLines = try BadLines(a, path: positionsPath)

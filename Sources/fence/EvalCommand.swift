@@ -15,6 +15,8 @@ enum EvalCommand {
           --fences SOURCE       fences: GeoJSON or any OGR source (see below)
           --positions FILE      CSV (header required) or NDJSON; "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
+          --columns NAMES       a CSV without a header line: its column names, e.g.
+                                device,time,lon,lat (its first line is then data)
           --coord SYSTEM        coordinate system of positions without a coord column:
                                 wgs84 (default), gcj02, bd09ll
           --format FMT          ndjson (default) or csv
@@ -53,7 +55,7 @@ enum EvalCommand {
         let a = try Arguments(
             args,
             valued: Arguments.fenceOptions.union([
-                "positions", "input-format", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
+                "positions", "input-format", "columns", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
                 "actions", "margin", "exit-delay", "evict-idle", "threads", "max-line-bytes",
             ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
@@ -70,6 +72,7 @@ enum EvalCommand {
             throw UsageError("--format must be ndjson or csv")
         }
         let inputFormat = try a.inputFormat()
+        let columns = try a.positionColumns()
         let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
@@ -106,7 +109,7 @@ enum EvalCommand {
         }
 
         let reader = try naming(positionsPath) {
-            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes())
+            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns)
         }
         let out: OutputSink = try outputPath.map { try OutputSink(path: $0, deferOpening: true) } ?? OutputSink()
         if let statePath = a.values["state"] {

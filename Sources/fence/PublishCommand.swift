@@ -18,6 +18,8 @@ enum PublishCommand {
           --nats URLS           server URLs, comma-separated
           --positions FILE      CSV (header required) or NDJSON; "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
+          --columns NAMES       a CSV without a header line: its column names, e.g.
+                                device,time,lon,lat (its first line is then data)
           --coord SYSTEM        coordinate system of positions without a coord column
           --window SECONDS      event time per message (default 60); workers' --lateness must
                                 be at least this
@@ -38,7 +40,7 @@ enum PublishCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["nats", "positions", "input-format", "coord", "window", "max-batch", "name", "max-line-bytes", BadLines.option],
+            args, valued: ["nats", "positions", "input-format", "columns", "coord", "window", "max-batch", "name", "max-line-bytes", BadLines.option],
             flagNames: ["no-flush"])
         if a.flags.contains("help") {
             printLine(help)
@@ -54,7 +56,8 @@ enum PublishCommand {
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
         let reader = try naming(path) {
             try PositionReader(
-                path: path, format: try a.inputFormat(), coord: try a.coordinateSystem(), maxLineBytes: try a.maxLineBytes())
+                path: path, format: try a.inputFormat(), coord: try a.coordinateSystem(), maxLineBytes: try a.maxLineBytes(),
+                columns: try a.positionColumns())
         }
         let publisher = FixPublisher(connection: connection, topology: topology, window: window, maxFixesPerMessage: maxBatch)
         let stderr = StandardError()

@@ -1,0 +1,96 @@
+import FenceEngine
+@testable import FenceIO
+import Foundation
+import XCTest
+
+/// A CSV without a header line (T-Drive's `id,datetime,lon,lat` rows, say), read with its
+/// columns named (`PositionReader(columns:)`, `fence --columns`): the first line is data, and
+/// everything else is as for a CSV with that header.
+final class HeaderlessCSVTests: XCTestCase {
+    func read(_ text: String, columns: [String]?, format: PositionReader.Format? = nil) throws -> ([Position], [PositionLineError]) {
+        let path = NSTemporaryDirectory() + "headerless-\(UUID().uuidString)"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try PositionReader(path: path, format: format, columns: columns).readAll()
+    }
+
+    func testRowsReadAsUnderTheSameHeader() throws {
+        let rows = "1,2008-02-02 15:36:08,116.51172,39.92123\n1,2008-02-02 15:46:08,116.51135,39.93883\n2,0,0.5,0.5\n"
+        let (p, e) = try read(rows, columns: ["id", "datetime", "lon", "lat"])
+        XCTAssertEqual(e, [])
+        let (withHeader, _) = try read("id,datetime,lon,lat\n" + rows, columns: nil)
+        XCTAssertEqual(p, withHeader)
+        XCTAssertEqual(p.count, 3)
+        XCTAssertEqual(p[0], Position(device: "1", time: 1_201_966_568, lon: 116.51172, lat: 39.92123))
+    }
+
+    func testDelimiterIsTheFirstLinesAndOtherColumnsAreKeptOut() throws {
+        for (delimiter, text) in [("\t", "x\t7\t10\t20\t5\n"), (";", "x;7;10;20;5\n"), (",", "x,7,10,20,5\n")] {
+            let (p, e) = try read(text, columns: ["device", "time", "lon", "lat", "speed"])
+            XCTAssertEqual(e, [], delimiter)
+            XCTAssertEqual(p, [Position(device: "x", time: 7, lon: 10, lat: 20)], delimiter)
+        }
+        // Named `accuracy`, a column is read as accuracy, as under a header.
+        let (p, _) = try read("x,7,10,20,5\n", columns: ["device", "time", "lon", "lat", "accuracy"])
+        XCTAssertEqual(p.first?.accuracy, 5)
+    }
+
+    func testFirstLineIsLineOneAndCanBeBad() throws {
+        let (p, e) = try read("a,NaN,1,2\nb,3,1,2\nc,4,1\n", columns: ["device", "time", "lon", "lat"])
+        XCTAssertEqual(p.map(\.device), ["b"])
+        XCTAssertEqual(e.map(\.line), [1, 3])
+    }
+
+    func testByteOrderMarkIsNotData() throws {
+        let (p, e) = try read("\u{FEFF}dev,5,1,2\n", columns: ["device", "time", "lon", "lat"])
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p.first?.device, "dev")
+    }
+
+    func testColumnsMakeTheInputCSV() throws {
+        // An NDJSON-looking first line is a bad CSV line, not a switch of format.
+        let (p, e) = try read("{\"device\":\"a\"}\nb,1,2,3\n", columns: ["device", "time", "lon", "lat"], format: .ndjson)
+        XCTAssertEqual(p.map(\.device), ["b"])
+        XCTAssertEqual(e.map(\.line), [1])
+    }
+
+    func testColumnsLackingAFieldAreRefused() {
+        XCTAssertNoThrow(try PositionReader.checkColumns(["mmsi", "basedatetime", "x", "y", "sog"]))
+        XCTAssertThrowsError(try PositionReader.checkColumns(["device", "when", "lon", "lat"])) { error in
+            XCTAssertTrue("\(error)".contains("lack time"), "\(error)")
+        }
+        XCTAssertThrowsError(try PositionReader.checkColumns([])) { error in
+            XCTAssertTrue("\(error)".contains("lack device"), "\(error)")
+        }
+    }
+
+    /// Without columns, a headerless file is refused as a whole, and the message says how to
+    /// read it.
+    func testHeaderlessFileWithoutColumnsPointsToThem() throws {
+        XCTAssertThrowsError(try read("1,2008-02-02 15:36:08,116.51172,39.92123\n", columns: nil)) { error in
+            XCTAssertTrue("\(error)".contains("--columns"), "\(error)")
+        }
+    }
+
+    func testCLIReadsAHeaderlessFile() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let rows = try CLI.temp(self, "rows.txt", "v1,0,0,0\nv1,60,0.03,0.01\n")
+        let headed = try CLI.temp(self, "headed.csv", "device,time,lon,lat\nv1,0,0,0\nv1,60,0.03,0.01\n")
+        let named = try CLI.run(["eval", "--fences", fences, "--positions", rows, "--columns", "device, time, lon, lat"])
+        let plain = try CLI.run(["eval", "--fences", fences, "--positions", headed])
+        XCTAssertEqual(named.status, 0, named.err)
+        XCTAssertEqual(named.out, plain.out)
+        XCTAssertFalse(named.out.isEmpty)
+        for command in ["contains", "nearest"] {
+            let a = try CLI.run([command, "--fences", fences, "--positions", rows, "--columns", "device,time,lon,lat"])
+            let b = try CLI.run([command, "--fences", fences, "--positions", headed])
+            XCTAssertEqual(a.status, 0, a.err)
+            XCTAssertEqual(a.out, b.out, command)
+        }
+        let missing = try CLI.run(["eval", "--fences", fences, "--positions", rows, "--columns", "device,lon,lat"])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.err.contains("--columns") && missing.err.contains("lack time"), missing.err)
+        let ndjson = try CLI.run(["eval", "--fences", fences, "--positions", rows, "--columns", "device,time,lon,lat", "--input-format", "ndjson"])
+        XCTAssertEqual(ndjson.status, 2, ndjson.err)
+    }
+}
