@@ -1,9 +1,12 @@
 /// ISO 8601 times to and from epoch seconds, without Foundation's formatters (which allocate
 /// and are slow on Linux). Proleptic Gregorian calendar, UTC.
 public enum ISO8601 {
-    /// Parses `YYYY-MM-DD[Thh:mm[:ss[.fff…]]][Z|±hh[:mm]]`; a space may stand for `T`. A time
-    /// without a zone is UTC, as AIS and most GPS exports write it. Hour 24 is only `24:00`,
-    /// `24:00:00` or `24:00:00.000…`, the next day's midnight.
+    /// Parses `YYYY-MM-DD[Thh:mm[:ss[.fff…]]][Z|±hh[:mm]]`, or the same in ISO 8601's basic
+    /// format, `YYYYMMDD[Thhmm[ss[.fff…]]][Z|±hh[mm]]` (a basic date takes a basic time: mixed
+    /// forms are refused); a space may stand for `T`. A time without a zone is UTC, as AIS and
+    /// most GPS exports write it. Hour 24 is only `24:00`, `24:00:00` or `24:00:00.000…`, the
+    /// next day's midnight. (A reader that tries epoch seconds first takes a bare `20080202` as
+    /// a number.)
     /// - Returns: epoch seconds, or nil when the text is not such a time.
     /// - Complexity: O(length), no allocation.
     public static func parse(_ s: UnsafeBufferPointer<UInt8>) -> Double? {
@@ -25,17 +28,20 @@ public enum ISO8601 {
             i += 1
             return true
         }
-        guard let year = digits(4), expect(45), let month = digits(2), expect(45), let day = digits(2) else { return nil }
+        guard let year = digits(4) else { return nil }
+        // Basic format: no separators in the date, none in the time.
+        let basic = !expect(45)
+        guard let month = digits(2), basic || expect(45), let day = digits(2) else { return nil }
         guard month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month: month, year: year) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         if i == n { return Double(days * 86400) }
         guard s[i] == 84 || s[i] == 32 || s[i] == 116 else { return nil }  // T, space, t
         i += 1
-        guard let hour = digits(2), expect(58), let minute = digits(2) else { return nil }
+        guard let hour = digits(2), basic || expect(58), let minute = digits(2) else { return nil }
         var whole = 0
         var fraction = 0..<0
-        if i < n && s[i] == 58 {
-            i += 1
+        if i < n && (basic ? s[i] >= 48 && s[i] <= 57 : s[i] == 58) {
+            if !basic { i += 1 }
             guard let w = digits(2) else { return nil }
             whole = w
             if i < n && (s[i] == 46 || s[i] == 44) {  // . or ,

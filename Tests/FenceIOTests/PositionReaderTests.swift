@@ -172,6 +172,40 @@ final class PositionReaderTests: XCTestCase {
         }
     }
 
+    /// ISO 8601's basic format (`20080202T153608Z`) reads as the extended one, over random
+    /// instants, fractions and zones; a basic date with an extended time (or the reverse) is
+    /// refused, as ISO 8601 has it.
+    func testISO8601BasicFormatEqualsExtended() throws {
+        XCTAssertEqual(ISO8601.parse("20080202T153608Z"), ISO8601.parse("2008-02-02T15:36:08Z"))
+        XCTAssertEqual(ISO8601.parse("20080202T1536"), ISO8601.parse("2008-02-02T15:36"))
+        XCTAssertEqual(ISO8601.parse("20080202"), ISO8601.parse("2008-02-02"))
+        XCTAssertEqual(ISO8601.parse("20080202 153608.25-0130"), ISO8601.parse("2008-02-02 15:36:08.25-01:30"))
+        XCTAssertEqual(ISO8601.parse("20080202T240000Z"), ISO8601.parse("2008-02-03T00:00:00Z"))
+        for mixed in ["20080202T15:36:08Z", "2008-02-02T153608Z", "2008-0202", "200802-02", "20080230T000000Z", "20080202T2400001Z",
+                      "20080202T15360Z", "20080202T153608.Z", "20080202T246000"] {
+            XCTAssertNil(ISO8601.parse(mixed), mixed)
+        }
+        var rng = SplitMix64(seed: 8601)
+        for _ in 0..<3000 {
+            let t = Double(rng.int(-2_000_000_000...4_000_000_000))
+            let extended = ISO8601.format(t)  // YYYY-MM-DDThh:mm:ss.fffZ
+            var basic = extended.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+            var zoned = extended
+            if rng.chance(0.5) {
+                let sign = rng.chance(0.5) ? "-" : "+"
+                let hh = rng.int(0...23), mm = rng.int(0...59)
+                basic = String(basic.dropLast()) + sign + String(format: "%02d%02d", hh, mm)
+                zoned = String(zoned.dropLast()) + sign + String(format: "%02d:%02d", hh, mm)
+            }
+            XCTAssertEqual(ISO8601.parse(basic), ISO8601.parse(zoned), "\(basic) / \(zoned)")
+            XCTAssertNotNil(ISO8601.parse(basic), basic)
+        }
+        // Through the reader: a basic time in a CSV is a time, a bare 8-digit one epoch seconds.
+        let (p, e) = try read("device,time,lon,lat\na,20080202T153608Z,1,2\nb,20080202,1,2\n")
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p.map(\.time), [1_201_966_568, 20_080_202])
+    }
+
     /// An ISO 8601 time is the same Double as the same instant written as epoch seconds (the
     /// correctly rounded decimal; oracle: Foundation's Decimal, then Swift's own parse), over
     /// 1874-2096, fractions of 1-12 digits and zones. Before, fractions were summed digit by
