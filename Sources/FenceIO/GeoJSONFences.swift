@@ -13,8 +13,9 @@ import Foundation
 /// The parser reads the bytes in place (a file is memory-mapped), builds nothing for what it
 /// skips and never recurses on the input's nesting; `FenceInputLimits` bounds what one feature
 /// can cost. A syntax error anywhere refuses the whole document, with its line and column.
-/// From `FenceInputOptions.parallelMinimumBytes` (4 MiB) on, a `features` array is cut into
-/// parts by one quick pass over its bytes and the parts are parsed on `options.threads`
+/// When `FenceInputOptions.parallelMinimumBytes` (4 MiB) or more lie between a `features`
+/// array's start and the document's end, the array is cut into parts by one quick pass over
+/// its bytes and the parts are parsed on `options.threads`
 /// workers: the result is the one thread's, feature for feature (`FeatureSplit`).
 public enum GeoJSONFences {
     public struct Report: Sendable {

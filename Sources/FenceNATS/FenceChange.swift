@@ -115,9 +115,12 @@ public struct FenceChange: Sendable, Hashable {
         switch operation {
         case .add(let geoJSON):
             do {
-                let report = try GeoJSONFences.read(Data(geoJSON))
-                errors += report.errors.map { "\($0)" }
-                let (results, events) = engine.add(report.fences, threads: 1)
+                // One thread, as the add below: partitions apply changes side by side.
+                var options = FenceInputOptions()
+                options.threads = 1
+                let read = try GeoJSONFences.read(Data(geoJSON), layer: "stdin", options: options)
+                errors += read.rejected.map { "\($0.error)" }
+                let (results, events) = engine.add(read.fences, threads: 1)
                 errors += results.compactMap { $0.error.map { "\($0)" } }
                 return events
             } catch {

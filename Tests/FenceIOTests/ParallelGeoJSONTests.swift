@@ -221,6 +221,21 @@ final class ParallelGeoJSONTests: XCTestCase {
         }
     }
 
+    /// A short array of many elements is cut into at most the parts asked for (a share of a
+    /// few bytes would otherwise cut at every comma).
+    func testNoMorePartsThanAskedOnSmallArrays() {
+        let text = "[" + Array(repeating: "1", count: 23).joined(separator: ",") + "]"
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBufferPointer { buffer in
+            for count in [2, 5, 16, 40] {
+                guard let split = FeatureSplit.split(buffer, from: 1, count: count) else { return XCTFail("no split") }
+                XCTAssertEqual(split.parts.count, min(count, 23), "\(count)")
+                XCTAssertEqual(split.parts.last?.end, bytes.count - 1)
+                XCTAssertEqual(split.parts.last.map { $0.firstNumber + (bytes.count - 1 - $0.start) / 2 }, 23, "\(count)")
+            }
+        }
+    }
+
     /// What the cut pass refuses: an array never closed (the serial reader then reports it).
     func testUnclosedArraysAreNotCut() {
         for text in ["[{\"a\":1},{\"b\":\"]", "[{\"a\":1},{\"b\":2}", "[{\"a\":1}}", "[\"\\"] {

@@ -13,7 +13,8 @@ public struct FenceReadResult: Sendable {
     /// The reader that did the work: `.native` or `.ogr`.
     public var reader: FenceInputOptions.Reader
     /// How many parts of a GeoJSON `features` array the built-in reader read side by side
-    /// (0: it read them on one thread).
+    /// (0: it read them on one thread; of a document with two `features` members, the last
+    /// read side by side).
     public var parallelParts = 0
 
     public init(reader: FenceInputOptions.Reader) { self.reader = reader }

@@ -3,9 +3,10 @@
 ///
 /// One pass over the bytes that follows only strings (a quote, and a backslash skipping the
 /// byte after it) and brackets; no token is checked. A cut is a comma between two elements of
-/// the array, the first such comma at or past each of `count - 1` evenly spaced offsets, so
-/// each part starts where the serial reader would be after that comma, and the number of
-/// elements before it gives the part's first feature number.
+/// the array: the first such comma a share of the bytes (1/count of those from the array's
+/// start to the document's end) past the previous cut, at most `count - 1` cuts. Each part
+/// starts where the serial reader would be after that comma, and the number of elements
+/// before it gives the part's first feature number.
 ///
 /// The cuts are a guess that the strict parse confirms: a part must parse as elements
 /// separated by commas and end exactly at its cut. On malformed input (a bracket of the wrong
@@ -25,9 +26,9 @@ struct FeatureSplit {
     /// Offset of the array's closing `]`.
     var close: Int
 
-    /// The parts of the array whose first element is at or after `start` (just past its `[`),
-    /// with cuts aimed at `count` equal shares of the bytes from `start` to the end of the
-    /// document. Nil when the bytes never close the array (a string or bracket left open, or a
+    /// The parts (at most `count`) of the array whose first element is at or after `start`
+    /// (just past its `[`), each cut a share of the bytes from `start` to the end of the
+    /// document past the one before. Nil when the bytes never close the array (a string or bracket left open, or a
     /// `}` closing it): the serial reader reports that.
     /// - Complexity: O(bytes to the array's end), a few instructions a byte; no allocation but
     ///   the parts.
@@ -83,7 +84,7 @@ struct FeatureSplit {
                 }
                 guard c == 44 else { continue }  // an element's closing bracket
                 commas += 1
-                if j >= nextCut {
+                if j >= nextCut && parts.count < count - 1 {
                     parts.append(Part(start: partStart, end: j, firstNumber: partFirst))
                     partStart = j + 1
                     partFirst = commas + 1

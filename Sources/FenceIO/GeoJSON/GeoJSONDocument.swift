@@ -59,8 +59,8 @@ struct GeoJSONDocument {
 
     /// The `features` array; false when it is not an array (skipped).
     ///
-    /// With `options.threads` over 1 and at least `options.parallelMinimumBytes` left in the
-    /// document, the array is cut into parts (`FeatureSplit`) read on that many workers and
+    /// With `options.threads` over 1 and at least `options.parallelMinimumBytes` from the
+    /// array's start to the document's end, the array is cut into parts (`FeatureSplit`) read on that many workers and
     /// joined in order: the same fences, origins and rejections as one thread reads. When a
     /// part does not parse as the cut promised (malformed JSON), the array is read again from
     /// its start on this thread, which reports the error it always did.
@@ -72,7 +72,7 @@ struct GeoJSONDocument {
         scanner.at += 1
         if scanner.take(93) { return true }
         if options.threads > 1, scanner.bytes.count - scanner.at >= options.parallelMinimumBytes,
-           let split = FeatureSplit.split(scanner.bytes, from: scanner.at, count: options.threads * 4),
+           let split = FeatureSplit.split(scanner.bytes, from: scanner.at, count: min(options.threads, 4096) * 4),
            split.parts.count > 1, readInParallel(split) {
             scanner.at = split.close + 1
             return true
