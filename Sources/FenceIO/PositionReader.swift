@@ -54,6 +54,11 @@ public final class PositionReader {
     /// The column names of a CSV without a header line (its first line is data); nil when the
     /// first line is the header.
     public let columns: [String]?
+    /// Input names (CSV columns, NDJSON keys; matched without case) given for fields, over
+    /// the names and aliases of `PositionField`: a name here outranks every alias.
+    public let fieldNames: [PositionField: String]
+    /// `fieldNames` by lowercased name.
+    private let namedFields: [String: PositionField]
 
     /// Reads from an open descriptor (standard input is 0). `format` nil sniffs the first line:
     /// `{` means NDJSON, anything else CSV.
@@ -61,40 +66,46 @@ public final class PositionReader {
     /// same names and aliases, `PositionField`); the input is then CSV whatever `format` says,
     /// and its delimiter is the one its first line uses most (comma, tab or semicolon). Check
     /// the names first with `checkColumns`.
+    ///
+    /// `fields` names the input's column (CSV) or key (NDJSON) of a field whose name is none
+    /// of `PositionField`'s (`[.lon: "pickup_longitude"]`); it outranks the aliases.
     public init(
         fileDescriptor: Int32, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20,
-        columns: [String]? = nil
+        columns: [String]? = nil, fields: [PositionField: String] = [:]
     ) {
         fd = fileDescriptor
         self.format = columns == nil ? format : .csv
         defaultCoord = coord
         self.maxLineBytes = maxLineBytes
         self.columns = columns
+        fieldNames = fields
+        namedFields = Dictionary(fields.map { ($1.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
         buffer = [UInt8](repeating: 0, count: max(1 << 16, min(maxLineBytes, 1 << 20)) * 2)
     }
 
     /// Opens a file; "-" is standard input.
     public convenience init(
         path: String, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20,
-        columns: [String]? = nil
+        columns: [String]? = nil, fields: [PositionField: String] = [:]
     ) throws(FenceError) {
         if path == "-" {
-            self.init(fileDescriptor: 0, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns)
+            self.init(fileDescriptor: 0, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields)
             return
         }
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
             throw FenceError(.malformedInput, reason: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        self.init(fileDescriptor: fd, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns)
+        self.init(fileDescriptor: fd, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields)
         ownsDescriptor = true
     }
 
     /// Refuses column names for a headerless CSV that lack a required field (device, time, lon,
-    /// lat, by any of their names). As in a header, the best-ranked name of a field wins when
-    /// several name it.
-    public static func checkColumns(_ names: [String]) throws(FenceError) {
-        let named = Set(names.compactMap { PositionField.field(named: $0) })
+    /// lat, by any of their names, or by the name `fields` gives it). As in a header, the
+    /// best-ranked name of a field wins when several name it.
+    public static func checkColumns(_ names: [String], fields: [PositionField: String] = [:]) throws(FenceError) {
+        let given = Dictionary(fields.map { ($1.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        let named = Set(names.compactMap { given[$0.lowercased()] ?? PositionField.field(named: $0) })
         let missing = [PositionField.device, .time, .lon, .lat].filter { !named.contains($0) }
         guard missing.isEmpty else {
             throw FenceError(
@@ -271,6 +282,13 @@ public final class PositionReader {
         }
     }
 
+    /// The field an input name stands for, and its rank: a name `fields` gave outranks every
+    /// alias (rank -1).
+    private func match(_ name: some StringProtocol) -> (field: PositionField, rank: Int)? {
+        if !namedFields.isEmpty, let field = namedFields[name.lowercased()] { return (field, -1) }
+        return PositionField.match(name)
+    }
+
     private func parseHeader(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
         var text = String(decoding: line, as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
@@ -302,7 +320,7 @@ public final class PositionReader {
         // first (as pandas reads such a header: the second becomes `name.1`).
         var ranks = [Int](repeating: .max, count: PositionField.allCases.count)
         for (i, name) in names.enumerated() {
-            guard let (field, rank) = PositionField.match(name), rank < ranks[field.rawValue] else { continue }
+            guard let (field, rank) = match(name), rank < ranks[field.rawValue] else { continue }
             ranks[field.rawValue] = rank
             fieldColumn[field] = i
         }
@@ -311,8 +329,13 @@ public final class PositionReader {
         let missing = [PositionField.device, .time, .lon, .lat].filter { fieldColumn[$0] == nil }
         if !missing.isEmpty {
             let shown = headerText.map { "the CSV header \"\($0.prefix(200))\"" } ?? "the columns \"\(names.joined(separator: ","))\""
-            var reason = "\(shown) lacks " + missing.map { "\($0.names[0]) (or \($0.names.dropFirst().joined(separator: ", ")))" }.joined(separator: "; ")
-            if headerText != nil { reason += "; if that line is data, name the columns (fence: --columns)" }
+            var reason = "\(shown) lacks " + missing.map { field in
+                let others = (fieldNames[field].map { [$0] } ?? []) + field.names.dropFirst()
+                return "\(field.names[0]) (or \(others.joined(separator: ", ")))"
+            }.joined(separator: "; ")
+            if headerText != nil {
+                reason += " (fence: --position-fields FIELD=NAME names a column of another name; --columns names them all if that line is data)"
+            }
             headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
             return .failure(PositionLineError(line: lineNumber, reason: reason))
         }
@@ -480,7 +503,7 @@ public final class PositionReader {
         var repeated: [(field: PositionField, rank: Int, key: String)] = []
         do {
             try scanner.object { key, value in
-                guard let (f, rank) = PositionField.match(key) else { return }
+                guard let (f, rank) = match(key) else { return }
                 if rank == values[f]?.rank { repeated.append((f, rank, key)) }
                 guard rank < values[f]?.rank ?? .max else { return }
                 values[f] = (value, rank)

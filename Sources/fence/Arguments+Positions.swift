@@ -17,12 +17,33 @@ extension Arguments {
         guard let list = values["columns"] else { return nil }
         if values["input-format"] == "ndjson" { throw UsageError("--columns names the columns of a CSV; the input is NDJSON") }
         let names = list.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let fields = try positionFields()
         do {
-            try PositionReader.checkColumns(names)
+            try PositionReader.checkColumns(names, fields: fields)
         } catch {
             throw UsageError("--columns: \(error.reason)")
         }
         return names
+    }
+
+    /// `--position-fields FIELD=NAME,...`: the input's column (CSV) or key (NDJSON) for a
+    /// position field whose name is none of the known ones and their aliases, e.g.
+    /// `lon=pickup_longitude`; empty when absent. Fields: device, time, lon, lat, accuracy,
+    /// coord.
+    func positionFields() throws(UsageError) -> [PositionField: String] {
+        guard let list = values["position-fields"] else { return [:] }
+        var fields: [PositionField: String] = [:]
+        for pair in list.split(separator: ",", omittingEmptySubsequences: false) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+            let name = parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            guard let field = PositionField.allCases.first(where: { $0.names[0] == key }), !name.isEmpty else {
+                throw UsageError("--position-fields takes FIELD=NAME pairs, FIELD one of device, time, lon, lat, accuracy, coord (got \"\(pair)\")")
+            }
+            guard fields[field] == nil else { throw UsageError("--position-fields names the \(key) twice") }
+            fields[field] = name
+        }
+        return fields
     }
 
     /// `--max-line-bytes N`: the longest position line read (default 1 MiB, at most 1 GiB);

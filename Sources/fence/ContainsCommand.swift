@@ -16,6 +16,8 @@ enum ContainsCommand {
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
           --columns NAMES      a CSV without a header line: its column names, e.g.
                                device,time,lon,lat (its first line is then data)
+          --position-fields F=N an input column or key for a field with another name,
+                               e.g. lon=pickup_longitude,lat=pickup_latitude
           --coord SYSTEM       coordinate system of positions without a coord column:
                                wgs84 (default), gcj02, bd09ll
           --max-line-bytes N   refuse (and skip) position lines longer than N bytes
@@ -32,7 +34,7 @@ enum ContainsCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "columns", "coord", "threads", "max-line-bytes", BadLines.option]),
+            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "columns", "position-fields", "coord", "threads", "max-line-bytes", BadLines.option]),
             flagNames: ["repair"])
         if a.flags.contains("help") {
             printLine(help)
@@ -43,6 +45,7 @@ enum ContainsCommand {
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
         let inputFormat = try a.inputFormat()
         let columns = try a.positionColumns()
+        let positionFields = try a.positionFields()
         let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
 
@@ -53,7 +56,7 @@ enum ContainsCommand {
         loading.report(bad)
 
         let reader = try naming(positionsPath) {
-            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns)
+            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns, fields: positionFields)
         }
         let out = StandardOutput()
         var badLines = try BadLines(a, path: positionsPath)

@@ -17,6 +17,8 @@ enum EvalCommand {
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
           --columns NAMES       a CSV without a header line: its column names, e.g.
                                 device,time,lon,lat (its first line is then data)
+          --position-fields F=N an input column or key for a field with another name,
+                                e.g. lon=pickup_longitude,lat=pickup_latitude
           --coord SYSTEM        coordinate system of positions without a coord column:
                                 wgs84 (default), gcj02, bd09ll
           --format FMT          ndjson (default) or csv
@@ -55,7 +57,7 @@ enum EvalCommand {
         let a = try Arguments(
             args,
             valued: Arguments.fenceOptions.union([
-                "positions", "input-format", "columns", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
+                "positions", "input-format", "columns", "position-fields", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
                 "actions", "margin", "exit-delay", "evict-idle", "threads", "max-line-bytes",
             ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
@@ -73,6 +75,7 @@ enum EvalCommand {
         }
         let inputFormat = try a.inputFormat()
         let columns = try a.positionColumns()
+        let positionFields = try a.positionFields()
         let coord = try a.coordinateSystem()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
@@ -109,7 +112,7 @@ enum EvalCommand {
         }
 
         let reader = try naming(positionsPath) {
-            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns)
+            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns, fields: positionFields)
         }
         let out: OutputSink = try outputPath.map { try OutputSink(path: $0, deferOpening: true) } ?? OutputSink()
         if let statePath = a.values["state"] {

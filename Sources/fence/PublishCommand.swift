@@ -20,6 +20,8 @@ enum PublishCommand {
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
           --columns NAMES       a CSV without a header line: its column names, e.g.
                                 device,time,lon,lat (its first line is then data)
+          --position-fields F=N an input column or key for a field with another name,
+                                e.g. lon=pickup_longitude,lat=pickup_latitude
           --coord SYSTEM        coordinate system of positions without a coord column
           --window SECONDS      event time per message (default 60); workers' --lateness must
                                 be at least this
@@ -40,7 +42,7 @@ enum PublishCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["nats", "positions", "input-format", "columns", "coord", "window", "max-batch", "name", "max-line-bytes", BadLines.option],
+            args, valued: ["nats", "positions", "input-format", "columns", "position-fields", "coord", "window", "max-batch", "name", "max-line-bytes", BadLines.option],
             flagNames: ["no-flush"])
         if a.flags.contains("help") {
             printLine(help)
@@ -57,7 +59,7 @@ enum PublishCommand {
         let reader = try naming(path) {
             try PositionReader(
                 path: path, format: try a.inputFormat(), coord: try a.coordinateSystem(), maxLineBytes: try a.maxLineBytes(),
-                columns: try a.positionColumns())
+                columns: try a.positionColumns(), fields: try a.positionFields())
         }
         let publisher = FixPublisher(connection: connection, topology: topology, window: window, maxFixesPerMessage: maxBatch)
         let stderr = StandardError()
