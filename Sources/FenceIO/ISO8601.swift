@@ -2,8 +2,8 @@
 /// and are slow on Linux). Proleptic Gregorian calendar, UTC.
 public enum ISO8601 {
     /// Parses `YYYY-MM-DD[Thh:mm[:ss[.fff…]]][Z|±hh[:mm]]`, or the same in ISO 8601's basic
-    /// format, `YYYYMMDD[Thhmm[ss[.fff…]]][Z|±hh[mm]]` (a basic date takes a basic time: mixed
-    /// forms are refused); a space may stand for `T`. A time without a zone is UTC, as AIS and
+    /// format, `YYYYMMDD[Thhmm[ss[.fff…]]][Z|±hh[mm]]` (a basic date takes a basic time and
+    /// zone: mixed forms are refused); a space may stand for `T`. A time without a zone is UTC, as AIS and
     /// most GPS exports write it. Hour 24 is only `24:00`, `24:00:00` or `24:00:00.000…`, the
     /// next day's midnight. (A reader that tries epoch seconds first takes a bare `20080202` as
     /// a number.)
@@ -69,7 +69,7 @@ public enum ISO8601 {
                 guard let oh = digits(2) else { return nil }
                 var om = 0
                 if i < n {
-                    _ = expect(58)
+                    if !basic { _ = expect(58) }  // ±hh:mm or ±hhmm; basic times take ±hhmm
                     guard let m = digits(2) else { return nil }
                     om = m
                 }

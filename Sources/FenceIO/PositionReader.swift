@@ -79,7 +79,7 @@ public final class PositionReader {
         self.maxLineBytes = maxLineBytes
         self.columns = columns
         fieldNames = fields
-        namedFields = Dictionary(fields.map { ($1.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        namedFields = Self.fieldsByName(fields)
         buffer = [UInt8](repeating: 0, count: max(1 << 16, min(maxLineBytes, 1 << 20)) * 2)
     }
 
@@ -104,8 +104,8 @@ public final class PositionReader {
     /// lat, by any of their names, or by the name `fields` gives it). As in a header, the
     /// best-ranked name of a field wins when several name it.
     public static func checkColumns(_ names: [String], fields: [PositionField: String] = [:]) throws(FenceError) {
-        let given = Dictionary(fields.map { ($1.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
-        let named = Set(names.compactMap { given[$0.lowercased()] ?? PositionField.field(named: $0) })
+        let given = fieldsByName(fields)
+        let named = Set(names.compactMap { match($0, given: given)?.field })
         let missing = [PositionField.device, .time, .lon, .lat].filter { !named.contains($0) }
         guard missing.isEmpty else {
             throw FenceError(
@@ -134,7 +134,9 @@ public final class PositionReader {
         while taken < limit {
             guard let (lo, hi) = try nextLine() else {
                 if !sawContent {
-                    throw FenceError(.malformedInput, reason: "the input is empty (a CSV needs a header line; NDJSON needs one object per line)")
+                    throw FenceError(
+                        .malformedInput,
+                        reason: columns == nil ? "the input is empty (a CSV needs a header line; NDJSON needs one object per line)" : "the input is empty")
                 }
                 return false
             }
@@ -272,21 +274,44 @@ public final class PositionReader {
             if !headerSeen {
                 guard let columns else { return parseHeader(line) }
                 // No header line: the names given, the delimiter this first line uses; a byte
-                // order mark before it is not data.
-                if case .failure(let e) = useHeader(names: columns, delimiterFrom: String(decoding: line, as: UTF8.self)) { return .failure(e) }
-                if line.count >= 3 && line[0] == 0xEF && line[1] == 0xBB && line[2] == 0xBF {
-                    return parseCSV(UnsafeBufferPointer(rebasing: line[3...]))
+                // order mark before it is not data (a line of nothing else is blank).
+                var data = line
+                if data.count >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
+                    data = UnsafeBufferPointer(rebasing: data[3...])
+                    if data.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { return .success(nil) }
                 }
+                let text = String(decoding: data, as: UTF8.self)
+                if text.first(where: { $0 != " " && $0 != "\t" }) == "{" {
+                    let reason = "the first line is a JSON object: --columns names the columns of a CSV, and this input looks like NDJSON"
+                    headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
+                    return .failure(PositionLineError(line: lineNumber, reason: reason))
+                }
+                if case .failure(let e) = useHeader(names: columns, delimiter: Self.delimiter(of: text, fields: columns.count)) { return .failure(e) }
+                return parseCSV(data)
             }
             return parseCSV(line)
         }
     }
 
-    /// The field an input name stands for, and its rank: a name `fields` gave outranks every
-    /// alias (rank -1).
+    /// The field an input name stands for, and its rank (`PositionField`). A field given a
+    /// name in `fields` is read from that name only (rank -1), never from its aliases: a column
+    /// the user named and the input lacks is missing, not replaced by a guess.
     private func match(_ name: some StringProtocol) -> (field: PositionField, rank: Int)? {
-        if !namedFields.isEmpty, let field = namedFields[name.lowercased()] { return (field, -1) }
-        return PositionField.match(name)
+        namedFields.isEmpty ? PositionField.match(name) : Self.match(name, given: namedFields)
+    }
+
+    static func match(_ name: some StringProtocol, given: [String: PositionField]) -> (field: PositionField, rank: Int)? {
+        if let field = given[name.lowercased()] { return (field, -1) }
+        guard let found = PositionField.match(name), !given.values.contains(found.field) else { return nil }
+        return found
+    }
+
+    /// `fields` by lowercased name. Two fields given one name (a usage error in the CLI) keep
+    /// the first field in `PositionField` order, the same on every run.
+    static func fieldsByName(_ fields: [PositionField: String]) -> [String: PositionField] {
+        var byName: [String: PositionField] = [:]
+        for field in PositionField.allCases { if let name = fields[field], byName[name.lowercased()] == nil { byName[name.lowercased()] = field } }
+        return byName
     }
 
     private func parseHeader(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
@@ -296,7 +321,7 @@ public final class PositionReader {
         let names = text.split(separator: Character(UnicodeScalar(delimiter)), omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"\t"))
         }
-        return useHeader(names: names, delimiterFrom: text, headerText: text).map { nil }
+        return useHeader(names: names, delimiter: delimiter, headerText: text).map { nil }
     }
 
     /// The delimiter a line uses most: tab or semicolon over comma (the default).
@@ -309,12 +334,27 @@ public final class PositionReader {
         return 44
     }
 
-    /// Takes `names` as the CSV's columns, the delimiter from `delimiterFrom` (the header, or
-    /// the first data line of a headerless CSV); fails, for the whole input, when a required
-    /// field has no column. `headerText` is the header as written, for the message.
-    private func useHeader(names: [String], delimiterFrom text: String, headerText: String? = nil) -> Result<Void, PositionLineError> {
+    /// The delimiter of a headerless CSV's first data line, which `fields` columns were named
+    /// for: the one (comma, tab, semicolon, in that order) that splits it, outside quotes,
+    /// into exactly that many fields; else the one it uses most outside quotes.
+    static func delimiter(of text: String, fields: Int) -> UInt8 {
+        var counts: [UInt8: Int] = [44: 0, 9: 0, 59: 0]
+        var quoted = false
+        for byte in text.utf8 {
+            if byte == 34 { quoted.toggle() } else if !quoted, counts[byte] != nil { counts[byte]! += 1 }
+        }
+        for candidate: UInt8 in [44, 9, 59] where counts[candidate]! == fields - 1 { return candidate }
+        if counts[9]! > counts[44]! && counts[9]! >= counts[59]! { return 9 }
+        if counts[59]! > counts[44]! { return 59 }
+        return 44
+    }
+
+    /// Takes `names` as the CSV's columns, split by `delimiter`; fails, for the whole input,
+    /// when a required field has no column. `headerText` is the header as written, for the
+    /// message (nil: the names came from `columns`).
+    private func useHeader(names: [String], delimiter: UInt8, headerText: String? = nil) -> Result<Void, PositionLineError> {
         headerSeen = true
-        delimiter = Self.delimiter(of: text)
+        self.delimiter = delimiter
         columnCount = names.count
         // The best-ranked name of each field wins (`PositionField`); of one name twice, the
         // first (as pandas reads such a header: the second becomes `name.1`).
@@ -330,8 +370,8 @@ public final class PositionReader {
         if !missing.isEmpty {
             let shown = headerText.map { "the CSV header \"\($0.prefix(200))\"" } ?? "the columns \"\(names.joined(separator: ","))\""
             var reason = "\(shown) lacks " + missing.map { field in
-                let others = (fieldNames[field].map { [$0] } ?? []) + field.names.dropFirst()
-                return "\(field.names[0]) (or \(others.joined(separator: ", ")))"
+                if let given = fieldNames[field] { return "\(field.names[0]) (the column \"\(given)\" given for it)" }
+                return "\(field.names[0]) (or \(field.names.dropFirst().joined(separator: ", ")))"
             }.joined(separator: "; ")
             if headerText != nil {
                 reason += " (fence: --position-fields FIELD=NAME names a column of another name; --columns names them all if that line is data)"
@@ -359,7 +399,7 @@ public final class PositionReader {
         let n = line.count
         while true {
             if index >= columnCount {
-                return .failure(PositionLineError(line: lineNumber, reason: "more than the header's \(columnCount) fields"))
+                return .failure(PositionLineError(line: lineNumber, reason: "more than the \(columns == nil ? "header's" : "--columns'") \(columnCount) fields"))
             }
             if i < n && line[i] == 34 {
                 // Quoted field: "" is a quote.
@@ -403,7 +443,7 @@ public final class PositionReader {
             i += 1  // delimiter
         }
         if index < columnCount {
-            return .failure(PositionLineError(line: lineNumber, reason: "\(index) fields where the header has \(columnCount)"))
+            return .failure(PositionLineError(line: lineNumber, reason: "\(index) fields where the \(columns == nil ? "header has" : "columns named are") \(columnCount)"))
         }
         let columnIndex = self.columnIndex
         func withField<R>(_ f: PositionField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {

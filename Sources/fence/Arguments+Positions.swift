@@ -16,7 +16,8 @@ extension Arguments {
     func positionColumns() throws(UsageError) -> [String]? {
         guard let list = values["columns"] else { return nil }
         if values["input-format"] == "ndjson" { throw UsageError("--columns names the columns of a CSV; the input is NDJSON") }
-        let names = list.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        // Trimmed as a header's names are: blanks and quotes.
+        let names = list.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"\t")) }
         let fields = try positionFields()
         do {
             try PositionReader.checkColumns(names, fields: fields)
@@ -41,6 +42,9 @@ extension Arguments {
                 throw UsageError("--position-fields takes FIELD=NAME pairs, FIELD one of device, time, lon, lat, accuracy, coord (got \"\(pair)\")")
             }
             guard fields[field] == nil else { throw UsageError("--position-fields names the \(key) twice") }
+            if let other = fields.first(where: { $0.value.lowercased() == name.lowercased() }) {
+                throw UsageError("--position-fields gives \(name) for both \(other.key.names[0]) and \(key)")
+            }
             fields[field] = name
         }
         return fields

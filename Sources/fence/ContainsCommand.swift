@@ -11,12 +11,13 @@ enum ContainsCommand {
 
         Options:
           --fences SOURCE      fences: GeoJSON or any OGR source (see below)
-          --positions FILE     CSV (header required) or NDJSON positions; "-" for standard input
+          --positions FILE     CSV (a header line, or --columns) or NDJSON positions; "-" for standard input
           --format FORMAT      csv (default): device,time,id;id;...  or ndjson
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
           --columns NAMES      a CSV without a header line: its column names, e.g.
                                device,time,lon,lat (its first line is then data)
-          --position-fields F=N an input column or key for a field with another name,
+          --position-fields F=N
+                               an input column or key for a field with another name,
                                e.g. lon=pickup_longitude,lat=pickup_latitude
           --coord SYSTEM       coordinate system of positions without a coord column:
                                wgs84 (default), gcj02, bd09ll

@@ -13,7 +13,7 @@ enum EvalCommand {
 
         Input and output:
           --fences SOURCE       fences: GeoJSON or any OGR source (see below)
-          --positions FILE      CSV (header required) or NDJSON; "-" for standard input
+          --positions FILE      CSV (a header line, or --columns) or NDJSON; "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
           --columns NAMES       a CSV without a header line: its column names, e.g.
                                 device,time,lon,lat (its first line is then data)

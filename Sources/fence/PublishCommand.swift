@@ -16,7 +16,7 @@ enum PublishCommand {
 
         Options:
           --nats URLS           server URLs, comma-separated
-          --positions FILE      CSV (header required) or NDJSON; "-" for standard input
+          --positions FILE      CSV (a header line, or --columns) or NDJSON; "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
           --columns NAMES       a CSV without a header line: its column names, e.g.
                                 device,time,lon,lat (its first line is then data)
@@ -54,12 +54,17 @@ enum PublishCommand {
         guard window >= 0 else { throw UsageError("--window must be >= 0") }
         let maxBatch = try a.int("max-batch", default: 1000, range: 1...100_000)
         let started = Date()
+        // Every option checked before connecting: a bad one is a usage error, not a server's.
+        let inputFormat = try a.inputFormat()
+        let coord = try a.coordinateSystem()
+        let maxLineBytes = try a.maxLineBytes()
+        let columns = try a.positionColumns()
+        let positionFields = try a.positionFields()
         let connection = try NATSConnection(servers: servers, name: "fence-publish")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
         let reader = try naming(path) {
             try PositionReader(
-                path: path, format: try a.inputFormat(), coord: try a.coordinateSystem(), maxLineBytes: try a.maxLineBytes(),
-                columns: try a.positionColumns(), fields: try a.positionFields())
+                path: path, format: inputFormat, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: positionFields)
         }
         let publisher = FixPublisher(connection: connection, topology: topology, window: window, maxFixesPerMessage: maxBatch)
         let stderr = StandardError()

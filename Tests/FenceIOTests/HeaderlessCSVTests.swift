@@ -48,10 +48,41 @@ final class HeaderlessCSVTests: XCTestCase {
     }
 
     func testColumnsMakeTheInputCSV() throws {
-        // An NDJSON-looking first line is a bad CSV line, not a switch of format.
-        let (p, e) = try read("{\"device\":\"a\"}\nb,1,2,3\n", columns: ["device", "time", "lon", "lat"], format: .ndjson)
+        // Columns make it CSV whatever the format said: a JSON object after the first line is a
+        // bad CSV line (a first line that is one refuses the input, below).
+        let (p, e) = try read("b,1,2,3\n{\"device\":\"a\"}\n", columns: ["device", "time", "lon", "lat"], format: .ndjson)
         XCTAssertEqual(p.map(\.device), ["b"])
-        XCTAssertEqual(e.map(\.line), [1])
+        XCTAssertEqual(e.map(\.line), [2])
+    }
+
+    /// The first line's delimiter is the one that splits it, outside quotes, into as many
+    /// fields as columns were named.
+    func testDelimiterIgnoresQuotedText() throws {
+        let (p, e) = try read("\"a;b;c;d;e\",2008-02-02 15:36:08,1,1\nz,0,2,2\n", columns: ["id", "datetime", "lon", "lat"])
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p.map(\.device), ["a;b;c;d;e", "z"])
+        let (q, f) = try read("dev\t\"a,b,c,d,e\"\t5\t1\t1\n", columns: ["device", "note", "time", "lon", "lat"])
+        XCTAssertEqual(f, [])
+        XCTAssertEqual(q.first?.time, 5)
+    }
+
+    func testNDJSONInputWithColumnsIsRefusedAsAWhole() {
+        XCTAssertThrowsError(try read("{\"device\":\"a\",\"time\":1,\"lon\":2,\"lat\":3}\n", columns: ["device", "time", "lon", "lat"])) { error in
+            XCTAssertTrue("\(error)".contains("looks like NDJSON"), "\(error)")
+        }
+    }
+
+    func testALineOfOnlyAByteOrderMarkIsBlank() throws {
+        let (p, e) = try read("\u{FEFF}\r\nb,3,1,2\n", columns: ["device", "time", "lon", "lat"])
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p.map(\.device), ["b"])
+    }
+
+    func testFieldCountMessagesNameTheColumns() throws {
+        let (_, e) = try read("a,1,2,3,4\nb,1,2\n", columns: ["device", "time", "lon", "lat"])
+        XCTAssertEqual(e.map(\.line), [1, 2])
+        XCTAssertTrue(e[0].reason.contains("--columns' 4 fields"), e[0].reason)
+        XCTAssertTrue(e[1].reason.contains("3 fields where the columns named are 4"), e[1].reason)
     }
 
     func testColumnsLackingAFieldAreRefused() {
@@ -92,5 +123,11 @@ final class HeaderlessCSVTests: XCTestCase {
         XCTAssertTrue(missing.err.contains("--columns") && missing.err.contains("lack time"), missing.err)
         let ndjson = try CLI.run(["eval", "--fences", fences, "--positions", rows, "--columns", "device,time,lon,lat", "--input-format", "ndjson"])
         XCTAssertEqual(ndjson.status, 2, ndjson.err)
+        let quoted = try CLI.run(["eval", "--fences", fences, "--positions", rows, "--columns", "\"device\",time,lon,\"lat\""])
+        XCTAssertEqual(quoted.out, plain.out)
+        // publish checks its options before connecting: a usage error, not "no server".
+        let publish = try CLI.run(["publish", "--nats", "nats://127.0.0.1:1", "--positions", rows, "--columns", "a,b"])
+        XCTAssertEqual(publish.status, 2, publish.err)
+        XCTAssertTrue(publish.err.contains("--columns"), publish.err)
     }
 }

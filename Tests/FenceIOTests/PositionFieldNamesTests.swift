@@ -53,7 +53,7 @@ final class PositionFieldNamesTests: XCTestCase {
     func testAMissingNamedColumnIsNamedInTheRefusal() throws {
         XCTAssertThrowsError(try read("VendorID,when,pickup_longitude,pickup_latitude\nv,1,2,3\n", fields: Self.taxi)) { error in
             let text = "\(error)"
-            XCTAssertTrue(text.contains("lacks time (or tpep_pickup_datetime"), text)
+            XCTAssertTrue(text.contains("lacks time (the column \"tpep_pickup_datetime\" given for it)"), text)
             XCTAssertTrue(text.contains("--position-fields"), text)
         }
     }
@@ -64,6 +64,25 @@ final class PositionFieldNamesTests: XCTestCase {
         let (p, e) = try read("v,5,1,2\n", fields: Self.taxi, columns: ["VendorID", "tpep_pickup_datetime", "pickup_longitude", "pickup_latitude"])
         XCTAssertEqual(e, [])
         XCTAssertEqual(p, [Position(device: "v", time: 5, lon: 1, lat: 2)])
+    }
+
+    /// A field given a name is read from that name only: a header without it is refused
+    /// (naming it), an NDJSON line without it lacks the field; no alias stands in.
+    func testANamedColumnTheInputLacksIsNotReplacedByAnAlias() throws {
+        XCTAssertThrowsError(try read("id,Vendor_ID,time,lon,lat\nrow1,v,1,2,3\n", fields: [.device: "VendorID"])) { error in
+            XCTAssertTrue("\(error)".contains("lacks device (the column \"VendorID\" given for it)"), "\(error)")
+        }
+        let (p, e) = try read("{\"id\":\"row1\",\"time\":1,\"lon\":2,\"lat\":3}\n{\"VendorID\":\"v\",\"time\":1,\"lon\":2,\"lat\":3}\n", fields: [.device: "VendorID"])
+        XCTAssertEqual(p.map(\.device), ["v"])
+        XCTAssertEqual(e.map(\.line), [1])
+    }
+
+    /// Two fields given one name: the library keeps the first field in `PositionField` order
+    /// on every run (the CLI refuses it).
+    func testOneNameForTwoFieldsIsDecidedTheSameWayEveryTime() throws {
+        for _ in 0..<20 {
+            XCTAssertEqual(PositionReader.fieldsByName([.time: "VendorID", .device: "vendorid"]), ["vendorid": .device])
+        }
     }
 
     func testCLI() throws {
@@ -79,7 +98,7 @@ final class PositionFieldNamesTests: XCTestCase {
         let refused = try CLI.run(["eval", "--fences", fences, "--positions", taxi])
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.err.contains("--position-fields"), refused.err)
-        for bad in ["speed=x", "lon=", "lon", "lon=a,lon=b", ""] {
+        for bad in ["speed=x", "lon=", "lon", "lon=a,lon=b", "", "device=VendorID,time=vendorid"] {
             let r = try CLI.run(["eval", "--fences", fences, "--positions", taxi, "--position-fields", bad])
             XCTAssertEqual(r.status, 2, "\(bad): \(r.err)")
         }

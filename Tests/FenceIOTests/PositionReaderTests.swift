@@ -182,7 +182,7 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(ISO8601.parse("20080202 153608.25-0130"), ISO8601.parse("2008-02-02 15:36:08.25-01:30"))
         XCTAssertEqual(ISO8601.parse("20080202T240000Z"), ISO8601.parse("2008-02-03T00:00:00Z"))
         for mixed in ["20080202T15:36:08Z", "2008-02-02T153608Z", "2008-0202", "200802-02", "20080230T000000Z", "20080202T2400001Z",
-                      "20080202T15360Z", "20080202T153608.Z", "20080202T246000"] {
+                      "20080202T15360Z", "20080202T153608.Z", "20080202T246000", "20080202T153608+05:30"] {
             XCTAssertNil(ISO8601.parse(mixed), mixed)
         }
         var rng = SplitMix64(seed: 8601)
