@@ -5,7 +5,8 @@ import FuzzSupport
 
 /// The CSV position path: the input is a file as a user would pass it. Read three ways
 /// (a 64 KiB line limit in large batches, the same in batches of one, a 48-byte line limit
-/// so the long-line path runs); the first two must agree exactly. What it reads goes on through
+/// so the long-line path runs); the first two must agree exactly. Then headerless, as
+/// `--columns` reads it, in both batch sizes, and with fields under other names. What it reads goes on through
 /// the event engine, the event writers and a checkpoint round trip (`FuzzSupport.evaluate`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPositionsCSV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -15,6 +16,13 @@ public func fuzzPositionsCSV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     FuzzSupport.check(whole == single, "batch size changed the result")
     FuzzSupport.evaluate(whole.positions)
     _ = FuzzSupport.readPositions(bytes, format: .csv, maxLineBytes: 48, batch: 7)
+    // Headerless (`--columns`), and with a field under a name of its own (`--position-fields`):
+    // the same checks, and batch size changes nothing either.
+    let columns = ["device", "time", "lon", "lat", "accuracy"]
+    let headerless = FuzzSupport.readPositions(bytes, format: nil, maxLineBytes: 1 << 16, batch: 1 << 16, columns: columns)
+    let headerlessSingle = FuzzSupport.readPositions(bytes, format: nil, maxLineBytes: 1 << 16, batch: 1, columns: columns)
+    FuzzSupport.check(headerless == headerlessSingle, "batch size changed the headerless result")
+    _ = FuzzSupport.readPositions(bytes, format: .csv, maxLineBytes: 1 << 16, batch: 1 << 16, fields: [.device: "VendorID", .lon: "x"])
     return 0
 }
 

@@ -42,10 +42,11 @@ public enum FuzzSupport {
     /// reader promises: every position it returns is usable, bad lines are numbered in order
     /// within the lines read, nothing is both.
     public static func readPositions(
-        _ bytes: UnsafeBufferPointer<UInt8>, format: PositionReader.Format?, maxLineBytes: Int, batch: Int
+        _ bytes: UnsafeBufferPointer<UInt8>, format: PositionReader.Format?, maxLineBytes: Int, batch: Int,
+        columns: [String]? = nil, fields: [PositionField: String] = [:]
     ) -> Outcome {
         let fd = descriptor(holding: bytes)
-        let reader = PositionReader(fileDescriptor: fd, format: format, maxLineBytes: maxLineBytes)
+        let reader = PositionReader(fileDescriptor: fd, format: format, maxLineBytes: maxLineBytes, columns: columns, fields: fields)
         var out = Outcome()
         do throws(FenceError) {
             while try reader.read(limit: batch, into: &out.positions, errors: &out.errors) {}
