@@ -108,11 +108,17 @@ public final class PositionReader {
         let named = Set(names.compactMap { match($0, given: given)?.field })
         let missing = [PositionField.device, .time, .lon, .lat].filter { !named.contains($0) }
         guard missing.isEmpty else {
-            throw FenceError(
-                .malformedInput,
-                reason: "the columns \"\(names.joined(separator: ","))\" lack "
-                    + missing.map { "\($0.names[0]) (or \($0.names.dropFirst().joined(separator: ", ")))" }.joined(separator: "; "))
+            throw FenceError(.malformedInput, reason: "the columns \"\(names.joined(separator: ","))\" lack " + describe(missing, fields: fields))
         }
+    }
+
+    /// Missing required fields for a message: each with the name `fields` gave it, else its
+    /// aliases.
+    static func describe(_ missing: [PositionField], fields: [PositionField: String]) -> String {
+        missing.map { field in
+            if let given = fields[field] { return "\(field.names[0]) (the column \"\(given)\" given for it)" }
+            return "\(field.names[0]) (or \(field.names.dropFirst().joined(separator: ", ")))"
+        }.joined(separator: "; ")
     }
 
     private var ownsDescriptor = false
@@ -324,28 +330,22 @@ public final class PositionReader {
         return useHeader(names: names, delimiter: delimiter, headerText: text).map { nil }
     }
 
-    /// The delimiter a line uses most: tab or semicolon over comma (the default).
-    static func delimiter(of text: String) -> UInt8 {
-        let commas = text.filter { $0 == "," }.count
-        let tabs = text.filter { $0 == "\t" }.count
-        let semicolons = text.filter { $0 == ";" }.count
+    /// The delimiter of a CSV's first line: with `fields` (a headerless CSV whose columns were
+    /// named), the one (comma, tab, semicolon, in that order) that splits it, outside quotes,
+    /// into exactly that many fields; else the one it uses most (counted outside quotes when
+    /// `fields` is given, everywhere in a header): tab or semicolon over comma, the default.
+    static func delimiter(of text: String, fields: Int? = nil) -> UInt8 {
+        var counts: [Character: Int] = [",": 0, "\t": 0, ";": 0]
+        var quoted = false
+        for c in text {
+            if c == "\"" && fields != nil { quoted.toggle() } else if !quoted, counts[c] != nil { counts[c]! += 1 }
+        }
+        if let fields {
+            for (candidate, byte): (Character, UInt8) in [(",", 44), ("\t", 9), (";", 59)] where counts[candidate]! == fields - 1 { return byte }
+        }
+        let (commas, tabs, semicolons) = (counts[","]!, counts["\t"]!, counts[";"]!)
         if tabs > commas && tabs >= semicolons { return 9 }
         if semicolons > commas { return 59 }
-        return 44
-    }
-
-    /// The delimiter of a headerless CSV's first data line, which `fields` columns were named
-    /// for: the one (comma, tab, semicolon, in that order) that splits it, outside quotes,
-    /// into exactly that many fields; else the one it uses most outside quotes.
-    static func delimiter(of text: String, fields: Int) -> UInt8 {
-        var counts: [UInt8: Int] = [44: 0, 9: 0, 59: 0]
-        var quoted = false
-        for byte in text.utf8 {
-            if byte == 34 { quoted.toggle() } else if !quoted, counts[byte] != nil { counts[byte]! += 1 }
-        }
-        for candidate: UInt8 in [44, 9, 59] where counts[candidate]! == fields - 1 { return candidate }
-        if counts[9]! > counts[44]! && counts[9]! >= counts[59]! { return 9 }
-        if counts[59]! > counts[44]! { return 59 }
         return 44
     }
 
@@ -369,10 +369,7 @@ public final class PositionReader {
         let missing = [PositionField.device, .time, .lon, .lat].filter { fieldColumn[$0] == nil }
         if !missing.isEmpty {
             let shown = headerText.map { "the CSV header \"\($0.prefix(200))\"" } ?? "the columns \"\(names.joined(separator: ","))\""
-            var reason = "\(shown) lacks " + missing.map { field in
-                if let given = fieldNames[field] { return "\(field.names[0]) (the column \"\(given)\" given for it)" }
-                return "\(field.names[0]) (or \(field.names.dropFirst().joined(separator: ", ")))"
-            }.joined(separator: "; ")
+            var reason = "\(shown) lacks " + Self.describe(missing, fields: fieldNames)
             if headerText != nil {
                 reason += " (fence: --position-fields FIELD=NAME names a column of another name; --columns names them all if that line is data)"
             }
