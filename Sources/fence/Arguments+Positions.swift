@@ -2,7 +2,49 @@ import Foundation
 import FenceEngine
 import FenceIO
 
+/// The options of every command that reads positions (`eval`, `contains`, `nearest`,
+/// `publish`), checked together before any fence is loaded or server reached, and the reader
+/// they make.
+struct PositionInput {
+    /// The options' names, for `Arguments(valued:)`.
+    static let options: Set<String> = ["positions", "input-format", "columns", "position-fields", "coord", "max-line-bytes"]
+
+    let format: PositionReader.Format?
+    let coord: CoordinateSystem
+    let maxLineBytes: Int
+    let columns: [String]?
+    let fields: [PositionField: String]
+
+    /// Opens `path` ("-" is standard input); a failure names it.
+    func open(_ path: String) throws -> PositionReader {
+        try naming(path) {
+            try PositionReader(path: path, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields)
+        }
+    }
+
+    /// The lines of `--columns` and `--position-fields` for a command's `--help`,
+    /// descriptions starting at `column`.
+    static func help(column: Int) -> String {
+        func option(_ name: String, _ lines: [String]) -> String {
+            let pad = String(repeating: " ", count: column)
+            let head = "  " + name
+            let first = head.count < column ? head + String(repeating: " ", count: column - head.count) + lines[0] : head + "\n" + pad + lines[0]
+            return ([first] + lines.dropFirst().map { pad + $0 }).joined(separator: "\n")
+        }
+        return option("--columns NAMES", ["a CSV without a header line: its column names, e.g.", "device,time,lon,lat (its first line is then data)"])
+            + "\n" + option("--position-fields F=N", ["an input column or key for a field with another name,", "e.g. lon=pickup_longitude,lat=pickup_latitude"])
+    }
+}
+
 extension Arguments {
+    /// The position options (`PositionInput`), every one checked.
+    func positionInput() throws(UsageError) -> PositionInput {
+        let fields = try positionFields()
+        return PositionInput(
+            format: try inputFormat(), coord: try coordinateSystem(), maxLineBytes: try maxLineBytes(),
+            columns: try positionColumns(fields: fields), fields: fields)
+    }
+
     /// `--input-format csv|ndjson`; nil (sniff the first line) when absent.
     func inputFormat() throws(UsageError) -> PositionReader.Format? {
         guard let f = values["input-format"] else { return nil }
@@ -12,13 +54,12 @@ extension Arguments {
 
     /// `--columns NAMES`: the column names of a CSV without a header line, comma-separated
     /// (the names and aliases a header may use); nil when absent. Refused with NDJSON input and
-    /// when a required field has no name.
-    func positionColumns() throws(UsageError) -> [String]? {
+    /// when a required field has no name (`fields`: those `--position-fields` gave).
+    func positionColumns(fields: [PositionField: String]) throws(UsageError) -> [String]? {
         guard let list = values["columns"] else { return nil }
         if values["input-format"] == "ndjson" { throw UsageError("--columns names the columns of a CSV; the input is NDJSON") }
         // Trimmed as a header's names are: blanks and quotes.
         let names = list.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"\t")) }
-        let fields = try positionFields()
         do {
             try PositionReader.checkColumns(names, fields: fields)
         } catch {

@@ -14,11 +14,7 @@ enum ContainsCommand {
           --positions FILE     CSV (a header line, or --columns) or NDJSON positions; "-" for standard input
           --format FORMAT      csv (default): device,time,id;id;...  or ndjson
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
-          --columns NAMES      a CSV without a header line: its column names, e.g.
-                               device,time,lon,lat (its first line is then data)
-          --position-fields F=N
-                               an input column or key for a field with another name,
-                               e.g. lon=pickup_longitude,lat=pickup_latitude
+        \(PositionInput.help(column: 23))
           --coord SYSTEM       coordinate system of positions without a coord column:
                                wgs84 (default), gcj02, bd09ll
           --max-line-bytes N   refuse (and skip) position lines longer than N bytes
@@ -35,7 +31,7 @@ enum ContainsCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "format", "input-format", "columns", "position-fields", "coord", "threads", "max-line-bytes", BadLines.option]),
+            args, valued: Arguments.fenceOptions.union(PositionInput.options).union(["format", "threads", BadLines.option]),
             flagNames: ["repair"])
         if a.flags.contains("help") {
             printLine(help)
@@ -44,10 +40,7 @@ enum ContainsCommand {
         let positionsPath = try a.positionsPath()
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
-        let inputFormat = try a.inputFormat()
-        let columns = try a.positionColumns()
-        let positionFields = try a.positionFields()
-        let coord = try a.coordinateSystem()
+        let positionInput = try a.positionInput()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
 
         let stderr = StandardError()
@@ -56,9 +49,7 @@ enum ContainsCommand {
         let bad = loading.rejected(after: store.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads))
         loading.report(bad)
 
-        let reader = try naming(positionsPath) {
-            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns, fields: positionFields)
-        }
+        let reader = try positionInput.open(positionsPath)
         let out = StandardOutput()
         var badLines = try BadLines(a, path: positionsPath)
         while true {

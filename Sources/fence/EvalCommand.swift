@@ -15,10 +15,7 @@ enum EvalCommand {
           --fences SOURCE       fences: GeoJSON or any OGR source (see below)
           --positions FILE      CSV (a header line, or --columns) or NDJSON; "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
-          --columns NAMES       a CSV without a header line: its column names, e.g.
-                                device,time,lon,lat (its first line is then data)
-          --position-fields F=N an input column or key for a field with another name,
-                                e.g. lon=pickup_longitude,lat=pickup_latitude
+        \(PositionInput.help(column: 24))
           --coord SYSTEM        coordinate system of positions without a coord column:
                                 wgs84 (default), gcj02, bd09ll
           --format FMT          ndjson (default) or csv
@@ -56,9 +53,9 @@ enum EvalCommand {
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
             args,
-            valued: Arguments.fenceOptions.union([
-                "positions", "input-format", "columns", "position-fields", "coord", "format", "output", "properties", "state", "batch", "max-bad", "dwell",
-                "actions", "margin", "exit-delay", "evict-idle", "threads", "max-line-bytes",
+            valued: Arguments.fenceOptions.union(PositionInput.options).union([
+                "format", "output", "properties", "state", "batch", "max-bad", "dwell",
+                "actions", "margin", "exit-delay", "evict-idle", "threads",
             ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
             printLine(help)
@@ -73,10 +70,7 @@ enum EvalCommand {
         guard let format = EventWriter.Format(rawValue: a.values["format"] ?? "ndjson") else {
             throw UsageError("--format must be ndjson or csv")
         }
-        let inputFormat = try a.inputFormat()
-        let columns = try a.positionColumns()
-        let positionFields = try a.positionFields()
-        let coord = try a.coordinateSystem()
+        let positionInput = try a.positionInput()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
         var settings = try a.engineSettings()
@@ -111,9 +105,7 @@ enum EvalCommand {
             }
         }
 
-        let reader = try naming(positionsPath) {
-            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns, fields: positionFields)
-        }
+        let reader = try positionInput.open(positionsPath)
         let out: OutputSink = try outputPath.map { try OutputSink(path: $0, deferOpening: true) } ?? OutputSink()
         if let statePath = a.values["state"] {
             // Checked now, not after the whole run.

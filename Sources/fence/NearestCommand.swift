@@ -16,11 +16,7 @@ enum NearestCommand {
           --max-delay S       longest suggested delay (default 3600)
           --format FMT        csv (default): device,time,fence,distance_m,delay_s  or ndjson
           --input-format FMT  csv or ndjson (default: sniffed)
-          --columns NAMES     a CSV without a header line: its column names, e.g.
-                              device,time,lon,lat (its first line is then data)
-          --position-fields F=N
-                              an input column or key for a field with another name,
-                              e.g. lon=pickup_longitude,lat=pickup_latitude
+        \(PositionInput.help(column: 22))
           --coord SYSTEM      coordinate system of positions without a coord column
           --max-line-bytes N  refuse (and skip) position lines longer than N bytes (default 1048576)
           --threads N         worker threads (default: all cores)
@@ -33,7 +29,7 @@ enum NearestCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(["positions", "max-speed", "min-delay", "max-delay", "format", "input-format", "columns", "position-fields", "coord", "max-line-bytes", "threads", BadLines.option]),
+            args, valued: Arguments.fenceOptions.union(PositionInput.options).union(["max-speed", "min-delay", "max-delay", "format", "threads", BadLines.option]),
             flagNames: [])
         if a.flags.contains("help") {
             printLine(help)
@@ -47,19 +43,14 @@ enum NearestCommand {
         }
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
-        let inputFormat = try a.inputFormat()
-        let columns = try a.positionColumns()
-        let positionFields = try a.positionFields()
-        let coord = try a.coordinateSystem()
+        let positionInput = try a.positionInput()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let positionsPath = try a.positionsPath()
         let loading = try FenceLoading(a)
         var store = loading.emptyStore()
         let bad = loading.rejected(after: store.add(loading.read.fences))
         loading.report(bad)
-        let reader = try naming(positionsPath) {
-            try PositionReader(path: positionsPath, format: inputFormat, coord: coord, maxLineBytes: a.maxLineBytes(), columns: columns, fields: positionFields)
-        }
+        let reader = try positionInput.open(positionsPath)
         let out = OutputSink()
         if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }
         var badLines = try BadLines(a, path: positionsPath)

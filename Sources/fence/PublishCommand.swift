@@ -18,10 +18,7 @@ enum PublishCommand {
           --nats URLS           server URLs, comma-separated
           --positions FILE      CSV (a header line, or --columns) or NDJSON; "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
-          --columns NAMES       a CSV without a header line: its column names, e.g.
-                                device,time,lon,lat (its first line is then data)
-          --position-fields F=N an input column or key for a field with another name,
-                                e.g. lon=pickup_longitude,lat=pickup_latitude
+        \(PositionInput.help(column: 24))
           --coord SYSTEM        coordinate system of positions without a coord column
           --window SECONDS      event time per message (default 60); workers' --lateness must
                                 be at least this
@@ -42,7 +39,7 @@ enum PublishCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["nats", "positions", "input-format", "columns", "position-fields", "coord", "window", "max-batch", "name", "max-line-bytes", BadLines.option],
+            args, valued: PositionInput.options.union(["nats", "window", "max-batch", "name", BadLines.option]),
             flagNames: ["no-flush"])
         if a.flags.contains("help") {
             printLine(help)
@@ -55,17 +52,10 @@ enum PublishCommand {
         let maxBatch = try a.int("max-batch", default: 1000, range: 1...100_000)
         let started = Date()
         // Every option checked before connecting: a bad one is a usage error, not a server's.
-        let inputFormat = try a.inputFormat()
-        let coord = try a.coordinateSystem()
-        let maxLineBytes = try a.maxLineBytes()
-        let columns = try a.positionColumns()
-        let positionFields = try a.positionFields()
+        let positionInput = try a.positionInput()
         let connection = try NATSConnection(servers: servers, name: "fence-publish")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
-        let reader = try naming(path) {
-            try PositionReader(
-                path: path, format: inputFormat, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: positionFields)
-        }
+        let reader = try positionInput.open(path)
         let publisher = FixPublisher(connection: connection, topology: topology, window: window, maxFixesPerMessage: maxBatch)
         let stderr = StandardError()
         var batch: [Position] = []
