@@ -15,8 +15,8 @@ import Foundation
 /// can cost. A syntax error anywhere refuses the whole document, with its line and column.
 /// When `FenceInputOptions.parallelMinimumBytes` (4 MiB) or more lie between a `features`
 /// array's start and the document's end, the array is cut into parts by one quick pass over
-/// its bytes and the parts are parsed on `options.threads`
-/// workers: the result is the one thread's, feature for feature (`FeatureSplit`).
+/// its bytes and the parts are parsed on `options.threads` workers: the result is the one
+/// thread's, feature for feature (`FeatureSplit`).
 public enum GeoJSONFences {
     public struct Report: Sendable {
         public var fences: [Fence]

@@ -3,10 +3,10 @@
 public enum ISO8601 {
     /// Parses `YYYY-MM-DD[Thh:mm[:ss[.fff…]]][Z|±hh[:mm]]`, or the same in ISO 8601's basic
     /// format, `YYYYMMDD[Thhmm[ss[.fff…]]][Z|±hh[mm]]` (a basic date takes a basic time and
-    /// zone: mixed forms are refused); a space may stand for `T`. A time without a zone is UTC, as AIS and
-    /// most GPS exports write it. Hour 24 is only `24:00`, `24:00:00` or `24:00:00.000…`, the
-    /// next day's midnight. (A reader that tries epoch seconds first takes a bare `20080202` as
-    /// a number.)
+    /// zone: mixed forms are refused); a space may stand for `T`. A time without a zone is
+    /// UTC, as AIS and most GPS exports write it. Hour 24 is only `24:00`, `24:00:00` or
+    /// `24:00:00.000…`, the next day's midnight. (A reader that tries epoch seconds first
+    /// takes a bare `20080202` as a number.)
     /// - Returns: epoch seconds, or nil when the text is not such a time.
     /// - Complexity: O(length), no allocation.
     public static func parse(_ s: UnsafeBufferPointer<UInt8>) -> Double? {

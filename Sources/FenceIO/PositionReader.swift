@@ -64,8 +64,8 @@ public final class PositionReader {
     /// `{` means NDJSON, anything else CSV.
     /// `columns`, for a CSV without a header line, names its columns as a header would (the
     /// same names and aliases, `PositionField`); the input is then CSV whatever `format` says,
-    /// and its delimiter is the one its first line uses most (comma, tab or semicolon). Check
-    /// the names first with `checkColumns`.
+    /// and its delimiter the one that splits its first line into that many fields
+    /// (`delimiter(of:fields:)`). Check the names first with `checkColumns`.
     ///
     /// `fields` names the input's column (CSV) or key (NDJSON) of a field whose name is none
     /// of `PositionField`'s (`[.lon: "pickup_longitude"]`); it outranks the aliases.

@@ -28,8 +28,8 @@ struct FeatureSplit {
 
     /// The parts (at most `count`) of the array whose first element is at or after `start`
     /// (just past its `[`), each cut a share of the bytes from `start` to the end of the
-    /// document past the one before. Nil when the bytes never close the array (a string or bracket left open, or a
-    /// `}` closing it): the serial reader reports that.
+    /// document past the one before. Nil when the bytes never close the array (a string or
+    /// bracket left open, or a `}` closing it): the serial reader reports that.
     /// - Complexity: O(bytes to the array's end), a few instructions a byte; no allocation but
     ///   the parts.
     static func split(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, count: Int) -> FeatureSplit? {

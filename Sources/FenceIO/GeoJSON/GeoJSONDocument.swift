@@ -60,8 +60,9 @@ struct GeoJSONDocument {
     /// The `features` array; false when it is not an array (skipped).
     ///
     /// With `options.threads` over 1 and at least `options.parallelMinimumBytes` from the
-    /// array's start to the document's end, the array is cut into parts (`FeatureSplit`) read on that many workers and
-    /// joined in order: the same fences, origins and rejections as one thread reads. When a
+    /// array's start to the document's end, the array is cut into parts (`FeatureSplit`) read
+    /// on that many workers and joined in order: the same fences, origins and rejections as
+    /// one thread reads. When a
     /// part does not parse as the cut promised (malformed JSON), the array is read again from
     /// its start on this thread, which reports the error it always did.
     mutating func readFeatures() throws(JSONScanner.Failure) -> Bool {
