@@ -27,7 +27,11 @@ public enum PositionField: Int, CaseIterable, Sendable {
 
     /// The field a column name stands for and the name's rank in `names` (0: canonical), or nil.
     static func match(_ raw: some StringProtocol) -> (field: PositionField, rank: Int)? {
-        let name = raw.lowercased()
+        match(lowercased: raw.lowercased())
+    }
+
+    /// `match` of a name already lowercased.
+    static func match(lowercased name: String) -> (field: PositionField, rank: Int)? {
         for field in allCases {
             if let rank = field.names.firstIndex(of: name) { return (field, rank) }
         }

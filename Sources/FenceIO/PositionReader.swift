@@ -307,8 +307,9 @@ public final class PositionReader {
     }
 
     static func match(_ name: some StringProtocol, given: [String: PositionField]) -> (field: PositionField, rank: Int)? {
-        if let field = given[name.lowercased()] { return (field, -1) }
-        guard let found = PositionField.match(name), !given.values.contains(found.field) else { return nil }
+        let lowercased = name.lowercased()
+        if let field = given[lowercased] { return (field, -1) }
+        guard let found = PositionField.match(lowercased: lowercased), !given.values.contains(found.field) else { return nil }
         return found
     }
 
