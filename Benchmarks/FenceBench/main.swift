@@ -21,6 +21,8 @@ let help = """
       --events D         also run full event evaluation for D devices on random walks (0: off)
       --fixes N          fixes in the events case (default 2000000)
       --batch N          fixes per evaluate() call in the events case (default 1000000)
+      --edits N          after the events case, time N random fences reshaped, removed and
+                         added back, one call each, on the engine holding the fleet's state
       --ids KIND         fence and device ids: short ("p12", "dev-12"; default) or uuid
       --parse N          time the position reader on a generated CSV of N fleet fixes, and
                          write it to ./fence-bench-fixes.csv (for timing `fence eval` end to end)
@@ -63,6 +65,7 @@ var repeats = 1
 var eventDevices = 0
 var fixCount = 2_000_000
 var batchSize = 1_000_000
+var editCount = 0
 var longIDs = false
 var exportDir: String?
 var parseLines = 0
@@ -98,6 +101,7 @@ while let a = args.popFirst() {
     case "--events": eventDevices = value(Int(v).flatMap { $0 >= 0 ? $0 : nil })
     case "--fixes": fixCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--batch": batchSize = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
+    case "--edits": editCount = value(Int(v).flatMap { $0 >= 0 ? $0 : nil })
     case "--ids": longIDs = value(v == "uuid" ? true : v == "short" ? false : nil)
     case "--export": exportDir = v
     case "--parse": parseLines = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
@@ -277,6 +281,13 @@ for n in fenceCounts {
             let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
             FileHandle.standardOutput.write(data + Data("\n".utf8))
             plot.add("\(label), \(threads)t: events", fences: n, perSecond: Double(fixes.count) / seconds)
+            if editCount > 0 {
+                let line = EditBench.run(engine: &engine, edits: editCount, seed: seed &+ 3000, threads: threads)
+                    .merging(["fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits, "threads": threads,
+                              "devices": engine.deviceCount, "release": Measure.isReleaseBuild, "seed": seed]) { a, _ in a }
+                let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            }
         }
     }
 }

@@ -140,16 +140,22 @@ extension FenceStore {
     }
 
     /// Grows every per-slot array and the id table once, instead of by doubling while adding.
+    /// Where one is too small it grows to at least twice its capacity: reserving exactly
+    /// what one more fence needs copied every array (and rehashed the id table) on each
+    /// single-fence add, O(n) a fence (338 adds a second at 100k fences).
     mutating func reserveCapacity(slots: Int, geometry doubles: Int) {
-        slotHot.reserveCapacity(slots)
-        slotSettings.reserveCapacity(slots)
-        slotGeometryCount.reserveCapacity(slots)
-        slotExpires.reserveCapacity(slots)
-        slotBoxCount.reserveCapacity(slots)
-        slotKey.reserveCapacity(slots)
-        keySlot.reserveCapacity(slots)
-        slotByID.reserveCapacity(slots)
-        geometry.reserveCapacity(doubles)
+        func grow<T>(_ array: inout ContiguousArray<T>, _ n: Int) {
+            if array.capacity < n { array.reserveCapacity(max(n, 2 * array.capacity)) }
+        }
+        grow(&slotHot, slots)
+        grow(&slotSettings, slots)
+        grow(&slotGeometryCount, slots)
+        grow(&slotExpires, slots)
+        grow(&slotBoxCount, slots)
+        grow(&slotKey, slots)
+        grow(&keySlot, slots)
+        if slotByID.capacity < slots { slotByID.reserveCapacity(max(slots, 2 * slotByID.capacity)) }
+        grow(&geometry, doubles)
     }
 
     /// Stores one checked fence in a free or new slot. `fence` is read in place (a pointer,

@@ -41,7 +41,7 @@ extension EventEngine {
     /// expiring (the caller checks those two). Handles staying outside, staying inside one
     /// fence (dwell), entering one fence from outside (on a first fix, the initial enter),
     /// and leaving one fence when exits fire at once. Returns false, having changed nothing,
-    /// for any other case, which `apply` then takes.
+    /// for any other case, which `apply` then takes. A pair made or dropped goes to `log`.
     ///
     /// - Parameters:
     ///   - covering: how many fences cover the fix (hysteresis off: all of them count as deep
@@ -49,7 +49,8 @@ extension EventEngine {
     /// - Complexity: O(1).
     @inline(__always)
     func applyCommon(
-        time t: Double, point: LonLat, covering n: Int, slot: Int, key: Int32, state: inout DeviceState, events: inout [FenceEvent]
+        time t: Double, point: LonLat, covering n: Int, slot: Int, key: Int32, state: inout DeviceState, events: inout [FenceEvent],
+        log: inout PairLog
     ) -> Bool {
         let p = state.pairs.count
         // An undetermined pair (left by hysteresis, since turned off) is `apply`'s to settle.
@@ -61,6 +62,7 @@ extension EventEngine {
                     emit(.exit, device: state.id, slot: Int(s), time: t, lon: point.lon, lat: point.lat, inside: t - pair.enterTime, into: &events)
                 }
                 // Freed, as `apply` does: a device outside everything holds no pair storage.
+                log.left(pair.fence)
                 state.pairs = []
             } else if p != 0 {
                 return false
@@ -73,6 +75,7 @@ extension EventEngine {
                 }
                 var pair = PairState(fence: key, flags: 0, enterTime: t, pendingSince: 0)
                 dwellIfDue(&pair, slot: slot, device: state.id, time: t, point: point, events: &events)
+                log.entered(key)
                 state.pairs.append(pair)
             } else if p == 1 && state.pairs[0].fence == key && !state.pairs[0].isExitPending {
                 dwellIfDue(&state.pairs[0], slot: slot, device: state.id, time: t, point: point, events: &events)
@@ -94,12 +97,13 @@ extension EventEngine {
     /// - Parameters:
     ///   - near: the fences near the fix, ascending by key, with where the fix is against each;
     ///     a stored pair whose fence is not listed is far outside.
+    /// Pairs made and dropped go to `log`.
     /// - Complexity: O(p + k) for p stored pairs and k near fences, plus the cross test.
     func apply(
         time t: Double, point: LonLat, near: [NearFence], state: inout DeviceState,
-        scratch: inout ApplyScratch, events: inout [FenceEvent]
+        scratch: inout ApplyScratch, events: inout [FenceEvent], log: inout PairLog
     ) {
-        if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events) }
+        if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events, log: &log) }
         if !settings.crossDetection && state.hasFix && Self.unchanged(state.pairs, near) {
             // The common case: the device is inside exactly the fences it was inside, deeply
             // (or outside all of them), with no exit pending. Only dwell can fire.
@@ -197,6 +201,7 @@ extension EventEngine {
                 device: d, from: previous, to: point, time: t, before: stored, after: pairs, near: near, scratch: &scratch,
                 events: &events)
         }
+        log.changed(from: stored, to: pairs)
         if pairs.isEmpty {
             state.pairs = []
         } else {

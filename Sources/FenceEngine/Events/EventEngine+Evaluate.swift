@@ -138,6 +138,7 @@ extension EventEngine {
         // interleaves sorted runs.
         var partitionEvents = [[FenceEvent]](repeating: [], count: Self.partitionCount)
         var partitionCounts = [(late: Int, duplicates: Int, applied: Int)](repeating: (0, 0, 0), count: Self.partitionCount)
+        var partitionLogs = [PairLog](repeating: PairLog(), count: Self.partitionCount)
         var parts = [DevicePartition]()
         swap(&parts, &partitions)
         let engine = self
@@ -145,25 +146,30 @@ extension EventEngine {
         parts.withUnsafeMutableBufferPointer { partBuffer in
             partitionEvents.withUnsafeMutableBufferPointer { eventBuffer in
                 partitionCounts.withUnsafeMutableBufferPointer { countBuffer in
-                    nonisolated(unsafe) let parts = partBuffer
-                    nonisolated(unsafe) let out = eventBuffer
-                    nonisolated(unsafe) let counts = countBuffer
-                    Parallel.forEachChunk(count: Self.partitionCount, chunkSize: 1, threads: threads, makeState: ApplyScratch.init) {
-                        scratch, p, _ in
-                        var events: [FenceEvent] = []
-                        var tally = (late: 0, duplicates: 0, applied: 0)
-                        engine.applyPartition(
-                            &parts[p], range: partitionStart[p]..<partitionStart[p + 1], longIDsAt: partitionByteStart[p],
-                            batch: batch, coverage: coverage,
-                            batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally)
-                        out[p] = Self.sorted(consume events)
-                        counts[p] = tally
+                    partitionLogs.withUnsafeMutableBufferPointer { logBuffer in
+                        nonisolated(unsafe) let parts = partBuffer
+                        nonisolated(unsafe) let out = eventBuffer
+                        nonisolated(unsafe) let counts = countBuffer
+                        nonisolated(unsafe) let logs = logBuffer
+                        Parallel.forEachChunk(count: Self.partitionCount, chunkSize: 1, threads: threads, makeState: ApplyScratch.init) {
+                            scratch, p, _ in
+                            var events: [FenceEvent] = []
+                            var tally = (late: 0, duplicates: 0, applied: 0)
+                            engine.applyPartition(
+                                &parts[p], range: partitionStart[p]..<partitionStart[p + 1], longIDsAt: partitionByteStart[p],
+                                batch: batch, coverage: coverage,
+                                batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally,
+                                log: &logs[p])
+                            out[p] = Self.sorted(consume events)
+                            counts[p] = tally
+                        }
                     }
                 }
             }
         }
         swap(&parts, &partitions)
         batch.deallocateDevices()
+        for (p, log) in partitionLogs.enumerated() { pairCounts.apply(log, partition: p) }
         clock.mark("apply")
         for c in partitionCounts {
             result.late += c.late
@@ -174,6 +180,7 @@ extension EventEngine {
         watermark = batchEnd
         if settings.idleEviction > 0 { evictionHorizon = batchEnd }
         result.events = Self.mergeSorted(&partitionEvents, threads: threads)
+        assert(pairCountsCheck, "pair counts differ from the device states after a batch")
         clock.mark("merge")
         clock.report()
         return result
@@ -183,11 +190,12 @@ extension EventEngine {
     /// order (stable for equal times; input order when the batch is time-ordered per device),
     /// dropping duplicates and late fixes; then, when fences expire in
     /// this batch, closes the visits of every device of the partition that they end.
-    /// `longIDsAt` is where the partition's first long id is in `batch.longIDBytes`.
+    /// `longIDsAt` is where the partition's first long id is in `batch.longIDBytes`. Pairs
+    /// made and dropped go to `log`.
     func applyPartition(
         _ partition: inout DevicePartition, range: Range<Int>, longIDsAt: Int, batch: PartitionedFixes, coverage: Coverage?,
         batchEnd: Double, expiring: Bool, scratch: inout ApplyScratch, events: inout [FenceEvent],
-        tally: inout (late: Int, duplicates: Int, applied: Int)
+        tally: inout (late: Int, duplicates: Int, applied: Int), log: inout PairLog
     ) {
         let times = batch.times
         let points = batch.points
@@ -234,7 +242,7 @@ extension EventEngine {
                 if evictAfter > 0 && states[d].hasFix && EventEngine.hasPassed(from: last, to: t, evictAfter) {
                     // Idle for the eviction time since its last fix: that visit ended then, as it
                     // would have had the batch ended in between.
-                    endIdleVisits(state: &states[d], after: evictAfter, by: t, events: &events)
+                    endIdleVisits(state: &states[d], after: evictAfter, by: t, events: &events, log: &log)
                     states[d] = DeviceState(id: states[d].id)
                 } else if evictAfter > 0 && !states[d].hasFix && EventEngine.hasPassed(from: t, to: evictionHorizon, evictAfter) {
                     // A device the engine holds no state for, with a fix older than what eviction
@@ -248,7 +256,9 @@ extension EventEngine {
                     let n = coverOffsets[f + 1] - lo
                     let slot = n > 0 ? Int(coverHandles[lo].rawValue) : -1
                     let key = n > 0 ? coverKeys[lo] : -1
-                    if applyCommon(time: t, point: points[f], covering: n, slot: slot, key: key, state: &states[d], events: &events) {
+                    if applyCommon(
+                        time: t, point: points[f], covering: n, slot: slot, key: key, state: &states[d], events: &events, log: &log)
+                    {
                         return
                     }
                 }
@@ -265,7 +275,7 @@ extension EventEngine {
                         into: &scratch.near)
                 }
                 if scratch.near.count > 1 { scratch.near.sort { $0.key < $1.key } }
-                apply(time: t, point: points[f], near: scratch.near, state: &states[d], scratch: &scratch, events: &events)
+                apply(time: t, point: points[f], near: scratch.near, state: &states[d], scratch: &scratch, events: &events, log: &log)
             }
 
             // A live feed is in time order already: then fixes go in input order, which reads the
@@ -307,31 +317,36 @@ extension EventEngine {
         }
         // Devices idle as of the batch's end go first: each one's visits end at its own idle
         // time (fences that expired before it, at their expiry), not at expiries after it.
-        if evictAfter > 0 { evictIdle(&partition, asOf: batchEnd, after: evictAfter, events: &events) }
+        if evictAfter > 0 { evictIdle(&partition, asOf: batchEnd, after: evictAfter, events: &events, log: &log) }
         if expiring {
             for d in partition.states.indices where !partition.states[d].pairs.isEmpty {
-                expirePairs(upTo: batchEnd, state: &partition.states[d], events: &events)
+                expirePairs(upTo: batchEnd, state: &partition.states[d], events: &events, log: &log)
             }
         }
     }
 
     /// Exits, with reason `fence-expired` at the expiry time, every pair whose fence expires at
-    /// or before `time`.
-    func expirePairs(upTo time: Double, state: inout DeviceState, events: inout [FenceEvent]) {
-        guard !state.pairs.isEmpty else { return }
+    /// or before `time`. The dropped pairs go to `log`. A state with none is left as it is.
+    func expirePairs(upTo time: Double, state: inout DeviceState, events: inout [FenceEvent], log: inout PairLog) {
+        func ends(_ pair: PairState) -> Bool {
+            guard let slot = store.slot(ofKey: pair.fence) else { return true }
+            let e = store.slotExpires[Int(slot)]
+            return !e.isNaN && e <= time
+        }
+        guard state.pairs.contains(where: ends) else { return }
         var kept: [PairState] = []
         for pair in state.pairs {
-            guard let slot = store.slot(ofKey: pair.fence) else { continue }
-            let e = store.slotExpires[Int(slot)]
-            if !e.isNaN && e <= time {
-                if pair.isUndetermined { continue }
-                let t = max(e, pair.enterTime)
-                emit(
-                    .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
-                    reason: .fenceExpired, inside: t - pair.enterTime, into: &events)
-            } else {
+            guard ends(pair) else {
                 kept.append(pair)
+                continue
             }
+            log.left(pair.fence)
+            guard !pair.isUndetermined, let slot = store.slot(ofKey: pair.fence) else { continue }
+            let e = store.slotExpires[Int(slot)]
+            let t = max(e, pair.enterTime)
+            emit(
+                .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
+                reason: .fenceExpired, inside: t - pair.enterTime, into: &events)
         }
         state.pairs = kept
     }

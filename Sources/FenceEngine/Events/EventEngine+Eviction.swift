@@ -4,36 +4,41 @@ extension EventEngine {
     /// fix's position, with the time inside up to the last fix. Pending exits end the same way.
     /// When a fix found the device idle (`by`), the exit is at that fix's time if the sum is
     /// later: the fix is then the sum, short by the rounding `hasPassed` allows, and the exit
-    /// must not come after the enter the fix causes.
+    /// must not come after the enter the fix causes. The dropped pairs go to `log`.
     ///
     /// A visit whose fence expired before then (at or before that time) ended at the expiry
     /// first: `fence-expired` at the expiry, as it would have been had a fix or a batch's end
     /// come in between (an independent audit found the idle exit winning, and the outcome
     /// depending on the batch size).
     /// - Complexity: O(p) for p pairs.
-    func endIdleVisits(state: inout DeviceState, after: Double, by fixTime: Double = .infinity, events: inout [FenceEvent]) {
+    func endIdleVisits(
+        state: inout DeviceState, after: Double, by fixTime: Double = .infinity, events: inout [FenceEvent], log: inout PairLog
+    ) {
         let t = min(state.lastTime + after, fixTime)
-        if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events) }
+        if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events, log: &log) }
         for pair in state.pairs where !pair.isUndetermined {
             guard let slot = store.slot(ofKey: pair.fence) else { continue }
             emit(
                 .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
                 reason: .deviceIdle, inside: max(0, state.lastTime - pair.enterTime), into: &events)
         }
+        log.left(state.pairs)
         state.pairs = []
     }
 
     /// Drops from a partition every device whose last fix is at least `after` seconds before
     /// `time`, ending its visits first, and rebuilds the partition's id table when any went.
     /// - Complexity: O(d) for the partition's d devices.
-    func evictIdle(_ partition: inout DevicePartition, asOf time: Double, after: Double, events: inout [FenceEvent]) {
+    func evictIdle(
+        _ partition: inout DevicePartition, asOf time: Double, after: Double, events: inout [FenceEvent], log: inout PairLog
+    ) {
         func idle(_ state: DeviceState) -> Bool { EventEngine.hasPassed(from: state.lastTime, to: time, after) }
         guard partition.states.contains(where: idle) else { return }
         var kept = DevicePartition()
         kept.states.reserveCapacity(partition.states.count)
         for d in partition.states.indices {
             if idle(partition.states[d]) {
-                endIdleVisits(state: &partition.states[d], after: after, events: &events)
+                endIdleVisits(state: &partition.states[d], after: after, events: &events, log: &log)
             } else {
                 _ = kept.intern(partition.states[d].id, hash: partition.hashes[d])
                 kept.states[kept.states.count - 1] = partition.states[d]

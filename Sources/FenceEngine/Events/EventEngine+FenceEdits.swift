@@ -18,50 +18,65 @@ extension EventEngine {
             }
         }
         let results = store.add(fences, repair: repair, threads: threads)
-        var replacedKeys = Set<Int32>()
-        var reshapedKeys = Set<Int32>()
+        // Only replaced fences some device holds a pair with can end a visit or re-trigger.
+        var remasked = Set<Int32>()
+        var reshaped = Set<Int32>()
         for r in results where r.outcome == .replaced {
-            guard let slot = store.slotByID[r.id] else { continue }
-            replacedKeys.insert(store.key(ofSlot: slot))
-            if before[r.id]?.shape != store.shapeDigest(slot: slot) { reshapedKeys.insert(store.key(ofSlot: slot)) }
+            guard let slot = store.slotByID[r.id], let old = before[r.id] else { continue }
+            let key = store.key(ofSlot: slot)
+            guard pairCounts[key] > 0 else { continue }
+            if old.actions != actions(slot: Int(slot)) { remasked.insert(key) }
+            if old.shape != store.shapeDigest(slot: slot) { reshaped.insert(key) }
         }
-        guard !replacedKeys.isEmpty else { return (results, []) }
+        guard !remasked.isEmpty || !reshaped.isEmpty else { return (results, []) }
         let store = self.store
-        var events = endVisitsOfReshapedFences { slot in
-            let key = store.slotKey[slot]
-            guard reshapedKeys.contains(key), let old = before[store.slotSettings[slot].id] else { return nil }
+        var events = endVisitsOfReshapedFences(reshaped) { slot in
+            guard let old = before[store.slotSettings[slot].id] else { return nil }
             return (old.group, old.actions)
         }
         // A replacement that brings another mask re-triggers, as `setActions(_:fence:)` does.
-        events += retrigger(previous: { before[store.slotSettings[$0].id]?.actions ?? [] }) { slot in
-            replacedKeys.contains(store.slotKey[slot])
+        if !remasked.isEmpty {
+            let within = remasked.reduce(UInt64(0)) { $0 | pairCounts.partitions(key: $1) }
+            events += retrigger(previous: { before[store.slotSettings[$0].id]?.actions ?? [] }, within: within) { slot in
+                remasked.contains(store.slotKey[slot])
+            }
         }
+        assert(pairCountsCheck, "pair counts differ from the device states after an add")
         return (results, Self.sorted(events))
     }
 
     /// Ends the visits whose fence has taken a shape that does not cover the device's last
     /// fix: `exit`, reason `fence-replaced`, at that fix, worded with the fence's group and
-    /// mask as they were. `before(slot)` gives those for a reshaped fence, nil for the others.
-    /// - Complexity: O(devices + pairs), a containment test per pair of a reshaped fence.
-    mutating func endVisitsOfReshapedFences(_ before: (Int) -> (group: String?, actions: FenceActions)?) -> [FenceEvent] {
+    /// mask as they were. `reshaped` holds those fences' keys; `before(slot)` gives their
+    /// group and mask as they were.
+    /// - Complexity: O(1) when no device holds a pair with any of them (`pairCounts`),
+    ///   otherwise O(devices + pairs), a containment test per pair of a reshaped fence.
+    mutating func endVisitsOfReshapedFences(
+        _ keys: Set<Int32>, before: (Int) -> (group: String?, actions: FenceActions)?
+    ) -> [FenceEvent] {
+        let counts = pairCounts
+        let reshaped = keys.filter { counts[$0] > 0 }
+        guard !reshaped.isEmpty else { return [] }
         var events: [FenceEvent] = []
+        var log = PairLog()
+        defer { pairCounts.apply(log) }
         var scratch = ContainmentScratch()
-        let engine = self
-        updateEveryDevice { state in
-            guard !state.pairs.isEmpty else { return }
+        let within = reshaped.reduce(UInt64(0)) { $0 | counts.partitions(key: $1) }
+        updateDevices(touching: { reshaped.contains($0) }, within: within) { state, engine in
             let last = LonLat(lon: state.lastLon, lat: state.lastLat)
             var unit: (Double, Double, Double)?
             var kept: [PairState] = []
             for pair in state.pairs {
                 // An undetermined pair has no visit to end: the next fix judges it afresh
                 // against the new shape (and drops it if that fix is not near).
-                if pair.isUndetermined {
+                if pair.isUndetermined || !reshaped.contains(pair.fence) {
                     kept.append(pair)
                     continue
                 }
                 if let slot = engine.store.slot(ofKey: pair.fence), let old = before(Int(slot)),
                     !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
                 {
+                    log.left(pair.fence)
                     if old.actions.contains(.exit) {
                         let id = engine.store.slotSettings[Int(slot)].id
                         events.append(Self.exitWithoutFix(state, pair, fence: id, group: old.group, reason: .fenceReplaced))
@@ -112,34 +127,45 @@ extension EventEngine {
         removeFences(store.allHandles().map(\.rawValue), at: time)
     }
 
+    /// Removes these fences, with `exit` (`fence-removed`) for the devices inside.
+    /// - Complexity: O(fences) when no device holds a pair with any of them (`pairCounts`),
+    ///   otherwise O(devices + pairs) more.
     mutating func removeFences(_ slots: [Int32], at time: Double?) -> [FenceEvent] {
         guard !slots.isEmpty else { return [] }
         var slotOfKey: [Int32: Int32] = [:]
-        for slot in slots { slotOfKey[store.key(ofSlot: slot)] = slot }
+        for slot in slots {
+            let key = store.key(ofSlot: slot)
+            if pairCounts[key] > 0 { slotOfKey[key] = slot }
+        }
         var events: [FenceEvent] = []
-        let engine = self
-        updateEveryDevice { state in
-            guard !state.pairs.isEmpty else { return }
-            var kept: [PairState] = []
-            for pair in state.pairs {
-                if let slot = slotOfKey[pair.fence] {
+        var log = PairLog()
+        if !slotOfKey.isEmpty {
+            let within = slotOfKey.keys.reduce(UInt64(0)) { $0 | pairCounts.partitions(key: $1) }
+            updateDevices(touching: { slotOfKey[$0] != nil }, within: within) { state, engine in
+                var kept: [PairState] = []
+                for pair in state.pairs {
+                    guard let slot = slotOfKey[pair.fence] else {
+                        kept.append(pair)
+                        continue
+                    }
+                    log.left(pair.fence)
                     if pair.isUndetermined { continue }
                     let t = time ?? state.lastTime
                     engine.emit(
                         .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
                         reason: .fenceRemoved, inside: t - pair.enterTime, into: &events)
-                } else {
-                    kept.append(pair)
                 }
+                state.pairs = kept
             }
-            state.pairs = kept
         }
+        pairCounts.apply(log)
         if slots.count == store.count {
             store.removeAll()
         } else {
             for slot in slots { store.removeSlot(slot) }
             store.compactIfNeeded()
         }
+        assert(pairCountsCheck, "pair counts differ from the device states after a removal")
         return Self.sorted(events)
     }
 
@@ -161,8 +187,9 @@ extension EventEngine {
         let before = self.actions(slot: Int(slot))
         store.slotSettings[Int(slot)].actions = actions?.intersection(.all).rawValue ?? 0xFF
         let key = store.key(ofSlot: slot)
+        guard pairCounts[key] > 0 else { return [] }
         let store = self.store
-        return retrigger(previous: { _ in before }) { s in store.slotKey[s] == key }
+        return retrigger(previous: { _ in before }, within: pairCounts.partitions(key: key)) { s in store.slotKey[s] == key }
     }
 
     /// Changes settings other than the action mask (dwell, hysteresis, exit delay, initial
@@ -181,9 +208,13 @@ extension EventEngine {
         return retrigger(previous: { old_.actions(slot: $0) }, affects: affects)
     }
 
-    func retrigger(previous: (Int) -> FenceActions, affects: (Int) -> Bool) -> [FenceEvent] {
+    /// The re-trigger events of the pairs whose fence `affects` (by slot), whose status
+    /// `previous` (the fence's mask before, by slot) did not report and its mask now does, in
+    /// the partitions whose bit `within` sets.
+    /// - Complexity: O(devices + pairs) of those partitions.
+    func retrigger(previous: (Int) -> FenceActions, within: UInt64 = ~0, affects: (Int) -> Bool) -> [FenceEvent] {
         var events: [FenceEvent] = []
-        for partition in partitions {
+        for (p, partition) in partitions.enumerated() where within & (1 << UInt64(p)) != 0 {
             for state in partition.states where !state.pairs.isEmpty {
                 for pair in state.pairs where !pair.isUndetermined {
                     guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }

@@ -34,6 +34,11 @@ public struct EventEngine: Sendable {
     /// Devices, by `stableHash64(id) % partitionCount`.
     var partitions = [DevicePartition](repeating: DevicePartition(), count: EventEngine.partitionCount)
     static let partitionCount = 64
+    /// Devices holding a pair with each fence: edits skip the devices when none does.
+    var pairCounts = PairCounts()
+    /// Partitions whose devices edits have read (`updateDevices`), for tests of what an edit
+    /// costs.
+    var partitionsReadByEdits = 0
     /// The latest event time applied (fences expire against it).
     public internal(set) var watermark: Double = -.infinity
     /// The latest `expires` of a fence `evaluate` removed at the end of a batch (-infinity
@@ -65,11 +70,32 @@ public struct EventEngine: Sendable {
         return partitions[p].find(device, hash: h).map { partitions[p].states[Int($0)] }
     }
 
-    /// Calls `body` with every device's state, partition by partition.
-    mutating func updateEveryDevice(_ body: (inout DeviceState) -> Void) {
-        for p in partitions.indices {
-            for d in partitions[p].states.indices { body(&partitions[p].states[d]) }
+    /// True when `pairCounts` holds what the device states do: a recount, O(devices + pairs).
+    var pairCountsAreExact: Bool { pairCounts.agrees(with: PairCounts(partitions)) }
+
+    /// For `assert` after a batch or an edit: the recount of an engine of up to 50,000 devices
+    /// (debug builds only; a larger one is not recounted each time).
+    var pairCountsCheck: Bool { deviceCount > 50_000 || pairCountsAreExact }
+
+    /// Calls `body` with the state of every device that holds a pair whose fence key
+    /// `touches`, in the partitions whose bit `within` sets (`PairCounts.partitions(key:)`), and
+    /// the engine to read (the fences, settings); the other devices' pairs are only read. The
+    /// partitions are moved out of the engine while it runs, so that reading it copies none of
+    /// them, and `body` can change a state in place.
+    /// - Complexity: O(devices + pairs) of those partitions, plus `body`.
+    mutating func updateDevices(
+        touching touches: (Int32) -> Bool, within: UInt64, _ body: (inout DeviceState, borrowing EventEngine) -> Void
+    ) {
+        var parts: [DevicePartition] = []
+        swap(&parts, &partitions)
+        let engine = self
+        for p in parts.indices where within & (1 << UInt64(p)) != 0 {
+            partitionsReadByEdits += 1
+            parts[p].states.withUnsafeMutableBufferPointer { states in
+                for d in states.indices where states[d].pairs.contains(where: { touches($0.fence) }) { body(&states[d], engine) }
+            }
         }
+        swap(&parts, &partitions)
     }
 
     /// A device's status against a fence.

@@ -139,7 +139,7 @@ extension EventEngine {
             reshaped[Int(slot)] = (r.group, oldMask(r))
         }
         let store = self.store
-        events += endVisitsOfReshapedFences { reshaped[$0] }
+        events += endVisitsOfReshapedFences(Set(reshaped.keys.map { store.slotKey[$0] })) { reshaped[$0] }
         events += retrigger(previous: { oldMask(records[store.slotSettings[$0].id]) }, affects: { _ in true })
         return (dropped, Self.sorted(events))
     }
@@ -155,12 +155,14 @@ extension EventEngine {
         var events: [FenceEvent] = []
         var held = partitions
         partitions = []
+        var log = PairLog()
         for p in held.indices {
             for d in held[p].states.indices where !held[p].states[d].pairs.isEmpty {
-                expirePairs(upTo: watermark, state: &held[p].states[d], events: &events)
+                expirePairs(upTo: watermark, state: &held[p].states[d], events: &events, log: &log)
             }
         }
         partitions = held
+        pairCounts.apply(log)
         latestExpiredRemoval = max(latestExpiredRemoval, store.removeExpiredFences(asOf: watermark).latest)
         return events
     }
@@ -193,6 +195,7 @@ extension EventEngine {
             state.pairs.sort { $0.fence < $1.fence }
             partitions[p].states[Int(d)] = state
         }
+        pairCounts = PairCounts(partitions)
         return dropped
     }
 }

@@ -1,0 +1,124 @@
+@testable import FenceEngine
+import XCTest
+
+/// What a single fence edit costs on an engine holding many devices (`PairCounts`): an edit
+/// of a fence no device holds reads no device, one a few devices hold reads only their
+/// partitions, and the counts stay what the device states say through every kind of change.
+final class FenceEditCostTests: XCTestCase {
+    /// A small square fence at (lon, 0).
+    static func square(_ id: String, lon: Double, group: String? = nil) -> Fence {
+        let ring = [(0.0, 0.0), (1, 0), (1, 1), (0, 1), (0, 0)].map { LonLat(lon: lon + $0.0, lat: $0.1) }
+        var f = Fence.polygon(id: id, exterior: ring)
+        f.group = group
+        return f
+    }
+
+    /// 2,000 devices over every partition, all outside every fence but "a" (inside "f1") and
+    /// "b" and "c" (inside "f2"), in partitions of their own.
+    func fleet() -> (engine: EventEngine, partitionOf: [String: Int]) {
+        var engine = EventEngine()
+        let fences = (0..<50).map { Self.square("f\($0)", lon: Double(2 * $0), group: "g\($0 % 5)") }
+        XCTAssertTrue(engine.add(fences).results.allSatisfy { $0.error == nil })
+        var fixes = (0..<2000).map { Position(device: "d\($0)", time: 10, lon: -50, lat: -50) }
+        fixes += [
+            Position(device: "a", time: 10, lon: 2.5, lat: 0.5),
+            Position(device: "b", time: 10, lon: 4.5, lat: 0.5),
+            Position(device: "c", time: 10, lon: 4.25, lat: 0.25),
+        ]
+        let r = engine.evaluate(fixes, threads: 2)
+        XCTAssertEqual(summary(r.events), ["10 a f1 enter initial", "10 b f2 enter initial", "10 c f2 enter initial"])
+        var partitionOf: [String: Int] = [:]
+        for id in ["a", "b", "c"] { partitionOf[id] = EventEngine.partition(of: id) }
+        XCTAssertNotEqual(partitionOf["b"], partitionOf["c"], "the test wants b and c in two partitions")
+        XCTAssertEqual(Set((0..<2000).map { EventEngine.partition(of: "d\($0)") }).count, EventEngine.partitionCount)
+        return (engine, partitionOf)
+    }
+
+    func testAnEditOfAFenceNoDeviceHoldsReadsNoDevice() {
+        var (engine, _) = fleet()
+        XCTAssertEqual(engine.remove(id: "f7"), [])
+        XCTAssertEqual(engine.add([Self.square("f8", lon: 100)]).events, [])
+        var masked = Self.square("f9", lon: 18)
+        masked.actions = [.exit]
+        XCTAssertEqual(engine.add([masked]).events, [])
+        XCTAssertEqual(engine.setActions([.enter], fence: "f10"), [])
+        XCTAssertEqual(engine.remove(group: "g3"), [])
+        XCTAssertEqual(engine.partitionsReadByEdits, 0)
+        XCTAssertTrue(engine.pairCountsAreExact)
+    }
+
+    func testAnEditOfAFenceFewDevicesHoldReadsOnlyTheirPartitions() {
+        var (engine, _) = fleet()
+        // f2 (b and c, two partitions) moved away: both exit, two partitions read.
+        let events = engine.add([Self.square("f2", lon: 150)]).events
+        XCTAssertEqual(summary(events), ["10 b f2 exit fence-replaced 0s", "10 c f2 exit fence-replaced 0s"])
+        XCTAssertEqual(engine.partitionsReadByEdits, 2)
+        XCTAssertEqual(engine.fences(insideOf: "b"), [])
+        // f1 (a) removed: one partition; f2 is now held by no one: none.
+        XCTAssertEqual(summary(engine.remove(id: "f1", at: 20)), ["20 a f1 exit fence-removed 10s"])
+        XCTAssertEqual(engine.remove(id: "f2"), [])
+        XCTAssertEqual(engine.partitionsReadByEdits, 3)
+        XCTAssertTrue(engine.pairCountsAreExact)
+        // The next fixes enter other fences, and the counts follow.
+        let r = engine.evaluate([Position(device: "a", time: 30, lon: 6.5, lat: 0.5), Position(device: "b", time: 30, lon: 6.25, lat: 0.5)])
+        XCTAssertEqual(summary(r.events), ["30 a f3 enter", "30 b f3 enter"])
+        XCTAssertEqual(engine.remove(id: "f3", at: 40).count, 2)
+        XCTAssertEqual(engine.partitionsReadByEdits, 5)
+        XCTAssertTrue(engine.pairCountsAreExact)
+    }
+
+    /// Counts against a recount after every batch and edit, over seeds: hysteresis (undetermined
+    /// pairs), exit delay (pending exits), expiry, idle eviction, removals, reshapes, masks
+    /// and a state file round trip.
+    func testCountsStayExactThroughEveryKindOfChange() throws {
+        for seed in UInt64(1)...12 {
+            var rng = TestRandom(mixing: seed)
+            var settings = EventSettings()
+            settings.hysteresisMargin = seed % 3 == 0 ? 2_000 : 0
+            settings.exitDelay = seed % 2 == 0 ? 120 : 0
+            settings.idleEviction = seed % 4 == 1 ? 900 : 0
+            settings.dwell = 300
+            var engine = EventEngine(settings: settings)
+            var fences = (0..<30).map { k -> Fence in
+                var f = Self.square("f\(k)", lon: Double(k % 6) * 0.8, group: "g\(k % 4)")
+                if k % 7 == 3 { f.expires = Double(600 * (k % 5 + 1)) }
+                return f
+            }
+            XCTAssertTrue(engine.add(fences).results.allSatisfy { $0.error == nil })
+            var t = 0.0
+            for step in 0..<24 {
+                let ctx = "seed \(seed) step \(step)"
+                var batch: [Position] = []
+                // Devices from 100 on go quiet after step 8 (idle eviction takes them).
+                for d in 0..<150 where rng.next() % 3 != 0 && (d < 100 || step < 8) {
+                    batch.append(
+                        Position(
+                            device: "d\(d)", time: t + Double(rng.next() % 60), lon: Double(rng.next() % 6000) / 1000 - 0.5,
+                            lat: Double(rng.next() % 1400) / 1000 - 0.2, accuracy: rng.next() % 2 == 0 ? 50 : nil))
+                }
+                t += 60
+                _ = engine.evaluate(batch, threads: 1 + Int(seed % 3))
+                XCTAssertTrue(engine.pairCountsAreExact, "\(ctx): after a batch")
+                switch rng.next() % 6 {
+                case 0: _ = engine.remove(id: "f\(rng.next() % 30)")
+                case 1: _ = engine.remove(group: "g\(rng.next() % 4)")
+                case 2:
+                    let k = Int(rng.next() % 30)
+                    _ = engine.add([Self.square("f\(k)", lon: Double(rng.next() % 6) * 0.8 + 0.3, group: "g\(k % 4)")])
+                case 3:
+                    var f = fences[Int(rng.next() % 30)]
+                    f.actions = rng.next() % 2 == 0 ? [.exit] : [.enter, .dwell]
+                    _ = engine.add([f])
+                case 4: _ = engine.setActions(rng.next() % 2 == 0 ? [.enter] : nil, fence: "f\(rng.next() % 30)")
+                default:
+                    let restored = try TrackerSnapshot(decoding: engine.snapshot().encoded())
+                    var next = EventEngine(store: engine.store, settings: settings)
+                    _ = next.restoreReportingChanges(restored)
+                    engine = next
+                }
+                XCTAssertTrue(engine.pairCountsAreExact, "\(ctx): after an edit")
+            }
+            fences = []
+        }
+    }
+}
