@@ -45,13 +45,22 @@ extension FenceStore {
     }
 
     /// Gives the index back its cell grid (which point queries start from) when edits since the
-    /// last bulk load dropped it and a batch of `positions` queries is coming that pays for it:
-    /// at least a quarter as many positions as indexed boxes. The grid then stays until the
-    /// next edit. Queries are correct with or without it.
+    /// last bulk load dropped it and the queries since then pay for it: at least a quarter as
+    /// many positions as indexed boxes, counted over every call since the grid went (this
+    /// batch's `positions` included). So a stream of small batches with an edit now and then
+    /// gets the grid back after a quarter of the store's size in positions, instead of
+    /// querying from the root until a single batch that large comes. The grid then stays
+    /// until the next edit. Queries are correct with or without it.
     /// - Complexity: O(n) for n fences when it builds (about 25 ms per million), else O(1).
     public mutating func prepareIndex(forQueries positions: Int) {
-        guard !tree.hasCellIndex, positions >= tree.count / 4 else { return }
+        guard !tree.hasCellIndex else {
+            queriesWithoutGrid = 0
+            return
+        }
+        queriesWithoutGrid += max(0, positions)
+        guard queriesWithoutGrid >= tree.count / 4 else { return }
         tree.buildCellIndex()
+        queriesWithoutGrid = 0
     }
 
     /// Whether point queries start from the index's cell grid.

@@ -50,6 +50,8 @@ public struct FenceStore: Sendable {
     var groupMembers: [Set<Int32>] = []
 
     var tree = RTree()
+    /// Positions `prepareIndex` was told of since the index last had its cell grid.
+    var queriesWithoutGrid = 0
     /// Boxes waiting for the bulk load at the end of a large batch.
     var pendingBoxes: [(Int32, Box)] = []
 

@@ -299,6 +299,24 @@ final class FenceStoreCellGridTests: XCTestCase {
         XCTAssertTrue(store.indexHasCellGrid)
         store.tree.checkInvariants()
         check("rebuilt grid")
+        // Small batches between edits: the grid comes back once they add up to a quarter of
+        // the store, and the count starts again after each edit.
+        XCTAssertNotNil(store.remove(id: "p2"))
+        fences.removeAll { $0.id == "p2" }
+        store.prepareIndex(forQueries: 10)
+        XCTAssertFalse(store.indexHasCellGrid)
+        let quarter = store.count / 4
+        for _ in 0..<(quarter / 10 - 2) { store.prepareIndex(forQueries: 10) }
+        XCTAssertFalse(store.indexHasCellGrid, "\(quarter / 10 - 1) batches of 10 are short of \(quarter)")
+        store.prepareIndex(forQueries: 10)
+        store.prepareIndex(forQueries: 10)
+        XCTAssertTrue(store.indexHasCellGrid, "small batches adding up to a quarter of the store bring the grid back")
+        store.tree.checkInvariants()
+        check("grid back after small batches")
+        XCTAssertNotNil(store.remove(id: "p4"))
+        fences.removeAll { $0.id == "p4" }
+        store.prepareIndex(forQueries: quarter - 1)
+        XCTAssertFalse(store.indexHasCellGrid, "the count starts again after the grid was there")
     }
 }
 
