@@ -59,6 +59,9 @@ public final class PositionReader {
     public let fieldNames: [PositionField: String]
     /// `fieldNames` by lowercased name.
     private let namedFields: [String: PositionField]
+    /// The layout of the time field when it is neither epoch seconds nor ISO 8601
+    /// (`%m/%d/%Y %I:%M:%S %p`); nil reads those two. When set, only it is read.
+    public let timeFormat: TimeFormat?
 
     /// Reads from an open descriptor (standard input is 0). `format` nil sniffs the first line:
     /// `{` means NDJSON, anything else CSV.
@@ -69,10 +72,12 @@ public final class PositionReader {
     ///
     /// `fields` names the input's column (CSV) or key (NDJSON) of a field whose name is none
     /// of `PositionField`'s (`[.lon: "pickup_longitude"]`); it outranks the aliases.
+    /// `timeFormat` reads times in that layout instead of epoch seconds or ISO 8601.
     public init(
         fileDescriptor: Int32, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20,
-        columns: [String]? = nil, fields: [PositionField: String] = [:]
+        columns: [String]? = nil, fields: [PositionField: String] = [:], timeFormat: TimeFormat? = nil
     ) {
+        self.timeFormat = timeFormat
         fd = fileDescriptor
         self.format = columns == nil ? format : .csv
         defaultCoord = coord
@@ -86,17 +91,21 @@ public final class PositionReader {
     /// Opens a file; "-" is standard input.
     public convenience init(
         path: String, format: Format? = nil, coord: CoordinateSystem = .wgs84, maxLineBytes: Int = 1 << 20,
-        columns: [String]? = nil, fields: [PositionField: String] = [:]
+        columns: [String]? = nil, fields: [PositionField: String] = [:], timeFormat: TimeFormat? = nil
     ) throws(FenceError) {
         if path == "-" {
-            self.init(fileDescriptor: 0, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields)
+            self.init(
+                fileDescriptor: 0, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields,
+                timeFormat: timeFormat)
             return
         }
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
             throw FenceError(.malformedInput, reason: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        self.init(fileDescriptor: fd, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields)
+        self.init(
+            fileDescriptor: fd, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields,
+            timeFormat: timeFormat)
         ownsDescriptor = true
     }
 
@@ -461,7 +470,7 @@ public final class PositionReader {
         }
         return build(
             device: (device ?? "") ?? "",
-            time: withField(.time) { Self.parseTime($0) } ?? nil,
+            time: withField(.time) { self.readTime($0) } ?? nil,
             timeText: { self.withFieldText(.time, withField) },
             lon: withField(.lon) { NumberParser.parseDouble($0) } ?? nil,
             lat: withField(.lat) { NumberParser.parseDouble($0) } ?? nil,
@@ -479,6 +488,12 @@ public final class PositionReader {
     ) -> String? {
         guard let text = get(f, { String.validUTF8($0) }) ?? "" else { return nil }
         return String(text.prefix(40))
+    }
+
+    /// Epoch seconds from a time field: in `timeFormat` when there is one, else `parseTime`.
+    func readTime(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+        if let timeFormat { return timeFormat.parse(b) }
+        return Self.parseTime(b)
     }
 
     /// Epoch seconds from a number or an ISO 8601 time.
@@ -512,7 +527,9 @@ public final class PositionReader {
         }
         if device.isEmpty { return fail("empty device") }
         guard let time else {
-            return fail(timeText().map { "time \"\($0)\" is neither epoch seconds nor ISO 8601" } ?? "time \(TextProblem.notUTF8.reason)")
+            guard let text = timeText() else { return fail("time \(TextProblem.notUTF8.reason)") }
+            if let timeFormat { return fail("time \"\(text)\" does not match the time format \(timeFormat.pattern)") }
+            return fail("time \"\(text)\" is neither epoch seconds nor ISO 8601")
         }
         guard let lon else { return fail(lonText().map { Self.notANumber("lon", $0) } ?? "lon \(TextProblem.notUTF8.reason)") }
         guard let lat else { return fail(latText().map { Self.notANumber("lat", $0) } ?? "lat \(TextProblem.notUTF8.reason)") }
@@ -595,7 +612,7 @@ public final class PositionReader {
         default: break
         }
         var time: Double?
-        if var t = text(.time) { time = t.withUTF8 { Self.parseTime($0) } }
+        if var t = text(.time) { time = t.withUTF8 { self.readTime($0) } }
         let accuracy: Double??
         switch values[.accuracy]?.value {
         case nil, .null?: accuracy = .some(nil)

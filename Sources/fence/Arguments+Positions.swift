@@ -7,18 +7,23 @@ import FenceIO
 /// they make.
 struct PositionInput {
     /// The options' names, for `Arguments(valued:)`.
-    static let options: Set<String> = ["positions", "input-format", "columns", "position-fields", "coord", "max-line-bytes"]
+    static let options: Set<String> = [
+        "positions", "input-format", "columns", "position-fields", "coord", "max-line-bytes", "time-format",
+    ]
 
     let format: PositionReader.Format?
     let coord: CoordinateSystem
     let maxLineBytes: Int
     let columns: [String]?
     let fields: [PositionField: String]
+    let timeFormat: TimeFormat?
 
     /// Opens `path` ("-" is standard input); a failure names it.
     func open(_ path: String) throws -> PositionReader {
         try naming(path) {
-            try PositionReader(path: path, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields)
+            try PositionReader(
+                path: path, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields,
+                timeFormat: timeFormat)
         }
     }
 
@@ -33,6 +38,7 @@ struct PositionInput {
         }
         return option("--columns NAMES", ["a CSV without a header line: its column names, e.g.", "device,time,lon,lat (its first line is then data)"])
             + "\n" + option("--position-fields F=N", ["an input column or key for a field with another name,", "e.g. lon=pickup_longitude,lat=pickup_latitude"])
+            + "\n" + option("--time-format PATTERN", ["times in this strptime layout instead of epoch seconds", "or ISO 8601, e.g. \"%m/%d/%Y %I:%M:%S %p\" (UTC unless %z)"])
     }
 }
 
@@ -42,7 +48,18 @@ extension Arguments {
         let fields = try positionFields()
         return PositionInput(
             format: try inputFormat(), coord: try coordinateSystem(), maxLineBytes: try maxLineBytes(),
-            columns: try positionColumns(fields: fields), fields: fields)
+            columns: try positionColumns(fields: fields), fields: fields, timeFormat: try timeFormat())
+    }
+
+    /// `--time-format PATTERN`: the position times' layout as a `strptime` pattern
+    /// (`TimeFormat`); nil when absent.
+    func timeFormat() throws(UsageError) -> TimeFormat? {
+        guard let pattern = values["time-format"] else { return nil }
+        do {
+            return try TimeFormat(pattern)
+        } catch {
+            throw UsageError("--time-format: \(error.reason)")
+        }
     }
 
     /// `--input-format csv|ndjson`; nil (sniff the first line) when absent.

@@ -1,0 +1,253 @@
+/// A time layout given as a `strptime` pattern, for position times that are neither epoch
+/// seconds nor ISO 8601: `%m/%d/%Y %I:%M:%S %p` (Chicago's taxi trips, most US exports),
+/// `%d.%m.%Y %H:%M` (much of Europe), `%d %b %Y %H:%M:%S %z`.
+///
+/// Directives (English names, any case):
+/// - `%Y` four-digit year; `%y` two digits (69-99: 1969-1999, 00-68: 2000-2068, as POSIX);
+/// - `%m` month 1-12; `%b`, `%B`, `%h` month name, full or three letters;
+/// - `%d` day of the month (`%e` the same, a leading blank allowed);
+/// - `%H` hour 0-23; `%I` hour 1-12 with `%p` (AM or PM);
+/// - `%M` minute; `%S` second 0-60 (60 counts as the next minute's first second, as in
+///   `ISO8601.parse`); `%f` the fraction's digits (after `%S.`, up to 18 read);
+/// - `%z` zone: `Z`, `±hh`, `±hhmm` or `±hh:mm` (without one the time is UTC, as the SPEC has
+///   it for ISO 8601 times);
+/// - `%a`, `%A` a weekday name, full or three letters, read and not checked against the date;
+/// - `%T` = `%H:%M:%S`, `%R` = `%H:%M`, `%F` = `%Y-%m-%d`, `%D` = `%m/%d/%y`; `%%` a `%`.
+/// One or more blanks in the pattern match any run of blanks (none included); any other
+/// character must be there as it is. Numbers take one or two digits (`%Y` four, `%f` one or
+/// more). The whole field must match, blanks and a CR around it aside. A pattern needs a
+/// year, a month and a day; a time of day is optional (midnight).
+public struct TimeFormat: Sendable, Hashable {
+    /// The pattern as given.
+    public let pattern: String
+    private let steps: [Step]
+
+    private enum Field: Hashable {
+        case year4, year2, month, monthName, day, hour24, hour12, ampm, minute, second, fraction, zone, weekday
+    }
+
+    private enum Step: Hashable {
+        case field(Field)
+        case literal(UInt8)
+        case blanks
+    }
+
+    /// Compiles a pattern.
+    /// - Throws: why the pattern cannot be read: an unknown directive, a field given twice,
+    ///   `%I` without `%p` (or the other way), no year, month or day, a minute without an hour.
+    public init(_ pattern: String) throws(TimeFormatError) {
+        self.pattern = pattern
+        var steps: [Step] = []
+        var seen = Set<Field>()
+        func add(_ f: Field) throws(TimeFormatError) {
+            let kind: Field = f == .year2 ? .year4 : f == .monthName ? .month : f
+            guard seen.insert(kind).inserted else { throw TimeFormatError("\(pattern): a field is given twice") }
+            steps.append(.field(f))
+        }
+        var bytes = Array(pattern.utf8)[...]
+        while let c = bytes.popFirst() {
+            if c == 32 || c == 9 {
+                while let next = bytes.first, next == 32 || next == 9 { bytes.removeFirst() }
+                steps.append(.blanks)
+                continue
+            }
+            guard c == 37 else {  // %
+                steps.append(.literal(c))
+                continue
+            }
+            guard let d = bytes.popFirst() else { throw TimeFormatError("\(pattern): a % ends the pattern") }
+            switch d {
+            case UInt8(ascii: "Y"): try add(.year4)
+            case UInt8(ascii: "y"): try add(.year2)
+            case UInt8(ascii: "m"): try add(.month)
+            case UInt8(ascii: "b"), UInt8(ascii: "B"), UInt8(ascii: "h"): try add(.monthName)
+            case UInt8(ascii: "d"): try add(.day)
+            case UInt8(ascii: "e"):
+                steps.append(.blanks)
+                try add(.day)
+            case UInt8(ascii: "H"): try add(.hour24)
+            case UInt8(ascii: "I"): try add(.hour12)
+            case UInt8(ascii: "p"): try add(.ampm)
+            case UInt8(ascii: "M"): try add(.minute)
+            case UInt8(ascii: "S"): try add(.second)
+            case UInt8(ascii: "f"): try add(.fraction)
+            case UInt8(ascii: "z"): try add(.zone)
+            case UInt8(ascii: "a"), UInt8(ascii: "A"): try add(.weekday)
+            case UInt8(ascii: "T"):
+                try add(.hour24)
+                steps.append(.literal(58))
+                try add(.minute)
+                steps.append(.literal(58))
+                try add(.second)
+            case UInt8(ascii: "R"):
+                try add(.hour24)
+                steps.append(.literal(58))
+                try add(.minute)
+            case UInt8(ascii: "F"):
+                try add(.year4)
+                steps.append(.literal(45))
+                try add(.month)
+                steps.append(.literal(45))
+                try add(.day)
+            case UInt8(ascii: "D"):
+                try add(.month)
+                steps.append(.literal(47))
+                try add(.day)
+                steps.append(.literal(47))
+                try add(.year2)
+            case 37: steps.append(.literal(37))
+            default:
+                throw TimeFormatError("\(pattern): %\(String(decoding: [d], as: UTF8.self)) is no directive this reader knows")
+            }
+        }
+        guard seen.contains(.year4), seen.contains(.month), seen.contains(.day) else {
+            throw TimeFormatError("\(pattern): a time needs a year (%Y or %y), a month (%m or %b) and a day (%d)")
+        }
+        if seen.contains(.hour12) != seen.contains(.ampm) { throw TimeFormatError("\(pattern): %I and %p go together") }
+        if seen.contains(.hour24) && seen.contains(.hour12) { throw TimeFormatError("\(pattern): a field is given twice") }
+        let hour = seen.contains(.hour24) || seen.contains(.hour12)
+        if !hour && (seen.contains(.minute) || seen.contains(.second)) || !seen.contains(.minute) && seen.contains(.second) {
+            throw TimeFormatError("\(pattern): minutes need an hour, and seconds a minute")
+        }
+        if seen.contains(.fraction) && !seen.contains(.second) { throw TimeFormatError("\(pattern): %f needs %S") }
+        self.steps = steps
+    }
+
+    public static func == (a: Self, b: Self) -> Bool { a.pattern == b.pattern }
+    public func hash(into h: inout Hasher) { h.combine(pattern) }
+
+    private static let months = [
+        "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+        "december",
+    ].map { Array($0.utf8) }
+    private static let weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"].map {
+        Array($0.utf8)
+    }
+
+    /// Epoch seconds of a field in this layout, or nil when it does not match or names no
+    /// such time (31 April, hour 13 with `%p`).
+    /// - Complexity: O(length); no allocation.
+    public func parse(_ field: UnsafeBufferPointer<UInt8>) -> Double? {
+        var lo = 0
+        var n = field.count
+        while lo < n && (field[lo] == 32 || field[lo] == 9) { lo += 1 }
+        while n > lo && (field[n - 1] == 32 || field[n - 1] == 9 || field[n - 1] == 13) { n -= 1 }
+        var i = lo
+        func number(_ minDigits: Int, _ maxDigits: Int) -> Int? {
+            var v = 0
+            var k = 0
+            while k < maxDigits && i < n && field[i] >= 48 && field[i] <= 57 {
+                v = v * 10 + Int(field[i] - 48)
+                i += 1
+                k += 1
+            }
+            return k >= minDigits ? v : nil
+        }
+        func lower(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c + 32 : c }
+        // The index of the name (full, or its first three letters) at i, moving past it.
+        func name(_ names: [[UInt8]]) -> Int? {
+            for (k, full) in names.enumerated() {
+                var j = 0
+                while j < full.count && i + j < n && lower(field[i + j]) == full[j] { j += 1 }
+                if j == full.count || j == 3 && !(i + j < n && lower(field[i + j]) >= 97 && lower(field[i + j]) <= 122) {
+                    i += j
+                    return k
+                }
+            }
+            return nil
+        }
+        var year = 0
+        var month = 0
+        var day = 0
+        var hour = 0
+        var pm: Bool?
+        var minute = 0
+        var second = 0
+        var fraction = 0..<0
+        var offset = 0
+        for step in steps {
+            switch step {
+            case .literal(let c):
+                guard i < n && field[i] == c else { return nil }
+                i += 1
+            case .blanks:
+                while i < n && (field[i] == 32 || field[i] == 9) { i += 1 }
+            case .field(let f):
+                switch f {
+                case .year4:
+                    guard let v = number(4, 4) else { return nil }
+                    year = v
+                case .year2:
+                    guard let v = number(2, 2) else { return nil }
+                    year = v < 69 ? 2000 + v : 1900 + v
+                case .month:
+                    guard let v = number(1, 2), v >= 1, v <= 12 else { return nil }
+                    month = v
+                case .monthName:
+                    guard let k = name(Self.months) else { return nil }
+                    month = k + 1
+                case .day:
+                    guard let v = number(1, 2), v >= 1 else { return nil }
+                    day = v
+                case .hour24:
+                    guard let v = number(1, 2), v <= 23 else { return nil }
+                    hour = v
+                case .hour12:
+                    guard let v = number(1, 2), v >= 1, v <= 12 else { return nil }
+                    hour = v
+                case .ampm:
+                    guard i + 1 < n, lower(field[i + 1]) == 109, lower(field[i]) == 97 || lower(field[i]) == 112 else { return nil }
+                    pm = lower(field[i]) == 112
+                    i += 2
+                case .minute:
+                    guard let v = number(1, 2), v <= 59 else { return nil }
+                    minute = v
+                case .second:
+                    guard let v = number(1, 2), v <= 60 else { return nil }
+                    second = v
+                case .fraction:
+                    let start = i
+                    while i < n && field[i] >= 48 && field[i] <= 57 { i += 1 }
+                    guard i > start else { return nil }
+                    fraction = start..<i
+                case .zone:
+                    guard i < n else { return nil }
+                    if field[i] == 90 || field[i] == 122 {
+                        i += 1
+                    } else {
+                        guard field[i] == 43 || field[i] == 45 else { return nil }
+                        let sign = field[i] == 43 ? 1 : -1
+                        i += 1
+                        guard let h = number(2, 2), h <= 23 else { return nil }
+                        var m = 0
+                        if i < n && field[i] == 58 { i += 1 }
+                        if i < n && field[i] >= 48 && field[i] <= 57 {
+                            guard let v = number(2, 2), v <= 59 else { return nil }
+                            m = v
+                        }
+                        offset = sign * (h * 3600 + m * 60)
+                    }
+                case .weekday:
+                    guard name(Self.weekdays) != nil else { return nil }
+                }
+            }
+        }
+        guard i == n, day <= ISO8601.daysIn(month: month, year: year) else { return nil }
+        if let pm { hour = hour % 12 + (pm ? 12 : 0) }
+        let whole = ISO8601.daysFromCivil(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second - offset
+        return ISO8601.epochSeconds(whole, fraction: UnsafeBufferPointer(rebasing: field[fraction]))
+    }
+
+    /// `parse` of a string's UTF-8.
+    public func parse(_ text: String) -> Double? {
+        var t = text
+        return t.withUTF8 { parse($0) }
+    }
+}
+
+/// Why a `--time-format` pattern cannot be read.
+public struct TimeFormatError: Error, Sendable, CustomStringConvertible {
+    public let reason: String
+    init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}

@@ -1,0 +1,162 @@
+import FenceEngine
+@testable import FenceIO
+import Foundation
+import XCTest
+
+/// `--time-format` (`TimeFormat`): strptime layouts against Foundation's own formatter as the
+/// oracle, refusals of times that do not exist, and the reader and CLI taking them.
+final class TimeFormatTests: XCTestCase {
+    /// Random instants from 1901 to 2099, written by `DateFormatter` (POSIX locale, UTC) in
+    /// each layout, read back: the same second.
+    func testLayoutsAgreeWithFoundationsFormatterOverSeeds() throws {
+        let layouts: [(strptime: String, icu: String, step: Double)] = [
+            ("%m/%d/%Y %I:%M:%S %p", "MM/dd/yyyy hh:mm:ss a", 1),
+            ("%d.%m.%Y %H:%M", "dd.MM.yyyy HH:mm", 60),
+            ("%Y%m%d %H%M%S", "yyyyMMdd HHmmss", 1),
+            ("%d %b %Y %H:%M:%S", "dd MMM yyyy HH:mm:ss", 1),
+            ("%a, %d %B %Y %T", "EEE, dd MMMM yyyy HH:mm:ss", 1),
+            ("%e/%m/%y %R", "d/M/yy HH:mm", 60),
+            ("%F %T.%f", "yyyy-MM-dd HH:mm:ss.SSS", 0.001),
+            ("%D %I%p", "MM/dd/yy hha", 3600),
+        ]
+        var rng = SystemRandomNumberGenerator()
+        for (pattern, icu, step) in layouts {
+            let format = try TimeFormat(pattern)
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = icu
+            // Two-digit years: 1969-2068 only, as both read them.
+            let years: ClosedRange<Double> = pattern.contains("%y") || pattern.contains("%D") ? -31_536_000...3_124_137_599 : -2_145_916_800...4_102_444_799
+            for _ in 0..<3000 {
+                let t = (Double.random(in: years, using: &rng) / step).rounded(.down) * step
+                let text = formatter.string(from: Date(timeIntervalSince1970: t))
+                guard let parsed = format.parse(text) else {
+                    XCTFail("\(pattern): \(text) not read")
+                    return
+                }
+                XCTAssertEqual(parsed, t, accuracy: step == 0.001 ? 1e-6 : 0, "\(pattern): \(text)")
+            }
+        }
+    }
+
+    func testZonesFractionsAndCase() throws {
+        let f = try TimeFormat("%Y-%m-%d %H:%M:%S%z")
+        XCTAssertEqual(f.parse("2020-01-01 05:30:00+0530"), 1_577_836_800)
+        XCTAssertEqual(f.parse("2020-01-01 05:30:00+05:30"), 1_577_836_800)
+        XCTAssertEqual(f.parse("2019-12-31 19:00:00-05"), 1_577_836_800)
+        XCTAssertEqual(f.parse("2020-01-01 00:00:00Z"), 1_577_836_800)
+        XCTAssertNil(f.parse("2020-01-01 00:00:00+2400"))
+        // A fraction reads as ISO 8601 reads it: the same Double.
+        let g = try TimeFormat("%d/%m/%Y %H:%M:%S.%f")
+        XCTAssertEqual(g.parse("02/02/2008 15:36:08.123456"), ISO8601.parse("2008-02-02T15:36:08.123456Z"))
+        // Names in any case, full or three letters; AM/PM in any case; blanks around the field.
+        let h = try TimeFormat("%b %d %Y %I:%M %p")
+        XCTAssertEqual(h.parse("  JANUARY 1 2020 12:00 am\r"), 1_577_836_800)
+        XCTAssertEqual(h.parse("jan 1 2020 12:00 PM"), 1_577_880_000)
+        XCTAssertEqual(h.parse("Sep 30 2020 1:05 pm"), ISO8601.parse("2020-09-30T13:05:00Z"))
+        // Chicago's taxi trips.
+        let chicago = try TimeFormat("%m/%d/%Y %I:%M:%S %p")
+        XCTAssertEqual(chicago.parse("01/01/2020 12:00:00 AM"), 1_577_836_800)
+        XCTAssertEqual(chicago.parse("12/31/2019 11:59:59 PM"), 1_577_836_799)
+    }
+
+    func testTimesThatDoNotExistAreRefused() throws {
+        let us = try TimeFormat("%m/%d/%Y %I:%M:%S %p")
+        for bad in [
+            "02/30/2021 01:00:00 AM", "02/29/2100 01:00:00 AM", "13/01/2020 01:00:00 AM", "01/01/2020 13:00:00 PM",
+            "01/01/2020 00:00:00 AM", "01/01/2020 01:60:00 AM", "01/01/2020 01:00:61 AM", "01/01/2020 01:00:00 XM",
+            "01/01/2020 01:00:00", "01/01/2020 01:00:00 AM x", "1/1/20 01:00:00 AM", "", "01-01-2020 01:00:00 AM",
+            "Jan/01/2020 01:00:00 AM", "001/01/2020 01:00:00 AM",
+        ] {
+            XCTAssertNil(us.parse(bad), bad)
+        }
+        XCTAssertNotNil(us.parse("02/29/2000 01:00:00 AM"))
+        XCTAssertNotNil(us.parse("1/2/2020 1:00:00 AM"), "one-digit fields")
+        let names = try TimeFormat("%d %b %Y")
+        XCTAssertNil(names.parse("01 Ja 2020"))
+        XCTAssertNil(names.parse("01 Janu 2020"), "neither the full name nor three letters")
+        XCTAssertNil(names.parse("01 Janx 2020"))
+        XCTAssertEqual(names.parse("01 Sep 2020"), ISO8601.parse("2020-09-01"))
+    }
+
+    func testPatternsThatCannotBeReadAreRefusedWithTheReason() {
+        func reason(_ pattern: String) -> String? {
+            do {
+                _ = try TimeFormat(pattern)
+                return nil
+            } catch {
+                return error.reason
+            }
+        }
+        XCTAssertEqual(reason("%H:%M"), "%H:%M: a time needs a year (%Y or %y), a month (%m or %b) and a day (%d)")
+        XCTAssertEqual(reason("%Y-%m-%d %I:%M"), "%Y-%m-%d %I:%M: %I and %p go together")
+        XCTAssertEqual(reason("%Y-%m-%d %Q"), "%Y-%m-%d %Q: %Q is no directive this reader knows")
+        XCTAssertEqual(reason("%Y-%m-%d %"), "%Y-%m-%d %: a % ends the pattern")
+        XCTAssertEqual(reason("%Y-%m-%d %Y"), "%Y-%m-%d %Y: a field is given twice")
+        XCTAssertEqual(reason("%F %H %T"), "%F %H %T: a field is given twice")
+        XCTAssertEqual(reason("%F %M"), "%F %M: minutes need an hour, and seconds a minute")
+        XCTAssertEqual(reason("%F %H:%M.%f"), "%F %H:%M.%f: %f needs %S")
+        XCTAssertNil(reason("%F"))
+        XCTAssertNil(reason("%%%F"))
+    }
+
+    /// The reader takes the layout for CSV and NDJSON, refuses other times with the layout
+    /// named, and no longer takes epoch seconds or ISO 8601 for that field.
+    func testReaderReadsTheLayoutAndNamesItWhenALineDoesNotMatch() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("timeformat-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let csv = dir.appendingPathComponent("taxi.csv").path
+        try """
+            Taxi ID,Trip Start Timestamp,lon,lat
+            t1,01/01/2020 12:15:00 AM,-87.63,41.88
+            t2,2020-01-01T00:15:00Z,-87.63,41.88
+            t3,1577837700,-87.63,41.88
+            t4,13/01/2020 12:15:00 AM,-87.63,41.88
+
+            """.write(toFile: csv, atomically: true, encoding: .utf8)
+        let format = try TimeFormat("%m/%d/%Y %I:%M:%S %p")
+        let reader = try PositionReader(path: csv, fields: [.device: "Taxi ID", .time: "Trip Start Timestamp"], timeFormat: format)
+        var batch: [Position] = []
+        var errors: [PositionLineError] = []
+        while try reader.read(limit: 100, into: &batch, errors: &errors) {}
+        XCTAssertEqual(batch.map(\.device), ["t1"])
+        XCTAssertEqual(batch.map(\.time), [1_577_837_700])
+        XCTAssertEqual(errors.map(\.line), [3, 4, 5])
+        XCTAssertEqual(errors.first?.reason, "time \"2020-01-01T00:15:00Z\" does not match the time format %m/%d/%Y %I:%M:%S %p")
+        let ndjson = dir.appendingPathComponent("fixes.ndjson").path
+        try """
+            {"device":"a","time":"31.12.2019 23:59","lon":1,"lat":2}
+            {"device":"b","time":1577836740,"lon":1,"lat":2}
+
+            """.write(toFile: ndjson, atomically: true, encoding: .utf8)
+        let r2 = try PositionReader(path: ndjson, timeFormat: try TimeFormat("%d.%m.%Y %H:%M"))
+        batch = []
+        errors = []
+        while try r2.read(limit: 100, into: &batch, errors: &errors) {}
+        XCTAssertEqual(batch.map(\.time), [1_577_836_740])
+        XCTAssertEqual(errors.map(\.line), [2])
+    }
+
+    /// `--time-format` in eval, contains and nearest: the same output as the ISO 8601 file;
+    /// a bad pattern is a usage error before anything is read.
+    func testCLIReadsTheLayout() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let us = try CLI.temp(self, "us.csv", "device,time,lon,lat\nv1,01/01/2020 12:00:00 AM,0,0\nv1,01/01/2020 12:01:00 AM,0.03,0.01\n")
+        let iso = try CLI.temp(self, "iso.csv", "device,time,lon,lat\nv1,2020-01-01T00:00:00Z,0,0\nv1,2020-01-01T00:01:00Z,0.03,0.01\n")
+        for command in ["eval", "contains", "nearest"] {
+            let a = try CLI.run([command, "--fences", fences, "--positions", us, "--time-format", "%m/%d/%Y %I:%M:%S %p"])
+            let b = try CLI.run([command, "--fences", fences, "--positions", iso])
+            XCTAssertEqual(a.status, 0, a.err)
+            XCTAssertEqual(a.out, b.out, command)
+            XCTAssertFalse(a.out.isEmpty, command)
+        }
+        let bad = try CLI.run(["eval", "--fences", fences, "--positions", us, "--time-format", "%m/%d %H"])
+        XCTAssertEqual(bad.status, 2, bad.err)
+        XCTAssertTrue(bad.err.contains("--time-format: %m/%d %H: a time needs a year"), bad.err)
+        let unmatched = try CLI.run(["eval", "--fences", fences, "--positions", iso, "--time-format", "%m/%d/%Y %H:%M"])
+        XCTAssertEqual(unmatched.status, 1, unmatched.err)
+        XCTAssertTrue(unmatched.err.contains("does not match the time format %m/%d/%Y %H:%M"), unmatched.err)
+    }
+}
