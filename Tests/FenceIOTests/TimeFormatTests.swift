@@ -159,4 +159,31 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertEqual(unmatched.status, 1, unmatched.err)
         XCTAssertTrue(unmatched.err.contains("does not match the time format %m/%d/%Y %H:%M"), unmatched.err)
     }
+
+    /// Damaged fields (bytes replaced, inserted, cut) never trap and give nil or a finite time.
+    func testDamagedFieldsNeverTrap() throws {
+        let cases: [(String, String)] = [
+            ("%m/%d/%Y %I:%M:%S %p", "12/31/2019 11:59:59 PM"), ("%a, %d %B %Y %T %z", "Tue, 31 December 2019 23:59:59 +05:30"),
+            ("%F %T.%f", "2019-12-31 23:59:59.123456789"), ("%e %b %y %R", " 5 Sep 19 07:05"),
+        ]
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789 :/.-+ZzAaPpMmJjSsTt,%\r\t".utf8) + [0, 0xFF]
+        for (pattern, sample) in cases {
+            let format = try TimeFormat(pattern)
+            XCTAssertNotNil(format.parse(sample), pattern)
+            for _ in 0..<5000 {
+                var bytes = Array(sample.utf8)
+                for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                    let k = Int.random(in: 0...bytes.count, using: &rng)
+                    switch Int.random(in: 0..<3, using: &rng) {
+                    case 0 where k < bytes.count: bytes[k] = alphabet.randomElement(using: &rng)!
+                    case 1: bytes.insert(alphabet.randomElement(using: &rng)!, at: k)
+                    default: bytes.removeSubrange(k..<min(bytes.count, k + Int.random(in: 1...6, using: &rng)))
+                    }
+                }
+                let t = bytes.withUnsafeBufferPointer { format.parse($0) }
+                if let t { XCTAssertTrue(t.isFinite, "\(pattern): \(bytes)") }
+            }
+        }
+    }
 }
