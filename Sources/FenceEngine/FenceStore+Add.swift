@@ -295,6 +295,7 @@ extension FenceStore {
         }
         pendingBoxes = []
         tree = RTree(ids: ids, boxes: boxes)
+        queriesWithoutGrid = 0
     }
 
     mutating func internGroup(_ name: String) -> Int32 {

@@ -121,4 +121,19 @@ final class FenceEditCostTests: XCTestCase {
             fences = []
         }
     }
+
+    /// Counts that went below 0 (a change that was not logged) are not used: the next edit
+    /// recounts from the device states and still finds every device inside.
+    func testCountsThatWentWrongAreRecountedBeforeAnEdit() {
+        var (engine, _) = fleet()
+        let key = engine.store.key(ofSlot: engine.store.slotByID["f2"]!)
+        var log = PairLog()
+        for _ in 0..<3 { log.left(key) }
+        engine.pairCounts.apply(log)
+        XCTAssertFalse(engine.pairCounts.trusted)
+        XCTAssertFalse(engine.pairCountsAreExact)
+        XCTAssertEqual(summary(engine.remove(id: "f2", at: 20)), ["20 b f2 exit fence-removed 10s", "20 c f2 exit fence-removed 10s"])
+        XCTAssertTrue(engine.pairCounts.trusted)
+        XCTAssertTrue(engine.pairCountsAreExact)
+    }
 }

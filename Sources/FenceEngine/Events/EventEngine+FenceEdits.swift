@@ -21,10 +21,11 @@ extension EventEngine {
         // Only replaced fences some device holds a pair with can end a visit or re-trigger.
         var remasked = Set<Int32>()
         var reshaped = Set<Int32>()
+        let counts = trustedPairCounts()
         for r in results where r.outcome == .replaced {
             guard let slot = store.slotByID[r.id], let old = before[r.id] else { continue }
             let key = store.key(ofSlot: slot)
-            guard pairCounts[key] > 0 else { continue }
+            guard counts[key] > 0 else { continue }
             if old.actions != actions(slot: Int(slot)) { remasked.insert(key) }
             if old.shape != store.shapeDigest(slot: slot) { reshaped.insert(key) }
         }
@@ -36,7 +37,7 @@ extension EventEngine {
         }
         // A replacement that brings another mask re-triggers, as `setActions(_:fence:)` does.
         if !remasked.isEmpty {
-            let within = remasked.reduce(UInt64(0)) { $0 | pairCounts.partitions(key: $1) }
+            let within = remasked.reduce(UInt64(0)) { $0 | counts.partitions(key: $1) }
             events += retrigger(previous: { before[store.slotSettings[$0].id]?.actions ?? [] }, within: within) { slot in
                 remasked.contains(store.slotKey[slot])
             }
@@ -54,7 +55,7 @@ extension EventEngine {
     mutating func endVisitsOfReshapedFences(
         _ keys: Set<Int32>, before: (Int) -> (group: String?, actions: FenceActions)?
     ) -> [FenceEvent] {
-        let counts = pairCounts
+        let counts = trustedPairCounts()
         let reshaped = keys.filter { counts[$0] > 0 }
         guard !reshaped.isEmpty else { return [] }
         var events: [FenceEvent] = []
@@ -133,14 +134,15 @@ extension EventEngine {
     mutating func removeFences(_ slots: [Int32], at time: Double?) -> [FenceEvent] {
         guard !slots.isEmpty else { return [] }
         var slotOfKey: [Int32: Int32] = [:]
+        let counts = trustedPairCounts()
         for slot in slots {
             let key = store.key(ofSlot: slot)
-            if pairCounts[key] > 0 { slotOfKey[key] = slot }
+            if counts[key] > 0 { slotOfKey[key] = slot }
         }
         var events: [FenceEvent] = []
         var log = PairLog()
         if !slotOfKey.isEmpty {
-            let within = slotOfKey.keys.reduce(UInt64(0)) { $0 | pairCounts.partitions(key: $1) }
+            let within = slotOfKey.keys.reduce(UInt64(0)) { $0 | counts.partitions(key: $1) }
             updateDevices(touching: { slotOfKey[$0] != nil }, within: within) { state, engine in
                 var kept: [PairState] = []
                 for pair in state.pairs {
@@ -187,9 +189,10 @@ extension EventEngine {
         let before = self.actions(slot: Int(slot))
         store.slotSettings[Int(slot)].actions = actions?.intersection(.all).rawValue ?? 0xFF
         let key = store.key(ofSlot: slot)
-        guard pairCounts[key] > 0 else { return [] }
+        let counts = trustedPairCounts()
+        guard counts[key] > 0 else { return [] }
         let store = self.store
-        return retrigger(previous: { _ in before }, within: pairCounts.partitions(key: key)) { s in store.slotKey[s] == key }
+        return retrigger(previous: { _ in before }, within: counts.partitions(key: key)) { s in store.slotKey[s] == key }
     }
 
     /// Changes settings other than the action mask (dwell, hysteresis, exit delay, initial

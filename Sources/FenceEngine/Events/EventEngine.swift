@@ -73,9 +73,18 @@ public struct EventEngine: Sendable {
     /// True when `pairCounts` holds what the device states do: a recount, O(devices + pairs).
     var pairCountsAreExact: Bool { pairCounts.agrees(with: PairCounts(partitions)) }
 
-    /// For `assert` after a batch or an edit: the recount of an engine of up to 50,000 devices
-    /// (debug builds only; a larger one is not recounted each time).
-    var pairCountsCheck: Bool { deviceCount > 50_000 || pairCountsAreExact }
+    /// For `assert` after a batch or an edit: the recount of an engine of up to 4,096 devices
+    /// and 65,536 fence keys (debug builds only: a recount costs O(devices + pairs + keys), and
+    /// after every small batch of a larger engine it made debug runs of a stream 70 times
+    /// slower).
+    var pairCountsCheck: Bool { deviceCount > 4_096 || store.keySlot.count > 65_536 || pairCountsAreExact }
+
+    /// `pairCounts`, recounted first if they went wrong (`PairCounts.trusted`): what the edits
+    /// read.
+    mutating func trustedPairCounts() -> PairCounts {
+        if !pairCounts.trusted { pairCounts = PairCounts(partitions) }
+        return pairCounts
+    }
 
     /// Calls `body` with the state of every device that holds a pair whose fence key
     /// `touches`, in the partitions whose bit `within` sets (`PairCounts.partitions(key:)`), and

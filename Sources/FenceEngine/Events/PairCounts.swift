@@ -19,6 +19,11 @@
 struct PairCounts: Sendable {
     private var counts: ContiguousArray<Int32> = []
     private var partitionBits: ContiguousArray<UInt64> = []
+    /// False once a count went below 0, which only a change that was not logged can cause:
+    /// the counts are then not to be used (`EventEngine.trustedPairCounts` recounts), so a
+    /// lost log entry costs a pass over the devices, never an event. Debug builds stop at the
+    /// next check (`EventEngine.pairCountsCheck`).
+    private(set) var trusted = true
 
     /// Devices holding a pair with the fence of `key`; 0 for a key never counted.
     @inline(__always)
@@ -52,6 +57,7 @@ struct PairCounts: Sendable {
                         let k = Int(-e) - 1
                         c[k] &-= 1
                         if c[k] == 0 { bits[k] = 0 }
+                        if c[k] < 0 { trusted = false }
                     }
                 }
             }
@@ -73,6 +79,7 @@ struct PairCounts: Sendable {
     /// True when `self` has the counts of `exact` (a recount), and partition bits that hold
     /// its bits and none for a key no device holds.
     func agrees(with exact: PairCounts) -> Bool {
+        guard trusted else { return false }
         let n = max(counts.count, exact.counts.count)
         return (0..<n).allSatisfy { k in
             let key = Int32(k)

@@ -6,7 +6,8 @@ import FuzzSupport
 /// The CSV position path: the input is a file as a user would pass it. Read three ways
 /// (a 64 KiB line limit in large batches, the same in batches of one, a 48-byte line limit
 /// so the long-line path runs); the first two must agree exactly. Then headerless, as
-/// `--columns` reads it, in both batch sizes, and with fields under other names. What it reads goes on through
+/// `--columns` reads it, in both batch sizes, with fields under other names, and with times in
+/// two `--time-format` layouts. What it reads goes on through
 /// the event engine, the event writers and a checkpoint round trip (`FuzzSupport.evaluate`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPositionsCSV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -23,6 +24,9 @@ public func fuzzPositionsCSV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     let headerlessSingle = FuzzSupport.readPositions(bytes, format: nil, maxLineBytes: 1 << 16, batch: 1, columns: columns)
     FuzzSupport.check(headerless == headerlessSingle, "batch size changed the headerless result")
     _ = FuzzSupport.readPositions(bytes, format: .csv, maxLineBytes: 1 << 16, batch: 1 << 16, fields: [.device: "VendorID", .lon: "x"])
+    // Times in strptime layouts (`--time-format`): US dates with names and zones, and one
+    // with a fraction.
+    for format in FuzzSupport.timeFormats { _ = FuzzSupport.readPositions(bytes, format: .csv, maxLineBytes: 1 << 16, batch: 1 << 16, timeFormat: format) }
     return 0
 }
 

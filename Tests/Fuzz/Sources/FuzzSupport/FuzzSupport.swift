@@ -41,12 +41,16 @@ public enum FuzzSupport {
     /// Reads the whole input with `PositionReader`, in batches of `batch`, and checks what the
     /// reader promises: every position it returns is usable, bad lines are numbered in order
     /// within the lines read, nothing is both.
+    /// Layouts the position targets also read times in (`--time-format`).
+    public static let timeFormats = [try! TimeFormat("%a %b %e %Y %I:%M:%S %p %z"), try! TimeFormat("%d.%m.%y %T.%f")]
+
     public static func readPositions(
         _ bytes: UnsafeBufferPointer<UInt8>, format: PositionReader.Format?, maxLineBytes: Int, batch: Int,
-        columns: [String]? = nil, fields: [PositionField: String] = [:]
+        columns: [String]? = nil, fields: [PositionField: String] = [:], timeFormat: TimeFormat? = nil
     ) -> Outcome {
         let fd = descriptor(holding: bytes)
-        let reader = PositionReader(fileDescriptor: fd, format: format, maxLineBytes: maxLineBytes, columns: columns, fields: fields)
+        let reader = PositionReader(
+            fileDescriptor: fd, format: format, maxLineBytes: maxLineBytes, columns: columns, fields: fields, timeFormat: timeFormat)
         var out = Outcome()
         do throws(FenceError) {
             while try reader.read(limit: batch, into: &out.positions, errors: &out.errors) {}
