@@ -128,12 +128,12 @@ public struct FenceChange: Sendable, Hashable {
                 return []
             }
         case .remove(let ids):
-            var events: [FenceEvent] = []
-            for id in ids {
-                if engine.store.handle(id: id) == nil { errors.append("remove: no fence \"\(id)\" is loaded") }
-                events += engine.remove(id: id)
+            // An id named twice is unknown the second time, as if removed one by one.
+            var named = Set<ExactID>()
+            for id in ids where engine.store.handle(id: id) == nil || !named.insert(ExactID(id)).inserted {
+                errors.append("remove: no fence \"\(id)\" is loaded")
             }
-            return events.sorted()
+            return engine.remove(ids: ids)
         case .removeGroups(let groups):
             var events: [FenceEvent] = []
             for g in groups {

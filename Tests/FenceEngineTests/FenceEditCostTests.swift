@@ -136,4 +136,33 @@ final class FenceEditCostTests: XCTestCase {
         XCTAssertTrue(engine.pairCounts.trusted)
         XCTAssertTrue(engine.pairCountsAreExact)
     }
+
+    /// `remove(ids:)` gives what removing the fences one by one gives, events and states, from
+    /// one pass; unknown and repeated ids are skipped.
+    func testRemovingManyIdsAtOnceEqualsOneByOne() throws {
+        for seed in UInt64(1)...6 {
+            var rng = TestRandom(mixing: seed &+ 40)
+            var settings = EventSettings()
+            settings.hysteresisMargin = seed % 2 == 0 ? 3_000 : 0
+            settings.exitDelay = seed % 3 == 0 ? 60 : 0
+            var one = EventEngine(settings: settings)
+            let fences = (0..<40).map { Self.square("f\($0)", lon: Double($0 % 8) * 0.7, group: "g\($0 % 3)") }
+            XCTAssertTrue(one.add(fences).results.allSatisfy { $0.error == nil })
+            let fixes = (0..<400).map { d in
+                Position(device: "d\(d)", time: Double(d % 7), lon: Double(rng.next() % 6000) / 1000, lat: Double(rng.next() % 1200) / 1000 - 0.1)
+            }
+            _ = one.evaluate(fixes, threads: 2)
+            var many = one
+            let ids = (0..<15).map { _ in "f\(rng.next() % 45)" } + ["f3", "nope"]
+            let at: Double? = seed % 2 == 0 ? 100 : nil
+            var expected: [FenceEvent] = []
+            for id in ids { expected += one.remove(id: id, at: at) }
+            let got = many.remove(ids: ids, at: at)
+            XCTAssertEqual(got, expected.sorted(), "seed \(seed)")
+            XCTAssertFalse(got.isEmpty, "seed \(seed): the test wants devices inside")
+            XCTAssertEqual(try many.snapshot().encoded(), try one.snapshot().encoded(), "seed \(seed)")
+            XCTAssertEqual(many.store.count, one.store.count)
+            XCTAssertTrue(many.pairCountsAreExact)
+        }
+    }
 }

@@ -117,6 +117,18 @@ extension EventEngine {
         return removeFences([slot], at: time)
     }
 
+    /// Removes these fences (ids not loaded are skipped), with `exit` (`fence-removed`) for
+    /// devices inside: the events of `remove(id:)` for each in turn, in output order, from one
+    /// pass over the partitions that may hold any of them.
+    /// - Parameter time: the event time; nil uses each device's last fix time.
+    public mutating func remove(ids: [String], at time: Double? = nil) -> [FenceEvent] {
+        var slots = Set<Int32>()
+        for id in ids {
+            if let slot = store.slotByID[id] { slots.insert(slot) }
+        }
+        return removeFences(slots.sorted(), at: time)
+    }
+
     /// Removes every fence of a group, with `exit` (`fence-removed`) for devices inside.
     public mutating func remove(group: String, at time: Double? = nil) -> [FenceEvent] {
         guard let g = store.groupByName[group] else { return [] }
