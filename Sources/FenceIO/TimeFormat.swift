@@ -14,9 +14,11 @@
 /// - `%a`, `%A` a weekday name, full or three letters, read and not checked against the date;
 /// - `%T` = `%H:%M:%S`, `%R` = `%H:%M`, `%F` = `%Y-%m-%d`, `%D` = `%m/%d/%y`; `%%` a `%`.
 /// One or more blanks in the pattern match any run of blanks (none included); any other
-/// character must be there as it is. Numbers take one or two digits (`%Y` four, `%f` one or
-/// more). The whole field must match, blanks and a CR around it aside. A pattern needs a
-/// year, a month and a day; a time of day is optional (midnight).
+/// character must be there as it is. Numbers take one or two digits (`%Y` four, `%y` two,
+/// `%f` one or more), as many as there are: fields with no separator between them must be
+/// zero-padded (`%Y%m%d` reads `20200105`, not `202015`). The whole field must match, blanks
+/// and a CR around it aside. A pattern needs a year, a month and a day; a time of day is
+/// optional (midnight).
 public struct TimeFormat: Sendable, Hashable {
     /// The pattern as given.
     public let pattern: String
@@ -97,7 +99,13 @@ public struct TimeFormat: Sendable, Hashable {
                 try add(.year2)
             case 37: steps.append(.literal(37))
             default:
-                throw TimeFormatError("\(pattern): %\(String(decoding: [d], as: UTF8.self)) is no directive this reader knows")
+                // The whole character, not its first byte.
+                var character = [d]
+                while let next = bytes.first, next & 0xC0 == 0x80 {
+                    character.append(next)
+                    bytes.removeFirst()
+                }
+                throw TimeFormatError("\(pattern): %\(String(decoding: character, as: UTF8.self)) is no directive this reader knows")
             }
         }
         guard seen.contains(.year4), seen.contains(.month), seen.contains(.day) else {
@@ -144,12 +152,14 @@ public struct TimeFormat: Sendable, Hashable {
             return k >= minDigits ? v : nil
         }
         func lower(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c + 32 : c }
-        // The index of the name (full, or its first three letters) at i, moving past it.
+        // The index of the name at i, moving past it: the full name, or its first three
+        // letters where the next byte does not go on with it ("Janx" is "Jan" then "x";
+        // "Janu" is neither).
         func name(_ names: [[UInt8]]) -> Int? {
             for (k, full) in names.enumerated() {
                 var j = 0
                 while j < full.count && i + j < n && lower(field[i + j]) == full[j] { j += 1 }
-                if j == full.count || j == 3 && !(i + j < n && lower(field[i + j]) >= 97 && lower(field[i + j]) <= 122) {
+                if j == full.count || j == 3 {
                     i += j
                     return k
                 }
@@ -220,8 +230,10 @@ public struct TimeFormat: Sendable, Hashable {
                         i += 1
                         guard let h = number(2, 2), h <= 23 else { return nil }
                         var m = 0
-                        if i < n && field[i] == 58 { i += 1 }
-                        if i < n && field[i] >= 48 && field[i] <= 57 {
+                        // ±hh:mm takes both minute digits after the colon.
+                        let colon = i < n && field[i] == 58
+                        if colon { i += 1 }
+                        if colon || i < n && field[i] >= 48 && field[i] <= 57 {
                             guard let v = number(2, 2), v <= 59 else { return nil }
                             m = v
                         }

@@ -163,6 +163,13 @@ final class FenceEditCostTests: XCTestCase {
             XCTAssertEqual(try many.snapshot().encoded(), try one.snapshot().encoded(), "seed \(seed)")
             XCTAssertEqual(many.store.count, one.store.count)
             XCTAssertTrue(many.pairCountsAreExact)
+            // Later adds reuse the freed slots and keys in the same order: the state files stay
+            // equal byte for byte after more fences and fixes.
+            let more = (40..<52).map { Self.square("f\($0)", lon: Double($0 % 8) * 0.7 + 0.2) }
+            XCTAssertEqual(one.add(more).events, many.add(more).events)
+            let later = fixes.map { Position(device: $0.device, time: $0.time + 100, lon: $0.lon + 0.1, lat: $0.lat) }
+            XCTAssertEqual(one.evaluate(later, threads: 2).events, many.evaluate(later, threads: 2).events, "seed \(seed)")
+            XCTAssertEqual(try many.snapshot().encoded(), try one.snapshot().encoded(), "seed \(seed) after more work")
         }
     }
 }

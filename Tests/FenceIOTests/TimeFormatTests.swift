@@ -47,6 +47,8 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertEqual(f.parse("2019-12-31 19:00:00-05"), 1_577_836_800)
         XCTAssertEqual(f.parse("2020-01-01 00:00:00Z"), 1_577_836_800)
         XCTAssertNil(f.parse("2020-01-01 00:00:00+2400"))
+        XCTAssertNil(f.parse("2020-01-01 05:00:00+05:"), "a colon takes two minute digits")
+        XCTAssertNil(f.parse("2020-01-01 05:00:00+05:3"))
         // A fraction reads as ISO 8601 reads it: the same Double.
         let g = try TimeFormat("%d/%m/%Y %H:%M:%S.%f")
         XCTAssertEqual(g.parse("02/02/2008 15:36:08.123456"), ISO8601.parse("2008-02-02T15:36:08.123456Z"))
@@ -78,6 +80,13 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertNil(names.parse("01 Janu 2020"), "neither the full name nor three letters")
         XCTAssertNil(names.parse("01 Janx 2020"))
         XCTAssertEqual(names.parse("01 Sep 2020"), ISO8601.parse("2020-09-01"))
+        // Three letters followed by a letter the full name does not go on with.
+        XCTAssertEqual(try TimeFormat("%a%b %d %Y").parse("MonJan 06 2020"), ISO8601.parse("2020-01-06"))
+        XCTAssertEqual(try TimeFormat("%d%bx%Y").parse("06Janx2020"), ISO8601.parse("2020-01-06"))
+        // Fields with no separator between them must be zero-padded.
+        let compact = try TimeFormat("%Y%m%d %H%M%S")
+        XCTAssertEqual(compact.parse("20200101 093000"), ISO8601.parse("2020-01-01T09:30:00Z"))
+        XCTAssertNil(compact.parse("20200101 93000"))
     }
 
     func testPatternsThatCannotBeReadAreRefusedWithTheReason() {
@@ -97,6 +106,7 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertEqual(reason("%F %H %T"), "%F %H %T: a field is given twice")
         XCTAssertEqual(reason("%F %M"), "%F %M: minutes need an hour, and seconds a minute")
         XCTAssertEqual(reason("%F %H:%M.%f"), "%F %H:%M.%f: %f needs %S")
+        XCTAssertEqual(reason("%F %é"), "%F %é: %é is no directive this reader knows")
         XCTAssertNil(reason("%F"))
         XCTAssertNil(reason("%%%F"))
     }

@@ -122,11 +122,14 @@ extension EventEngine {
     /// pass over the partitions that may hold any of them.
     /// - Parameter time: the event time; nil uses each device's last fix time.
     public mutating func remove(ids: [String], at time: Double? = nil) -> [FenceEvent] {
-        var slots = Set<Int32>()
+        // In naming order: the store reuses freed slots and keys last first, so the order of
+        // removal decides which fences later adds get (and so a state file's bytes).
+        var seen = Set<Int32>()
+        var slots: [Int32] = []
         for id in ids {
-            if let slot = store.slotByID[id] { slots.insert(slot) }
+            if let slot = store.slotByID[id], seen.insert(slot).inserted { slots.append(slot) }
         }
-        return removeFences(slots.sorted(), at: time)
+        return removeFences(slots, at: time)
     }
 
     /// Removes every fence of a group, with `exit` (`fence-removed`) for devices inside.
