@@ -16,7 +16,7 @@
 struct FeatureSplit {
     /// Elements `firstNumber...` of the array, from `start` (just after `[` or a cut's comma)
     /// to `end` (the next cut's comma, or the array's closing `]`).
-    struct Part: Equatable {
+    struct Part {
         var start: Int
         var end: Int
         var firstNumber: Int
