@@ -7,7 +7,8 @@ import FuzzSupport
 /// (a 64 KiB line limit in large batches, the same in batches of one, a 48-byte line limit
 /// so the long-line path runs); the first two must agree exactly. What it reads goes on through
 /// the event engine, the event writers and a checkpoint round trip (`FuzzSupport.evaluate`). A
-/// fourth read sniffs the format from the first line.
+/// fourth read sniffs the format from the first line; two more read times in `--time-format`
+/// layouts.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPositionsNDJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
@@ -17,6 +18,10 @@ public func fuzzPositionsNDJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
     FuzzSupport.evaluate(whole.positions)
     _ = FuzzSupport.readPositions(bytes, format: .ndjson, maxLineBytes: 48, batch: 7)
     _ = FuzzSupport.readPositions(bytes, format: nil, maxLineBytes: 1 << 16, batch: 1 << 16)
+    // Times in strptime layouts (`--time-format`), as strings and as numbers' text.
+    for format in FuzzSupport.timeFormats {
+        _ = FuzzSupport.readPositions(bytes, format: .ndjson, maxLineBytes: 1 << 16, batch: 1 << 16, timeFormat: format)
+    }
     return 0
 }
 
