@@ -75,28 +75,9 @@ public struct TimeFormat: Sendable, Hashable {
             case UInt8(ascii: "f"): try add(.fraction)
             case UInt8(ascii: "z"): try add(.zone)
             case UInt8(ascii: "a"), UInt8(ascii: "A"): try add(.weekday)
-            case UInt8(ascii: "T"):
-                try add(.hour24)
-                steps.append(.literal(58))
-                try add(.minute)
-                steps.append(.literal(58))
-                try add(.second)
-            case UInt8(ascii: "R"):
-                try add(.hour24)
-                steps.append(.literal(58))
-                try add(.minute)
-            case UInt8(ascii: "F"):
-                try add(.year4)
-                steps.append(.literal(45))
-                try add(.month)
-                steps.append(.literal(45))
-                try add(.day)
-            case UInt8(ascii: "D"):
-                try add(.month)
-                steps.append(.literal(47))
-                try add(.day)
-                steps.append(.literal(47))
-                try add(.year2)
+            case UInt8(ascii: "T"), UInt8(ascii: "R"), UInt8(ascii: "F"), UInt8(ascii: "D"):
+                // Read as the pattern it stands for.
+                bytes = ArraySlice(Self.shorthands[d]!.utf8) + bytes
             case 37: steps.append(.literal(37))
             default:
                 // The whole character, not its first byte.
@@ -120,6 +101,11 @@ public struct TimeFormat: Sendable, Hashable {
         if seen.contains(.fraction) && !seen.contains(.second) { throw TimeFormatError("\(pattern): %f needs %S") }
         self.steps = steps
     }
+
+    /// `%T`, `%R`, `%F` and `%D`: the patterns they stand for.
+    private static let shorthands: [UInt8: String] = [
+        UInt8(ascii: "T"): "%H:%M:%S", UInt8(ascii: "R"): "%H:%M", UInt8(ascii: "F"): "%Y-%m-%d", UInt8(ascii: "D"): "%m/%d/%y",
+    ]
 
     public static func == (a: Self, b: Self) -> Bool { a.pattern == b.pattern }
     public func hash(into h: inout Hasher) { h.combine(pattern) }

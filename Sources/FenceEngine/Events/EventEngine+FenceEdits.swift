@@ -37,7 +37,7 @@ extension EventEngine {
         }
         // A replacement that brings another mask re-triggers, as `setActions(_:fence:)` does.
         if !remasked.isEmpty {
-            let within = remasked.reduce(UInt64(0)) { $0 | counts.partitions(key: $1) }
+            let within = counts.partitions(keys: remasked)
             events += retrigger(previous: { before[store.slotSettings[$0].id]?.actions ?? [] }, within: within) { slot in
                 remasked.contains(store.slotKey[slot])
             }
@@ -62,7 +62,7 @@ extension EventEngine {
         var log = PairLog()
         defer { pairCounts.apply(log) }
         var scratch = ContainmentScratch()
-        let within = reshaped.reduce(UInt64(0)) { $0 | counts.partitions(key: $1) }
+        let within = counts.partitions(keys: reshaped)
         updateDevices(touching: { reshaped.contains($0) }, within: within) { state, engine in
             let last = LonLat(lon: state.lastLon, lat: state.lastLat)
             var unit: (Double, Double, Double)?
@@ -112,10 +112,7 @@ extension EventEngine {
 
     /// Removes a fence; every device inside gets `exit` with reason `fence-removed`.
     /// - Parameter time: the event time; nil uses each device's last fix time.
-    public mutating func remove(id: String, at time: Double? = nil) -> [FenceEvent] {
-        guard let slot = store.slotByID[id] else { return [] }
-        return removeFences([slot], at: time)
-    }
+    public mutating func remove(id: String, at time: Double? = nil) -> [FenceEvent] { remove(ids: [id], at: time) }
 
     /// Removes these fences (ids not loaded are skipped), with `exit` (`fence-removed`) for
     /// devices inside: the events of `remove(id:)` for each in turn, in output order, from one
@@ -157,7 +154,7 @@ extension EventEngine {
         var events: [FenceEvent] = []
         var log = PairLog()
         if !slotOfKey.isEmpty {
-            let within = slotOfKey.keys.reduce(UInt64(0)) { $0 | counts.partitions(key: $1) }
+            let within = counts.partitions(keys: slotOfKey.keys)
             updateDevices(touching: { slotOfKey[$0] != nil }, within: within) { state, engine in
                 var kept: [PairState] = []
                 for pair in state.pairs {

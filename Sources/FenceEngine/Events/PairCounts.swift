@@ -34,6 +34,9 @@ struct PairCounts: Sendable {
     @inline(__always)
     func partitions(key: Int32) -> UInt64 { Int(key) < partitionBits.count ? partitionBits[Int(key)] : 0 }
 
+    /// The partitions that may hold a device with a pair of any of these fences.
+    func partitions(keys: some Sequence<Int32>) -> UInt64 { keys.reduce(0) { $0 | partitions(key: $1) } }
+
     /// Applies a log's changes, made in `partition` (needed when the log makes any pair).
     /// - Complexity: O(entries), a random access each.
     mutating func apply(_ log: PairLog, partition: Int? = nil) {
