@@ -75,6 +75,9 @@ public struct IDTable<Value>: Sendable where Value: Sendable {
 
     public init() {}
 
+    /// The table over a dictionary already keyed by byte identity (no id hashed again).
+    init(_ storage: [ExactID: Value]) { self.storage = storage }
+
     public subscript(_ id: String) -> Value? {
         @inline(__always) get { storage[ExactID(id)] }
         set { storage[ExactID(id)] = newValue }

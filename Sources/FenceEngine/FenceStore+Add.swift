@@ -29,14 +29,24 @@ extension FenceStore {
     ///   - repair: fix invalid polygons with GEOS MakeValid instead of rejecting them.
     /// - Returns: one result per input fence, in input order.
     /// - Complexity: O(n log n) in the total number of vertices; a batch larger than half the
-    ///   store rebuilds the index by bulk loading, a smaller one inserts into it.
+    ///   store rebuilds the index by bulk loading, a smaller one inserts into it. A batch of more
+    ///   than 64 into a store that has never held a fence (a start-up load) is also stored on
+    ///   `threads` workers (`loadFresh`); other batches are stored on one.
     @discardableResult
     public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
         -> [FenceAddResult]
     {
+        add(fences, repair: repair, threads: threads, pristinePath: true)
+    }
+
+    /// `add`, with `pristinePath` false keeping a bulk load into a pristine store on the one-by-one
+    /// path: tests compare the two.
+    mutating func add(_ fences: [Fence], repair: Bool, threads: Int, pristinePath: Bool) -> [FenceAddResult] {
+        var clock = PhaseTimer("add \(fences.count) fences")
         var results = [FenceAddResult?](repeating: nil, count: fences.count)
-        var seen = Set<ExactID>()
-        seen.reserveCapacity(fences.count)
+        // Each id's first position in the batch (into a pristine store this becomes the id table).
+        var firstIndex = [ExactID: Int32]()
+        firstIndex.reserveCapacity(fences.count)
         // The ids only: a copy of each fence would retain its rings (a cache miss a fence).
         for i in fences.indices {
             let id = fences[i].id
@@ -44,7 +54,8 @@ extension FenceStore {
                 results[i] = FenceAddResult(
                     id: "", outcome: .rejected(FenceError(.missingID, fence: "#\(i + 1)", reason: "the fence has no id")),
                     repaired: false)
-            } else if !seen.insert(ExactID(id)).inserted {
+            } else if let first = firstIndex.updateValue(Int32(i), forKey: ExactID(id)) {
+                firstIndex[ExactID(id)] = first
                 results[i] = FenceAddResult(
                     id: id,
                     outcome: .rejected(
@@ -53,7 +64,9 @@ extension FenceStore {
             }
         }
         let skip = results.map { $0 != nil }
+        clock.mark("ids")
         var (normalized, sizes) = Self.normalizeAll(fences, skip: skip, repair: repair, limits: limits, threads: threads)
+        clock.mark("check")
         let bulk = fences.count > 64 && fences.count > tree.count / 2
         // Into an empty store, a large batch goes in spatial order straight away (see
         // `reorderSpatially`); otherwise in input order. Key and index share one word to sort.
@@ -62,8 +75,42 @@ extension FenceStore {
             for i in fences.indices { order[i] = UInt64(sizes[i].key) << 32 | UInt64(i) }
             order.sort()
         }
-        let extra = sizes.reduce(0) { $0 + $1.doubles }
-        reserveCapacity(slots: slotHot.count + fences.count, geometry: geometry.count + extra)
+        clock.mark("order")
+        if bulk && pristinePath && isPristine {
+            fences.withUnsafeBufferPointer { fences in
+                loadFresh(
+                    fences, normalized: &normalized, sizes: sizes, order: order, skip: skip, firstIndex: firstIndex,
+                    results: &results, threads: threads)
+            }
+            clock.mark("store")
+        } else {
+            let extra = sizes.reduce(0) { $0 + $1.doubles }
+            reserveCapacity(slots: slotHot.count + fences.count, geometry: geometry.count + extra)
+            insertEach(fences, normalized: &normalized, order: order, skip: skip, bulk: bulk, results: &results)
+            clock.mark("store")
+            if bulk {
+                if tree.count == 0 { rebuildIndex() } else { reorderSpatially() }
+            }
+        }
+        compactIfNeeded()
+        clock.mark("index")
+        clock.report()
+        // Moved out, not copied: no reference counting on a million results.
+        return results.withUnsafeMutableBufferPointer { decided in
+            [FenceAddResult](unsafeUninitializedCapacity: decided.count) { out, initialized in
+                for i in decided.indices { (out.baseAddress! + i).initialize(to: decided[i].take()!) }
+                initialized = decided.count
+            }
+        }
+    }
+
+    /// `add`'s path into a store that holds or has held fences: each checked fence in `order`
+    /// into a free or new slot, replacing a stored fence with its id; its index boxes into the
+    /// tree at once (`bulk` false) or left pending for the caller to pack.
+    private mutating func insertEach(
+        _ fences: [Fence], normalized: inout [Result<NormalizedFence, FenceError>?], order: ContiguousArray<UInt64>,
+        skip: [Bool], bulk: Bool, results: inout [FenceAddResult?]
+    ) {
         fences.withUnsafeBufferPointer { fences in
             for packed in order {
                 let i = Int(packed & 0xFFFF_FFFF)
@@ -87,17 +134,6 @@ extension FenceStore {
                 }
             }
         }
-        if bulk {
-            if tree.count == 0 { rebuildIndex() } else { reorderSpatially() }
-        }
-        compactIfNeeded()
-        // Moved out, not copied: no reference counting on a million results.
-        return results.withUnsafeMutableBufferPointer { decided in
-            [FenceAddResult](unsafeUninitializedCapacity: decided.count) { out, initialized in
-                for i in decided.indices { (out.baseAddress! + i).initialize(to: decided[i].take()!) }
-                initialized = decided.count
-            }
-        }
     }
 
     /// Adds one fence; throws its error when it is rejected.
@@ -113,15 +149,15 @@ extension FenceStore {
     }
 
     /// Each fence checked and laid out (nil where `skip` says), on `threads` workers; beside
-    /// it, for a good one, its record's size in doubles and the Morton key of its first box's
-    /// centre (0 and 0 otherwise). Taken while the record is fresh in the worker's cache: read
-    /// later from the results, on one thread, each was a reference count touched a fence, a
-    /// cache miss each at a million fences.
+    /// it, for a good one, its record's size in doubles, the Morton key of its first box's
+    /// centre and its number of index boxes (0, 0 and 0 otherwise). Taken while the record is
+    /// fresh in the worker's cache: read later from the results, on one thread, each was a
+    /// reference count touched a fence, a cache miss each at a million fences.
     static func normalizeAll(_ fences: [Fence], skip: [Bool], repair: Bool, limits: FenceLimits, threads: Int)
-        -> (results: [Result<NormalizedFence, FenceError>?], sizes: [(doubles: Int, key: UInt32)])
+        -> (results: [Result<NormalizedFence, FenceError>?], sizes: [(doubles: Int, key: UInt32, boxes: Int)])
     {
         var out = [Result<NormalizedFence, FenceError>?](repeating: nil, count: fences.count)
-        var sizes = [(doubles: Int, key: UInt32)](repeating: (0, 0), count: fences.count)
+        var sizes = [(doubles: Int, key: UInt32, boxes: Int)](repeating: (0, 0, 0), count: fences.count)
         out.withUnsafeMutableBufferPointer { buffer in
             sizes.withUnsafeMutableBufferPointer { sizeBuffer in
                 nonisolated(unsafe) let results = buffer
@@ -130,7 +166,9 @@ extension FenceStore {
                     slot, _, range in
                     for i in range where !skip[i] {
                         let result = FenceValidation.normalize(fences[i], repair: repair, limits: limits, geos: slot.context)
-                        if case .success(let flat) = result { sizes[i] = (flat.geometry.count, SpatialOrder.key(centreOf: flat.boxes[0])) }
+                        if case .success(let flat) = result {
+                            sizes[i] = (flat.geometry.count, SpatialOrder.key(centreOf: flat.boxes[0]), flat.boxes.count)
+                        }
                         results[i] = result
                     }
                 }
@@ -185,9 +223,7 @@ extension FenceStore {
         }
         slotKey[s] = k
         keySlot[Int(k)] = slot
-        let kind: FlatGeometry.Kind = flat.kind == .circle ? .circle : (flat.indexed ? .indexedPolygon : .polygon)
-        let gridOffset = kind == .polygon ? flat.geometry.withUnsafeBufferPointer { FlatGeometry.coordinatesEnd(of: $0.baseAddress!) } : 0
-        slotHot[s] = HotWord.make(start: geometry.count, kind: kind, gridOffset: gridOffset)
+        slotHot[s] = HotWord.make(start: geometry.count, kind: flat.flatKind, gridOffset: flat.smallGridOffset)
         flat.geometry.withUnsafeBufferPointer { geometry.append(contentsOf: $0) }
         slotGeometryCount[s] = Int32(flat.geometry.count)
         slotSettings[s].id = fence.pointee.id

@@ -109,7 +109,7 @@ extension FenceStore {
         // Per ordered position: how many fences; per chunk: the fences, in order. The count
         // arrays and the output are written in full below, so they start unset (a serial fill
         // of each would only be overwritten).
-        var orderedCounts = ContiguousArray<Int32>(unsafeUninitializedCapacity: m) { _, n in n = m }
+        var orderedCounts = ContiguousArray<Int32>(uninitializedCount: m)
         var chunkHandles = [ContiguousArray<FenceHandle>](repeating: [], count: chunks)
         var chunkKeys = [ContiguousArray<Int32>](repeating: [], count: withKeys ? chunks : 0)
         orderedCounts.withUnsafeMutableBufferPointer { countsBuffer in
@@ -156,9 +156,9 @@ extension FenceStore {
             }
         }
         // Back to input order: counts, offsets, then each ordered run copied to its place.
-        var inputCounts = ContiguousArray<Int32>(unsafeUninitializedCapacity: m) { _, n in n = m }
+        var inputCounts = ContiguousArray<Int32>(uninitializedCount: m)
         var total = 0
-        var offsets = ContiguousArray<Int>(unsafeUninitializedCapacity: m + 1) { _, n in n = m + 1 }
+        var offsets = ContiguousArray<Int>(uninitializedCount: m + 1)
         var handles = ContiguousArray<FenceHandle>()
         var keys = ContiguousArray<Int32>()
         order.withUnsafeBufferPointer { orderBuffer in
@@ -181,8 +181,8 @@ extension FenceStore {
                     }
                 }
                 // Every place is written below: each position's run, at its offset.
-                handles = ContiguousArray(unsafeUninitializedCapacity: total) { _, n in n = total }
-                keys = ContiguousArray(unsafeUninitializedCapacity: withKeys ? total : 0) { _, n in n = withKeys ? total : 0 }
+                handles = ContiguousArray(uninitializedCount: total)
+                keys = ContiguousArray(uninitializedCount: withKeys ? total : 0)
                 handles.withUnsafeMutableBufferPointer { buffer in
                     keys.withUnsafeMutableBufferPointer { keyBuffer in
                         offsets.withUnsafeBufferPointer { offsetBuffer in

@@ -2,7 +2,7 @@ import Foundation
 import SpatialIndex
 
 /// A handle to a stored fence, valid until the next change to the store.
-public struct FenceHandle: Sendable, Hashable, Comparable {
+public struct FenceHandle: Sendable, Hashable, Comparable, BitwiseCopyable {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
     public static func < (a: FenceHandle, b: FenceHandle) -> Bool { a.rawValue < b.rawValue }

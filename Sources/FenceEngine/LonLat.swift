@@ -2,7 +2,7 @@
 ///
 /// Which datum the numbers are in (WGS84, GCJ-02, BD-09LL) is carried beside the value, never
 /// inside it: the store and the hot loops only ever see WGS84.
-public struct LonLat: Sendable, Hashable, CustomStringConvertible {
+public struct LonLat: Sendable, Hashable, BitwiseCopyable, CustomStringConvertible {
     public var lon: Double
     public var lat: Double
 

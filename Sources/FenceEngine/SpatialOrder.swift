@@ -21,8 +21,8 @@ enum SpatialOrder {
         let partSize = (m + parts - 1) / max(1, parts)
         // Every element is written before it is read: the fill pass writes all of `words`, and
         // each pass writes all of its target.
-        var words = ContiguousArray<UInt64>(unsafeUninitializedCapacity: m) { _, n in n = m }
-        var spare = ContiguousArray<UInt64>(unsafeUninitializedCapacity: m) { _, n in n = m }
+        var words = ContiguousArray<UInt64>(uninitializedCount: m)
+        var spare = ContiguousArray<UInt64>(uninitializedCount: m)
         // counts[(part * 4 + byte) * 256 + value]: the fill pass counts all four bytes per part.
         var counts = [Int](repeating: 0, count: parts * 4 * 256)
         words.withUnsafeMutableBufferPointer { wordBuffer in
@@ -109,7 +109,7 @@ enum SpatialOrder {
         let m = positions.count
         let order = permutation(positions, threads: threads)
         // Every element is written by the gather.
-        var sorted = ContiguousArray<LonLat>(unsafeUninitializedCapacity: m) { _, n in n = m }
+        var sorted = ContiguousArray<LonLat>(uninitializedCount: m)
         sorted.withUnsafeMutableBufferPointer { buffer in
             nonisolated(unsafe) let sorted = buffer
             Parallel.forEachChunk(count: m, chunkSize: 65_536, threads: threads, makeState: { () }) { _, _, range in

@@ -6,7 +6,7 @@
 ///
 /// The tree requires `minX <= maxX` and `minY <= maxY`, which also rules out NaN; `insert` and the
 /// bulk loader check it. Infinite coordinates are allowed.
-public struct Box: Sendable, Hashable {
+public struct Box: Sendable, Hashable, BitwiseCopyable {
     public var minX: Double
     public var minY: Double
     public var maxX: Double

@@ -25,8 +25,8 @@ extension EventEngine {
         // Both written by the check for every fix (a hash only for good ones, which are the
         // only ones read): no serial fill first.
         let rejected = UInt8.max
-        var partitionOf = ContiguousArray<UInt8>(unsafeUninitializedCapacity: m) { _, n in n = m }
-        var deviceHashes = ContiguousArray<UInt64>(unsafeUninitializedCapacity: m) { _, n in n = m }
+        var partitionOf = ContiguousArray<UInt8>(uninitializedCount: m)
+        var deviceHashes = ContiguousArray<UInt64>(uninitializedCount: m)
         let chunkSize = 16_384
         let chunks = (m + chunkSize - 1) / chunkSize
         var chunkProblems = [[(index: Int, reason: String)]](repeating: [], count: chunks)
@@ -376,12 +376,12 @@ struct PartitionedFixes: @unchecked Sendable {
     /// Room for `count` fixes whose long ids take `longIDBytes` bytes in all, left unset for
     /// `scatter`, which writes every element (there is one good fix per place).
     init(count: Int, longIDBytes bytes: Int, hysteresis: Bool) {
-        hashes = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
+        hashes = ContiguousArray(uninitializedCount: count)
         devices = .allocate(capacity: count)
         longIDBytes = .allocate(capacity: max(1, bytes))
-        times = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
-        points = ContiguousArray(unsafeUninitializedCapacity: count) { _, n in n = count }
-        margins = ContiguousArray(unsafeUninitializedCapacity: hysteresis ? count : 0) { _, n in n = hysteresis ? count : 0 }
+        times = ContiguousArray(uninitializedCount: count)
+        points = ContiguousArray(uninitializedCount: count)
+        margins = ContiguousArray(uninitializedCount: hysteresis ? count : 0)
     }
 
     /// The long id whose length starts at `cursor`, as UTF-8; `cursor` moves past it.

@@ -1,0 +1,145 @@
+@testable import FenceEngine
+import SpatialIndex
+import XCTest
+
+/// The parallel bulk load into a pristine store (`loadFresh`) against the one-by-one path it
+/// replaces: the same results and the same store, slot for slot and bit for bit, on any number
+/// of workers, over batches with every kind of fence, bad fences, repeated ids and settings.
+final class FenceStoreBulkLoadTests: XCTestCase {
+    /// A random batch: polygons small and large (the large ones get a cell grid), holes,
+    /// MultiPolygons, circles, fences across the antimeridian (two index boxes), bowties
+    /// (invalid; repaired or rejected), empty and repeated ids, groups, properties, expiries,
+    /// dwell and action masks.
+    static func batch(_ rng: inout TestRandom, count: Int) -> [Fence] {
+        var fences: [Fence] = []
+        for n in 0..<count {
+            let lon = rng.uniform(-179.9, 179.9)
+            let lat = rng.uniform(-80, 80)
+            let r = rng.uniform(0.0005, 0.05)
+            var id = "f\(n)"
+            switch rng.next() % 40 {
+            case 0: id = ""
+            case 1, 2: id = "f\(rng.next() % UInt64(n + 1))"  // often a repeat
+            case 3: id = "fence-with-a-long-id-on-the-heap-\(n)"
+            default: break
+            }
+            let shape: FenceShape
+            switch rng.next() % 10 {
+            case 0, 1:
+                shape = .circle(center: LonLat(lon: lon, lat: lat), radius: rng.uniform(5, 5000))
+            case 2:
+                // Cut at the antimeridian (RFC 7946 3.1.9): two index boxes.
+                let west = [(179.9, lat), (180, lat), (180, lat + 0.1), (179.9, lat + 0.1), (179.9, lat)]
+                let east = [(-180, lat), (-179.9, lat), (-179.9, lat + 0.1), (-180, lat + 0.1), (-180, lat)]
+                shape = .polygons([west, east].map { Polygon(exterior: $0.map { LonLat(lon: $0.0, lat: $0.1) }) })
+            case 3:
+                let bowtie = [(lon, lat), (lon + r, lat + r), (lon + r, lat), (lon, lat + r), (lon, lat)]
+                shape = .polygons([Polygon(exterior: bowtie.map { LonLat(lon: $0.0, lat: $0.1) })])
+            case 4:
+                shape = .polygons([Shapes.polygonWithHoles(&rng, lon: lon, lat: lat, radius: r)])
+            case 5:
+                shape = .polygons([
+                    Polygon(exterior: Shapes.star(&rng, lon: lon, lat: lat, radius: r, vertices: 8)),
+                    Polygon(exterior: Shapes.star(&rng, lon: lon, lat: lat + 3 * r, radius: r, vertices: 10)),
+                ])
+            case 6:
+                shape = .polygons([
+                    Polygon(exterior: Shapes.star(&rng, lon: lon, lat: lat, radius: r, vertices: 100 + Int(rng.next() % 400)))
+                ])
+            case 7:
+                // Too few positions: rejected.
+                shape = .polygons([Polygon(exterior: [LonLat(lon: lon, lat: lat), LonLat(lon: lon, lat: lat)])])
+            default:
+                shape = .polygons([
+                    Polygon(exterior: Shapes.star(&rng, lon: lon, lat: lat, radius: r, vertices: 4 + Int(rng.next() % 30)))
+                ])
+            }
+            var fence = Fence(id: id, shape: shape)
+            if rng.next() % 3 == 0 { fence.group = "g\(rng.next() % 5)" }
+            if rng.next() % 4 == 0 { fence.properties = ["name": "n\(n)", "k": "\(rng.next() % 7)"] }
+            if rng.next() % 5 == 0 { fence.expires = Double(1_700_000_000 + rng.next() % 1000) }
+            if rng.next() % 5 == 0 { fence.dwell = Double(rng.next() % 600) }
+            if rng.next() % 5 == 0 { fence.actions = FenceActions(rawValue: UInt8(rng.next() % 16)) }
+            if rng.next() % 6 == 0 { fence.coord = .gcj02 }
+            fences.append(fence)
+        }
+        return fences
+    }
+
+    func testParallelLoadEqualsOneByOne() {
+        for seed in 0..<16 as Range<UInt64> {
+            var rng = TestRandom(mixing: seed)
+            let fences = Self.batch(&rng, count: 65 + Int(rng.next() % 1200))
+            let repair = seed % 2 == 1
+            var expected = FenceStore()
+            let expectedResults = expected.add(fences, repair: repair, threads: 2, pristinePath: false)
+            XCTAssertTrue(expectedResults.contains { $0.error != nil }, "seed \(seed): the batch has bad fences")
+            XCTAssertTrue(expected.slotBoxCount.contains(2), "seed \(seed): some fence has two index boxes")
+            for threads in [1, 2, 3] {
+                var store = FenceStore()
+                let results = store.add(fences, repair: repair, threads: threads, pristinePath: true)
+                let context = "seed \(seed), \(threads) threads"
+                XCTAssertEqual(results, expectedResults, context)
+                assertSameStore(store, expected, context)
+            }
+        }
+    }
+
+    /// A batch of 64 or fewer, or one into a store that has held fences, takes the one-by-one
+    /// path; a later batch into a bulk-loaded store finds everything where the path put it.
+    func testLaterEditsOnABulkLoadedStore() {
+        var rng = TestRandom(mixing: 99)
+        let fences = Self.batch(&rng, count: 2000)
+        var a = FenceStore()
+        var b = FenceStore()
+        XCTAssertEqual(
+            a.add(fences, repair: true, threads: 2, pristinePath: true),
+            b.add(fences, repair: true, threads: 2, pristinePath: false))
+        assertSameStore(a, b, "after the load")
+        let more = Self.batch(&rng, count: 300).map { f -> Fence in
+            var f = f
+            f.id = "more-" + f.id
+            return f
+        }
+        let replacing = Array(fences.prefix(40))
+        let gone = UTF8Order.sorted(Array(a.ids)).prefix(25)
+        XCTAssertEqual(a.add(more, repair: true, threads: 2), b.add(more, repair: true, threads: 2))
+        XCTAssertEqual(a.add(replacing, repair: true, threads: 2), b.add(replacing, repair: true, threads: 2))
+        for id in gone {
+            XCTAssertEqual(a.remove(id: id), b.remove(id: id))
+        }
+        assertSameStore(a, b, "after edits")
+    }
+
+    func assertSameStore(_ a: FenceStore, _ b: FenceStore, _ context: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(a.count, b.count, context, file: file, line: line)
+        XCTAssertEqual(a.slotHot, b.slotHot, "\(context): hot words", file: file, line: line)
+        XCTAssertEqual(a.slotGeometryCount, b.slotGeometryCount, "\(context): record sizes", file: file, line: line)
+        XCTAssertEqual(a.slotBoxCount, b.slotBoxCount, "\(context): box counts", file: file, line: line)
+        XCTAssertEqual(a.slotKey, b.slotKey, "\(context): keys", file: file, line: line)
+        XCTAssertEqual(a.keySlot, b.keySlot, "\(context): key slots", file: file, line: line)
+        XCTAssertEqual(a.freeKeys, b.freeKeys, "\(context): free keys", file: file, line: line)
+        XCTAssertEqual(a.freeSlots, b.freeSlots, "\(context): free slots", file: file, line: line)
+        XCTAssertEqual(a.geometry.map(\.bitPattern), b.geometry.map(\.bitPattern), "\(context): records", file: file, line: line)
+        XCTAssertEqual(a.slotExpires.map(\.bitPattern), b.slotExpires.map(\.bitPattern), "\(context): expiries", file: file, line: line)
+        XCTAssertEqual(a.expiring, b.expiring, "\(context): expiring", file: file, line: line)
+        XCTAssertEqual(a.groupNames, b.groupNames, "\(context): group names", file: file, line: line)
+        XCTAssertEqual(a.groupMembers, b.groupMembers, "\(context): group members", file: file, line: line)
+        XCTAssertEqual(a.properties, b.properties, "\(context): properties", file: file, line: line)
+        XCTAssertEqual(a.deadGeometry, b.deadGeometry, "\(context): dead geometry", file: file, line: line)
+        XCTAssertEqual(a.slotSettings.count, b.slotSettings.count, context, file: file, line: line)
+        for (x, y) in zip(a.slotSettings, b.slotSettings) {
+            XCTAssertTrue(
+                ExactID.sameBytes(x.id, y.id) && x.group == y.group && x.actions == y.actions
+                    && x.dwell.bitPattern == y.dwell.bitPattern, "\(context): settings of \(x.id)", file: file, line: line)
+        }
+        XCTAssertEqual(Set(a.ids), Set(b.ids), "\(context): ids", file: file, line: line)
+        for id in b.ids { XCTAssertEqual(a.handle(id: id), b.handle(id: id), "\(context): slot of \(id)", file: file, line: line) }
+        XCTAssertEqual(a.tree.count, b.tree.count, "\(context): index size", file: file, line: line)
+        for slot in 0..<Int32(b.slotHot.count) {
+            for part in 0..<Int32(2) {
+                XCTAssertEqual(a.tree.box(of: slot * 2 + part), b.tree.box(of: slot * 2 + part), "\(context): box", file: file, line: line)
+            }
+        }
+    }
+}
