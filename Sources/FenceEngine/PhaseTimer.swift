@@ -2,29 +2,29 @@ import Foundation
 
 /// Wall-clock time per phase of a batch, printed to standard error when the environment sets
 /// `FENCE_PHASES` (profiling aid; off, it costs one branch per mark).
-struct PhaseTimer {
+package struct PhaseTimer {
     private let enabled: Bool
     private let label: String
     private var last: UInt64
     private var phases: [(String, UInt64)] = []
 
-    init(_ label: String) {
+    package init(_ label: String) {
         enabled = PhaseTimer.isEnabled
         self.label = label
         last = enabled ? DispatchTime.now().uptimeNanoseconds : 0
     }
 
-    static let isEnabled = ProcessInfo.processInfo.environment["FENCE_PHASES"] != nil
+    package static let isEnabled = ProcessInfo.processInfo.environment["FENCE_PHASES"] != nil
 
     /// Ends the phase called `name`.
-    mutating func mark(_ name: String) {
+    package mutating func mark(_ name: String) {
         guard enabled else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         phases.append((name, now - last))
         last = now
     }
 
-    func report() {
+    package func report() {
         guard enabled else { return }
         let parts = phases.map { "\($0.0) \(String(format: "%.1f", Double($0.1) / 1e6))" }
         // write(2), not FileHandle.write, which traps when standard error is closed or full.

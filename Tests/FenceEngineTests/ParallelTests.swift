@@ -37,4 +37,34 @@ final class ParallelTests: XCTestCase {
             }
         }
     }
+    /// Parts moved end to end: every element once, in order, none copied or lost (a class's
+    /// instances count themselves), the parts left empty, on any number of workers.
+    func testMoveEndToEndMovesEveryElementOnce() {
+        final class Item {
+            nonisolated(unsafe) static var live = 0
+            let value: Int
+            init(_ value: Int) {
+                self.value = value
+                Item.live += 1
+            }
+            deinit { Item.live -= 1 }
+        }
+        var rng = TestRandom(mixing: 7)
+        for round in 0..<20 {
+            var next = 0
+            var parts: [[Item?]] = (0..<Int(rng.next() % 12)).map { _ in
+                (0..<Int(rng.next() % 3 == 0 ? 0 : rng.next() % 500)).map { _ in
+                    next += 1
+                    return Item(next)
+                }
+            }
+            let threads = 1 + round % 4
+            let joined = Parallel.moveEndToEnd(&parts, filler: nil, threads: threads)
+            XCTAssertEqual(joined.map { $0!.value }, Array(stride(from: 1, through: next, by: 1)), "round \(round)")
+            XCTAssertTrue(parts.allSatisfy(\.isEmpty), "round \(round): parts left empty")
+            XCTAssertEqual(Item.live, next, "round \(round): each item alive once")
+            withExtendedLifetime(joined) {}
+        }
+        XCTAssertEqual(Item.live, 0, "every item freed once")
+    }
 }

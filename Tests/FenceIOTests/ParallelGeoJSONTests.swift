@@ -141,6 +141,28 @@ final class ParallelGeoJSONTests: XCTestCase {
         XCTAssertGreaterThan(rejectedSeen, 500)
     }
 
+    /// A document with two `features` members: whatever one thread makes of it (the second
+    /// array read after the first), several threads make too, the second array joined after
+    /// the fences already read.
+    func testTwoFeaturesMembersReadAsOnOneThread() throws {
+        for seed in UInt64(1)...12 {
+            let first = Self.document(seed: seed, features: 40)
+            let second = Self.document(seed: seed + 100, features: 60)
+            // The second document's array, as a second member of the first document.
+            let array = second[second.range(of: "\"features\":")!.upperBound...]
+            let combined = String(first.dropLast()) + ",\"features\":" + array
+            let bytes = Array(combined.utf8)
+            let one = Self.read(bytes, threads: 1)
+            guard case .success(let oracle) = one else { return XCTFail("seed \(seed): \(one)") }
+            for threads in [2, 3] {
+                let many = Self.read(bytes, threads: threads)
+                assertSame(one, many, "seed \(seed), \(threads) threads, two features members")
+                if case .success(let r) = many { XCTAssertGreaterThan(r.parallelParts, 1, "seed \(seed): not cut") }
+            }
+            XCTAssertGreaterThan(oracle.featureCount, 60, "seed \(seed): both arrays read")
+        }
+    }
+
     /// Damaged documents: cut short, or one byte replaced by, inserted as or deleted for one
     /// that changes the structure. Either both readers refuse with the same error or both read
     /// the same; a wrong guess at a cut must never show.
