@@ -30,8 +30,8 @@ extension FenceStore {
     /// - Returns: one result per input fence, in input order.
     /// - Complexity: O(n log n) in the total number of vertices; a batch larger than half the
     ///   store rebuilds the index by bulk loading, a smaller one inserts into it. A batch of more
-    ///   than 64 into a store that has never held a fence (a start-up load) is also stored on
-    ///   `threads` workers (`loadFresh`); other batches are stored on one.
+    ///   than 64 into a new or emptied store (a start-up load) is also stored on `threads`
+    ///   workers (`loadFresh`); other batches are stored on one.
     @discardableResult
     public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
         -> [FenceAddResult]
@@ -82,7 +82,7 @@ extension FenceStore {
                     fences, normalized: &normalized, sizes: sizes, order: order, skip: skip, firstIndex: firstIndex,
                     results: &results, threads: threads)
             }
-            clock.mark("store")
+            clock.mark("store and index")
         } else {
             let extra = sizes.reduce(0) { $0 + $1.doubles }
             reserveCapacity(slots: slotHot.count + fences.count, geometry: geometry.count + extra)
@@ -91,9 +91,10 @@ extension FenceStore {
             if bulk {
                 if tree.count == 0 { rebuildIndex() } else { reorderSpatially() }
             }
+            clock.mark("index")
         }
         compactIfNeeded()
-        clock.mark("index")
+        clock.mark("compact")
         clock.report()
         // Moved out, not copied: no reference counting on a million results.
         return results.withUnsafeMutableBufferPointer { decided in

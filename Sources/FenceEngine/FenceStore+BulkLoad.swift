@@ -1,16 +1,18 @@
 import SpatialIndex
 
 extension FenceStore {
-    /// Whether `add` may take `loadFresh`: the store has never held a fence, so every fence
-    /// takes the next slot and key in spatial order and no id can be a replacement.
+    /// Whether `add` may take `loadFresh`: the store is as made (new, or emptied by
+    /// `removeAll`), so every fence takes the next slot and key in spatial order and no id can
+    /// be a replacement.
     var isPristine: Bool {
         slotHot.isEmpty && keySlot.isEmpty && freeSlots.isEmpty && freeKeys.isEmpty && geometry.isEmpty
             && tree.count == 0 && pendingBoxes.isEmpty && slotByID.count == 0
     }
 
     /// `add`'s bulk path into a pristine store (the start-up load of a fence file): the same
-    /// store, slot for slot and byte for byte, as inserting the fences one by one in `order`
-    /// and packing the index, but written on `threads` workers.
+    /// store, slot for slot and every element bit for bit, as inserting the fences one by one
+    /// in `order` and packing the index, but written on `threads` workers. Only capacities
+    /// differ: the arrays hold the good fences exactly, not room for the whole batch.
     ///
     /// The serial path spent most of its time (4.5-5.3 s of 10-11 s for a million 16-vertex
     /// fences from GeoJSON) faulting in the fresh pages of the geometry array one memmove at a
@@ -26,8 +28,10 @@ extension FenceStore {
     ///     boxes: rejected).
     ///   - order: input positions in slot order, one per fence (sorted Morton keys over them).
     ///   - firstIndex: every first occurrence of an id, to its input position.
-    /// - Complexity: O(n + total geometry) on `threads` workers; the group and property tables
-    ///   and the index packing on one.
+    /// - Complexity: O(n + total geometry). On `threads` workers: the records, hot words,
+    ///   settings, expiries and index boxes. On one: the slot order and its prefix sums, the
+    ///   record sizes, box counts, keys and index ids, the group and property tables, the id
+    ///   table and the index packing (radix sorts, O(n)).
     mutating func loadFresh(
         _ fences: UnsafeBufferPointer<Fence>, normalized: inout [Result<NormalizedFence, FenceError>?],
         sizes: [(doubles: Int, key: UInt32, boxes: Int)], order: ContiguousArray<UInt64>, skip: [Bool],
@@ -47,6 +51,8 @@ extension FenceStore {
         for packed in order {
             let i = Int(packed & 0xFFFF_FFFF)
             guard !skip[i] else { continue }
+            // Items are slot * 2 + part: a third box would take the next slot's first.
+            precondition(sizes[i].boxes <= 2, "a fence with more than two index boxes")
             guard sizes[i].boxes > 0 else {
                 if case .failure(let error) = normalized[i].take()! {
                     results[i] = FenceAddResult(id: fences[i].id, outcome: .rejected(error), repaired: false)

@@ -50,7 +50,8 @@ extension Parallel {
     ///
     /// What `append(contentsOf:)` part after part does, without a retain and a release of
     /// each element's references: for a million fences a cache miss each on their shapes,
-    /// and one thread touching every fresh page of the result.
+    /// and one thread touching every fresh page of the result. That holds for parts the caller
+    /// holds the only reference to; a shared part is copied first (correct, not faster).
     /// - Complexity: O(total) over the workers.
     public static func moveEndToEnd<T>(_ parts: inout [[T]], filler: T, threads: Int) -> [T] {
         var offsets: [Int] = []

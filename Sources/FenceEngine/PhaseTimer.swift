@@ -8,9 +8,10 @@ package struct PhaseTimer {
     private var last: UInt64
     private var phases: [(String, UInt64)] = []
 
-    package init(_ label: String) {
+    /// `label` is only made when `FENCE_PHASES` is set.
+    package init(_ label: @autoclosure () -> String) {
         enabled = PhaseTimer.isEnabled
-        self.label = label
+        self.label = enabled ? label() : ""
         last = enabled ? DispatchTime.now().uptimeNanoseconds : 0
     }
 

@@ -85,6 +85,44 @@ final class FenceStoreBulkLoadTests: XCTestCase {
         }
     }
 
+    /// Batches the random ones leave to chance: over 4,096 fences (chunks of n / 64), none
+    /// good (no slot at all), and a repeated id whose first fence is refused (the id is then
+    /// nowhere: its second fence was already refused as a repeat).
+    func testEdgeBatches() {
+        var rng = TestRandom(mixing: 5)
+        let large = (0..<6000).map { n -> Fence in
+            let lon = rng.uniform(-170, 170)
+            let lat = rng.uniform(-70, 70)
+            return n % 3 == 0
+                ? Fence.circle(id: "c\(n)", lon: lon, lat: lat, radius: 100, group: "g\(n % 7)")
+                : Fence.polygon(id: "p\(n)", exterior: Shapes.star(&rng, lon: lon, lat: lat, radius: 0.01, vertices: 6))
+        }
+        let short = [LonLat(lon: 1, lat: 1), LonLat(lon: 1, lat: 1)]
+        let noneGood = (0..<100).map { Fence.polygon(id: "bad\($0)", exterior: short) }
+        let bowtie = [(0.0, 0.0), (1.0, 1.0), (1.0, 0.0), (0.0, 1.0), (0.0, 0.0)].map { LonLat(lon: $0.0, lat: $0.1) }
+        var repeated = Array(large.prefix(100))
+        repeated.insert(Fence.polygon(id: "twice", exterior: bowtie), at: 10)
+        repeated.insert(Fence.polygon(id: "twice", exterior: Shapes.star(&rng, lon: 5, lat: 5, radius: 0.01, vertices: 8)), at: 50)
+        for (name, batch) in [("6,000 fences", large), ("none good", noneGood), ("a refused first of two", repeated)] {
+            for threads in [1, 2] {
+                var expected = FenceStore()
+                var store = FenceStore()
+                XCTAssertEqual(
+                    store.add(batch, repair: false, threads: threads, pristinePath: true),
+                    expected.add(batch, repair: false, threads: threads, pristinePath: false), name)
+                assertSameStore(store, expected, "\(name), \(threads) threads")
+            }
+        }
+        var store = FenceStore()
+        let results = store.add(repeated, repair: false, threads: 2, pristinePath: true)
+        XCTAssertEqual(results.filter { $0.id == "twice" }.map { $0.error?.kind }, [.invalidGeometry, .duplicateID])
+        XCTAssertNil(store.handle(id: "twice"))
+        var empty = FenceStore()
+        empty.add(noneGood, threads: 2)
+        XCTAssertEqual(empty.count, 0)
+        XCTAssertTrue(empty.isPristine, "a batch with no good fence leaves the store as made")
+    }
+
     /// A batch of 64 or fewer, or one into a store that has held fences, takes the one-by-one
     /// path; a later batch into a bulk-loaded store finds everything where the path put it.
     func testLaterEditsOnABulkLoadedStore() {
