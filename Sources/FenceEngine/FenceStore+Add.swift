@@ -227,17 +227,13 @@ extension FenceStore {
         slotHot[s] = HotWord.make(start: geometry.count, kind: flat.flatKind, gridOffset: flat.smallGridOffset)
         flat.geometry.withUnsafeBufferPointer { geometry.append(contentsOf: $0) }
         slotGeometryCount[s] = Int32(flat.geometry.count)
-        slotSettings[s].id = fence.pointee.id
-        slotSettings[s].actions = fence.pointee.actions?.rawValue ?? 0xFF
-        slotSettings[s].dwell = fence.pointee.dwell ?? .nan
+        slotSettings[s] = SlotSettings(of: fence)
         slotExpires[s] = fence.pointee.expires ?? .nan
         if fence.pointee.expires != nil { expiring += 1 }
         if let group = fence.pointee.group {
             let g = internGroup(group)
             slotSettings[s].group = g
             groupMembers[Int(g)].insert(slot)
-        } else {
-            slotSettings[s].group = -1
         }
         if !fence.pointee.properties.isEmpty { properties[slot] = fence.pointee.properties }
         slotByID[fence.pointee.id] = slot

@@ -46,6 +46,7 @@ extension FenceStore {
         recordStart.reserveCapacity(fences.count + 1)
         firstBox.reserveCapacity(fences.count + 1)
         var slotOfInput = ContiguousArray<Int32>(repeating: -1, count: fences.count)
+        var refused: [Int] = []  // checked and rejected: their ids leave the id table
         var doubles = 0
         var boxes = 0
         for packed in order {
@@ -57,6 +58,7 @@ extension FenceStore {
                 if case .failure(let error) = normalized[i].take()! {
                     results[i] = FenceAddResult(id: fences[i].id, outcome: .rejected(error), repaired: false)
                 }
+                refused.append(i)
                 continue
             }
             slotOfInput[i] = Int32(inputOfSlot.count)
@@ -127,9 +129,7 @@ extension FenceStore {
                                                     gridOffset: flat.smallGridOffset)
                                                 expiresOut[s] = fence.pointee.expires ?? .nan
                                                 settingsOut.baseAddress!.advanced(by: s).initialize(
-                                                    to: SlotSettings(
-                                                        id: fence.pointee.id, dwell: fence.pointee.dwell ?? .nan,
-                                                        group: -1, actions: fence.pointee.actions?.rawValue ?? 0xFF))
+                                                    to: SlotSettings(of: fence))
                                                 for (part, box) in flat.boxes.enumerated() {
                                                     boxesOut[Int(firstBox[s]) + part] = box
                                                 }
@@ -165,7 +165,7 @@ extension FenceStore {
         }
         // The duplicate check's table becomes the id table: same keys, values now slots.
         var table = firstIndex.mapValues { slotOfInput[Int($0)] }
-        for i in fences.indices where !skip[i] && slotOfInput[i] < 0 { table[ExactID(fences[i].id)] = nil }
+        for i in refused { table[ExactID(fences[i].id)] = nil }
         slotByID = IDTable(table)
         tree = RTree(ids: treeIDs, boxes: treeBoxes)
         queriesWithoutGrid = 0

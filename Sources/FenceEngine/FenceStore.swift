@@ -202,6 +202,16 @@ struct SlotSettings: Sendable {
     var group: Int32 = -1
     /// `FenceActions` raw value; 0xFF: the engine's.
     var actions: UInt8 = 0xFF
+
+    init() {}
+
+    /// A fence's id, dwell and action mask, read in place (a pointer: its shape is not
+    /// retained); the group is left to the caller, which interns it.
+    init(of fence: UnsafePointer<Fence>) {
+        id = fence.pointee.id
+        dwell = fence.pointee.dwell ?? .nan
+        actions = fence.pointee.actions?.rawValue ?? 0xFF
+    }
 }
 
 /// The store's hot word per slot: bits 0-1 the kind (`FlatGeometry.Kind`; 0 a free slot), bits
