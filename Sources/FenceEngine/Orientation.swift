@@ -302,7 +302,10 @@ enum RingSimplicity {
                 coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3], coords[2 * next], coords[2 * next + 1])
             if turn == 0 || turn == 2 { return false }
         }
-        if edges > 64 { return gridPairsApart(coords, edges: edges) }
+        // Over 64 edges: the grid, and when it cannot tell (edges crowding its cells, as a
+        // hedgehog's spikes do near their common point) the sweep, which costs O(n log n)
+        // whatever the shape.
+        if edges > 64 { return gridPairsApart(coords, edges: edges) || RingSweep.isCertainlySimple(coords, count: n) }
         // Each edge's box once (min x, max x, min y, max y, edge by edge), so the pairs whose
         // boxes are strictly apart, most of them, cost four compares (the same test as
         // `pairMayMeet`'s first: max of one below min of the other on some axis).

@@ -13,6 +13,16 @@ extension SplitMix64 {
 
 /// Random shapes for oracle tests.
 enum Shapes {
+    /// A closed ring as the flat x, y coordinates the simplicity proofs take.
+    static func flat(_ ring: [LonLat]) -> [Double] { ring.flatMap { [$0.lon, $0.lat] } }
+
+    /// Whether GEOS `isValid` holds for a Polygon with this exterior and no holes: the
+    /// authority the simplicity proofs are checked against.
+    static func isValidByGEOS(_ ring: [LonLat], context: GEOSContext) -> Bool {
+        let geometry = flat(ring).withUnsafeBufferPointer { context.makePolygonal(coords: $0, rings: [(ring.count, true)]) }
+        return geometry.map { context.invalidityReason($0) == nil } ?? false
+    }
+
     /// A star-shaped ring around (lon, lat): alternating outer and inner radii, closed.
     static func star(_ rng: inout TestRandom, lon: Double, lat: Double, radius: Double, vertices: Int, inner: ClosedRange<Double> = 0.5...1.0)
         -> [LonLat]
