@@ -133,11 +133,19 @@ enum FenceValidation {
             }
             // A single ring proven simple is valid without asking GEOS (the common case: it
             // halves bulk-load time for small rings, and large rings are proven through a grid
-            // of their edges); anything else, GEOS decides and explains.
-            if polygons.count == 1 && polygons[0].holes.isEmpty,
-                coords.withUnsafeBufferPointer({ RingSimplicity.isCertainlySimple($0.baseAddress!, count: total) })
-            {
-                return .success(polygonFence(coords, rings, repaired: false))
+            // of their edges, or a sweep when they crowd it). A crowded ring that certainly
+            // meets itself is refused with the sweep's contact, unless it is to be repaired:
+            // GEOS takes as long to explain it as to check it (minutes for a large hedgehog).
+            // Anything else, GEOS decides and explains.
+            if polygons.count == 1 && polygons[0].holes.isEmpty {
+                switch coords.withUnsafeBufferPointer({ RingSimplicity.verdict($0.baseAddress!, count: total) }) {
+                case .simple:
+                    return .success(polygonFence(coords, rings, repaired: false))
+                case .meets(let x, let y, let proper) where !repair:
+                    return fail(.invalidGeometry, "\(proper ? "Self-intersection" : "Ring Self-intersection") at (\(x), \(y))")
+                default:
+                    break
+                }
             }
             let context = geos()
             guard let geometry = coords.withUnsafeBufferPointer({ context.makePolygonal(coords: $0, rings: rings) })

@@ -293,19 +293,27 @@ enum RingSimplicity {
     /// over 64 edges test only the pairs that share a cell of a grid (`gridPairsApart`).
     /// - Complexity: O(n²) box compares up to 64 edges; about O(n) above for spread-out edges.
     static func isCertainlySimple(_ coords: UnsafePointer<Double>, count n: Int) -> Bool {
+        verdict(coords, count: n) == .simple
+    }
+
+    /// `isCertainlySimple`, or where a ring whose edges crowd the grid's cells certainly
+    /// meets itself (`RingSweep.Verdict.meets`: such a ring is as slow for GEOS to explain as
+    /// to check). A ring the grid or the pair test finds may meet itself is `.notProven`:
+    /// GEOS explains it quickly.
+    /// - Complexity: that of `isCertainlySimple`, O(n log n) when the sweep runs.
+    static func verdict(_ coords: UnsafePointer<Double>, count n: Int) -> RingSweep.Verdict {
         let edges = n - 1
-        guard edges >= 3 else { return false }
-        // The next edge must turn, not fold back along this one.
-        for i in 0..<edges {
-            let next = (i + 2) <= edges ? i + 2 : 1
-            let turn = Orientation.indexFilter(
-                coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3], coords[2 * next], coords[2 * next + 1])
-            if turn == 0 || turn == 2 { return false }
-        }
+        guard edges >= 3, turnsEverywhere(coords, edges: edges) else { return .notProven }
         // Over 64 edges: the grid, and when it cannot tell (edges crowding its cells, as a
         // hedgehog's spikes do near their common point) the sweep, which costs O(n log n)
         // whatever the shape.
-        if edges > 64 { return gridPairsApart(coords, edges: edges) || RingSweep.isCertainlySimple(coords, count: n) }
+        if edges > 64 {
+            switch gridPairs(coords, edges: edges) {
+            case .apart: return .simple
+            case .mayMeet: return .notProven
+            case .crowded: return RingSweep.verdict(coords, count: n)
+            }
+        }
         // Each edge's box once (min x, max x, min y, max y, edge by edge), so the pairs whose
         // boxes are strictly apart, most of them, cost four compares (the same test as
         // `pairMayMeet`'s first: max of one below min of the other on some axis).
@@ -323,11 +331,34 @@ enum RingSimplicity {
                 let maxY = box[4 * i + 3]
                 for j in stride(from: i + 2, to: edges, by: 1) {
                     if box[4 * j + 1] < minX || box[4 * j] > maxX || box[4 * j + 3] < minY || box[4 * j + 2] > maxY { continue }
-                    if pairMayMeet(coords, i, j, edges: edges) { return false }
+                    if pairMayMeet(coords, i, j, edges: edges) { return .notProven }
                 }
             }
-            return true
+            return .simple
         }
+    }
+
+    /// Whether every edge certainly turns into the next (left or right), neither going
+    /// straight on nor folding back along it: no zero-length edge, no collinear neighbours.
+    /// - Complexity: O(n).
+    static func turnsEverywhere(_ coords: UnsafePointer<Double>, edges: Int) -> Bool {
+        for i in 0..<edges {
+            let next = (i + 2) <= edges ? i + 2 : 1
+            let turn = Orientation.indexFilter(
+                coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3], coords[2 * next], coords[2 * next + 1])
+            if turn == 0 || turn == 2 { return false }
+        }
+        return true
+    }
+
+    /// What the grid's pair test found.
+    enum GridOutcome {
+        /// Every pair that shares a cell is certainly apart: the ring is simple.
+        case apart
+        /// A pair may meet.
+        case mayMeet
+        /// Too many cells or pairs to test: edges cross much of the box or crowd a few cells.
+        case crowded
     }
 
     /// Whether non-neighbouring edges i < j might meet: false only when it is certain they do
@@ -364,10 +395,10 @@ enum RingSimplicity {
     /// edge laid over the ring's box, each edge filed under the cells it passes through. Two
     /// edges that meet share a point, and that point's cell is among both edges' cells (the
     /// ranges are widened against rounding), so every pair that might meet is tested at least
-    /// once. Rings whose edges cross much of the box are left to GEOS.
+    /// once. Rings whose edges cross much of the box, or crowd a few cells, are `.crowded`.
     /// - Complexity: O(n + sum over cells of edges²), about O(n) for rings whose edges are
     ///   spread out, O(n²) at worst.
-    static func gridPairsApart(_ coords: UnsafePointer<Double>, edges: Int) -> Bool {
+    static func gridPairs(_ coords: UnsafePointer<Double>, edges: Int) -> GridOutcome {
         var minX = Double.infinity
         var minY = Double.infinity
         var maxX = -Double.infinity
@@ -378,7 +409,7 @@ enum RingSimplicity {
             minY = min(minY, coords[2 * i + 1])
             maxY = max(maxY, coords[2 * i + 1])
         }
-        guard minX.isFinite, minY.isFinite, maxX.isFinite, maxY.isFinite, maxX > minX, maxY > minY else { return false }
+        guard minX.isFinite, minY.isFinite, maxX.isFinite, maxY.isFinite, maxX > minX, maxY > minY else { return .mayMeet }
         let side = max(1, min(2048, Int((4 * Double(edges)).squareRoot().rounded(.up))))
         let scaleX = Double(side) / (maxX - minX)
         let scaleY = Double(side) / (maxY - minY)
@@ -428,7 +459,7 @@ enum RingSimplicity {
                     }
                 }
                 // Edges that cross much of the box make the grid useless: left to GEOS.
-                if cells > 64 * (edges + side) { return false }
+                if cells > 64 * (edges + side) { return .crowded }
             }
             if pass == 0 {
                 for c in 0..<(side * side) { start[c + 1] += start[c] }
@@ -441,16 +472,16 @@ enum RingSimplicity {
                 let hi = Int(start[c + 1])
                 if hi - lo < 2 { continue }
                 pairs += (hi - lo) * (hi - lo - 1) / 2
-                if pairs > 256 * edges { return false }
+                if pairs > 256 * edges { return .crowded }
                 for p in lo..<(hi - 1) {
                     for q in (p + 1)..<hi {
                         let i = Int(filed[p])
                         let j = Int(filed[q])
-                        if pairMayMeet(coords, min(i, j), max(i, j), edges: edges) { return false }
+                        if pairMayMeet(coords, min(i, j), max(i, j), edges: edges) { return .mayMeet }
                     }
                 }
             }
         }
-        return true
+        return .apart
     }
 }

@@ -24,16 +24,39 @@ enum RingSweep {
     /// moves plus O(log n) orientation tests.
     static let blockSize = 256
 
+    /// What the sweep found.
+    enum Verdict: Equatable {
+        /// Certainly simple.
+        case simple
+        /// Two non-neighbouring edges certainly meet at (about) this point: crossing each
+        /// other (`proper`), or one's vertex on the other, or two vertices at one point.
+        case meets(x: Double, y: Double, proper: Bool)
+        /// Neither proven: an undecided orientation, collinear edges, or a zero-length edge.
+        case notProven
+    }
+
+    /// `verdict(_:count:) == .simple`.
+    static func isCertainlySimple(_ coords: UnsafePointer<Double>, count n: Int) -> Bool {
+        verdict(coords, count: n) == .simple
+    }
+
     /// True only when it is certain that no two non-neighbouring edges of the closed ring (`n`
     /// positions at `coords`, x and y interleaved, last = first) meet, and no two neighbouring
     /// ones overlap beyond their shared vertex. The caller has checked that every vertex turns
     /// (no zero-length edge, no edge folding back along the previous one): with that, `true`
     /// means GEOS `isValid` holds for a Polygon with this exterior and no holes.
+    /// `.meets` names the first contact the sweep met, with every orientation behind it
+    /// certain, so the ring is certainly not simple (the caller can refuse it without asking
+    /// GEOS, whose search for a reason is as slow as its validity check).
     /// - Complexity: O(n log n) time (the sort, and O(log n) orientation tests and O(block)
     ///   moves per edge), O(n) memory; no GEOS call.
-    static func isCertainlySimple(_ coords: UnsafePointer<Double>, count n: Int) -> Bool {
+    static func verdict(_ coords: UnsafePointer<Double>, count n: Int) -> Verdict {
         let edges = n - 1
-        guard edges >= 3 else { return false }
+        guard edges >= 3 else { return .notProven }
+        // A zero-length edge (a repeated position, which GEOS drops) is left to GEOS.
+        for e in 0..<edges where coords[2 * e] == coords[2 * e + 2] && coords[2 * e + 1] == coords[2 * e + 3] {
+            return .notProven
+        }
         // Each edge's left and right end (by x, then y), as vertex numbers.
         var left = [Int32](repeating: 0, count: edges)
         var right = [Int32](repeating: 0, count: edges)
@@ -80,7 +103,9 @@ enum RingSweep {
             let q = point(events[k])
             if coords[2 * p] == coords[2 * q] && coords[2 * p + 1] == coords[2 * q + 1] {
                 run += 1
-                if run > 2 { return false }
+                // Two vertices here, which are not neighbours (no edge has length zero): the
+                // ring touches itself.
+                if run > 2 { return .meets(x: coords[2 * q], y: coords[2 * q + 1], proper: false) }
             } else {
                 run = 1
             }
@@ -103,17 +128,54 @@ enum RingSweep {
                         return true
                     }
                 }
-                if touches { return false }
-                if let below, RingSimplicity.pairMayMeet(coords, min(e, below), max(e, below), edges: edges) { return false }
-                if let over, RingSimplicity.pairMayMeet(coords, min(e, over), max(e, over), edges: edges) { return false }
+                for t in [below, over] {
+                    if let t, RingSimplicity.pairMayMeet(coords, min(e, t), max(e, t), edges: edges) {
+                        return contact(coords, e, t)
+                    }
+                }
+                if touches { return .notProven }
             } else {
                 let (below, over) = order.remove(e)
                 if let below, let over, RingSimplicity.pairMayMeet(coords, min(below, over), max(below, over), edges: edges) {
-                    return false
+                    return contact(coords, below, over)
                 }
             }
         }
-        return true
+        return .simple
+    }
+
+    /// Where non-neighbouring edges `i` and `j`, which may meet, certainly do: `.meets` when
+    /// they cross (all four orientations certain and opposed: the point computed in doubles)
+    /// or an end of one lies on the other (its orientation zero, inside the other's box);
+    /// `.notProven` for anything else (collinear edges, an undecided orientation).
+    static func contact(_ coords: UnsafePointer<Double>, _ i: Int, _ j: Int) -> Verdict {
+        let ax = coords[2 * i]
+        let ay = coords[2 * i + 1]
+        let bx = coords[2 * i + 2]
+        let by = coords[2 * i + 3]
+        let cx = coords[2 * j]
+        let cy = coords[2 * j + 1]
+        let dx = coords[2 * j + 2]
+        let dy = coords[2 * j + 3]
+        let o1 = Orientation.indexFilter(ax, ay, bx, by, cx, cy)
+        let o2 = Orientation.indexFilter(ax, ay, bx, by, dx, dy)
+        let o3 = Orientation.indexFilter(cx, cy, dx, dy, ax, ay)
+        let o4 = Orientation.indexFilter(cx, cy, dx, dy, bx, by)
+        if o1 == 2 || o2 == 2 || o3 == 2 || o4 == 2 { return .notProven }
+        if o1 != 0 && o2 != 0 && o3 != 0 && o4 != 0 {
+            guard o1 != o2 && o3 != o4 else { return .notProven }
+            let t = ((cx - ax) * (dy - cy) - (cy - ay) * (dx - cx)) / ((bx - ax) * (dy - cy) - (by - ay) * (dx - cx))
+            return .meets(x: ax + t * (bx - ax), y: ay + t * (by - ay), proper: true)
+        }
+        if (o1 == 0 && o2 == 0) || (o3 == 0 && o4 == 0) { return .notProven }  // collinear
+        @inline(__always) func within(_ x: Double, _ y: Double, _ px: Double, _ py: Double, _ qx: Double, _ qy: Double) -> Bool {
+            x >= min(px, qx) && x <= max(px, qx) && y >= min(py, qy) && y <= max(py, qy)
+        }
+        if o1 == 0 && within(cx, cy, ax, ay, bx, by) { return .meets(x: cx, y: cy, proper: false) }
+        if o2 == 0 && within(dx, dy, ax, ay, bx, by) { return .meets(x: dx, y: dy, proper: false) }
+        if o3 == 0 && within(ax, ay, cx, cy, dx, dy) { return .meets(x: ax, y: ay, proper: false) }
+        if o4 == 0 && within(bx, by, cx, cy, dx, dy) { return .meets(x: bx, y: by, proper: false) }
+        return .notProven
     }
 
     /// Whether vertex `a` comes before vertex `b` in the sweep: by x, then y.

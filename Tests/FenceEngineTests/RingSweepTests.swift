@@ -81,16 +81,34 @@ final class RingSweepTests: XCTestCase {
         var proven = 0
         var validCertain = 0
         var invalid = 0
+        var met = 0
+        var sameKind = 0
+        var turning = 0
         for seed in UInt64(1)...30 {
             var rng = TestRandom(mixing: 7_000 + seed)
             for k in 0..<180 {
                 let ring = Self.ring(&rng, kind: k % 9)
                 let coords = Shapes.flat(ring)
-                let sweep = coords.withUnsafeBufferPointer { RingSweep.isCertainlySimple($0.baseAddress!, count: ring.count) }
-                let valid = Shapes.isValidByGEOS(ring, context: context)
+                let verdict = coords.withUnsafeBufferPointer { RingSweep.verdict($0.baseAddress!, count: ring.count) }
+                let sweep = verdict == .simple
+                let reason = Shapes.invalidityByGEOS(ring, context: context)
+                let valid = reason == nil
                 if sweep {
                     XCTAssertTrue(valid, "seed \(seed) kind \(k % 9), \(ring.count) positions: proven simple but GEOS says invalid: \(ring)")
                     proven += 1
+                }
+                if case .meets(let x, let y, let proper) = verdict {
+                    // Certainly not simple: GEOS agrees, and the point is where two edges
+                    // that are not neighbours meet.
+                    XCTAssertFalse(valid, "seed \(seed) kind \(k % 9): a contact at (\(x), \(y)) but GEOS says valid: \(ring)")
+                    XCTAssertTrue(Self.isContact(x, y, ring), "seed \(seed) kind \(k % 9): (\(x), \(y)) is not on two non-neighbouring edges")
+                    met += 1
+                    // Of the rings validation gives the sweep (every vertex turns), GEOS mostly
+                    // names the same kind of contact (it may find another contact first).
+                    if coords.withUnsafeBufferPointer({ RingSimplicity.turnsEverywhere($0.baseAddress!, edges: ring.count - 1) }) {
+                        turning += 1
+                        if let reason, reason.hasPrefix(proper ? "Self-intersection" : "Ring Self-intersection") { sameKind += 1 }
+                    }
                 }
                 if !valid { invalid += 1 }
                 // Valid rings with no doubtful orientation (the generators' non-degenerate
@@ -103,7 +121,30 @@ final class RingSweepTests: XCTestCase {
         }
         XCTAssertGreaterThan(invalid, 1_000)
         XCTAssertGreaterThan(validCertain, 500)
-        print("ring sweep: \(proven) proven, \(invalid) invalid of \(30 * 180)")
+        XCTAssertGreaterThan(met, invalid / 2)
+        XCTAssertGreaterThan(Double(sameKind), 0.9 * Double(turning))
+        print("ring sweep: \(proven) proven, \(invalid) invalid of \(30 * 180), \(met) contacts named (\(sameKind) of \(turning) turning rings of GEOS's kind)")
+    }
+
+    /// Whether (x, y) lies on two edges of the ring that are not neighbours, within 1e-9 of
+    /// the ring's size (a crossing point is computed in doubles).
+    static func isContact(_ x: Double, _ y: Double, _ ring: [LonLat]) -> Bool {
+        let edges = ring.count - 1
+        let size = ring.reduce(0) { max($0, abs($1.lon), abs($1.lat)) }
+        var on: [Int] = []
+        for e in 0..<edges {
+            let a = ring[e]
+            let b = ring[e + 1]
+            let dx = b.lon - a.lon
+            let dy = b.lat - a.lat
+            let t = max(0, min(1, ((x - a.lon) * dx + (y - a.lat) * dy) / (dx * dx + dy * dy)))
+            let distance = hypot(a.lon + t * dx - x, a.lat + t * dy - y)
+            if distance <= 1e-9 * max(1, size) { on.append(e) }
+        }
+        for i in on {
+            for j in on where j > i + 1 && !(i == 0 && j == edges - 1) { return true }
+        }
+        return false
     }
 
     /// The fast path as validation takes it: a hedgehog of 8,000 positions (which the grid
@@ -112,8 +153,8 @@ final class RingSweepTests: XCTestCase {
     func testHedgehogIsProvenThroughTheGridFallback() throws {
         let ring = Self.hedgehog(8_000)
         let coords = Shapes.flat(ring)
-        let grid = coords.withUnsafeBufferPointer { RingSimplicity.gridPairsApart($0.baseAddress!, edges: ring.count - 1) }
-        XCTAssertFalse(grid, "the grid was expected to give up on a hedgehog")
+        let grid = coords.withUnsafeBufferPointer { RingSimplicity.gridPairs($0.baseAddress!, edges: ring.count - 1) }
+        XCTAssertEqual(grid, .crowded, "the grid was expected to give up on a hedgehog")
         XCTAssertTrue(coords.withUnsafeBufferPointer { RingSimplicity.isCertainlySimple($0.baseAddress!, count: ring.count) })
         XCTAssertTrue(Shapes.isValidByGEOS(ring, context: GEOSContext()))
 
@@ -130,6 +171,36 @@ final class RingSweepTests: XCTestCase {
         XCTAssertEqual(store.ids(covering: LonLat(lon: 10, lat: 10)), ["hedgehog"])
         let between = 2 * Double.pi * 1 / 8_000
         XCTAssertEqual(store.ids(covering: LonLat(lon: 10 + 0.9 * cos(between), lat: 10 + 0.9 * sin(between))), [])
+    }
+
+    /// Validation refuses a crowded ring that certainly meets itself with the sweep's contact,
+    /// without GEOS, and the point is a real crossing; asked to repair, it still goes to GEOS
+    /// `MakeValid`, and an ordinary invalid polygon still gets GEOS's own reason.
+    func testCrossedHedgehogIsRefusedWithTheSweepsContact() throws {
+        var ring = Self.hedgehog(2_000)
+        ring.swapAt(500, 1_500)
+        let coords = Shapes.flat(ring)
+        XCTAssertEqual(coords.withUnsafeBufferPointer { RingSimplicity.gridPairs($0.baseAddress!, edges: ring.count - 1) }, .crowded)
+        var store = FenceStore()
+        let refused = try XCTUnwrap(store.add([.polygon(id: "crossed", exterior: ring)])[0].error)
+        XCTAssertEqual(refused.kind, .invalidGeometry)
+        XCTAssertTrue(refused.reason.hasPrefix("Self-intersection at ("), refused.reason)
+        XCTAssertNotNil(Shapes.invalidityByGEOS(ring, context: GEOSContext()))
+        let numbers = refused.reason.dropFirst("Self-intersection at (".count).dropLast().split(separator: ",")
+        let x = try XCTUnwrap(Double(numbers[0].trimmingCharacters(in: .whitespaces)))
+        let y = try XCTUnwrap(Double(numbers[1].trimmingCharacters(in: .whitespaces)))
+        XCTAssertTrue(Self.isContact(x, y, ring), refused.reason)
+        XCTAssertEqual(store.count, 0)
+
+        let repaired = store.add([.polygon(id: "crossed", exterior: ring)], repair: true)
+        XCTAssertNil(repaired[0].error)
+        XCTAssertTrue(repaired[0].repaired)
+
+        // A bow tie of 100 positions is not crowded: GEOS explains it, as before.
+        var bowtie = (0...49).map { LonLat(lon: Double($0) / 49, lat: 0) } + (0...49).map { LonLat(lon: Double($0) / 49, lat: 1) }
+        bowtie.append(bowtie[0])
+        let bowtieResult = try XCTUnwrap(store.add([.polygon(id: "bowtie", exterior: bowtie)])[0].error)
+        XCTAssertEqual(bowtieResult.reason, Shapes.invalidityByGEOS(bowtie, context: GEOSContext()))
     }
 
     /// O(n log n), not O(n²): four times the spikes take at most eight times as long (about

@@ -19,8 +19,14 @@ enum Shapes {
     /// Whether GEOS `isValid` holds for a Polygon with this exterior and no holes: the
     /// authority the simplicity proofs are checked against.
     static func isValidByGEOS(_ ring: [LonLat], context: GEOSContext) -> Bool {
-        let geometry = flat(ring).withUnsafeBufferPointer { context.makePolygonal(coords: $0, rings: [(ring.count, true)]) }
-        return geometry.map { context.invalidityReason($0) == nil } ?? false
+        invalidityByGEOS(ring, context: context) == nil
+    }
+
+    /// GEOS's reason why that Polygon is invalid, or nil when it is valid.
+    static func invalidityByGEOS(_ ring: [LonLat], context: GEOSContext) -> String? {
+        guard let geometry = flat(ring).withUnsafeBufferPointer({ context.makePolygonal(coords: $0, rings: [(ring.count, true)]) })
+        else { return "GEOS could not build it" }
+        return context.invalidityReason(geometry)
     }
 
     /// A star-shaped ring around (lon, lat): alternating outer and inner radii, closed.
