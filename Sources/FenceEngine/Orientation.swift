@@ -290,8 +290,10 @@ enum RingSimplicity {
     /// decides and gives its reason. Every orientation goes through the same filter as
     /// `Orientation.indexFilter`; an uncertain or zero one is never taken as proof.
     /// Pairs of edges whose boxes are strictly apart are skipped: they cannot meet. Rings of
-    /// over 64 edges test only the pairs that share a cell of a grid (`gridPairsApart`).
-    /// - Complexity: O(n²) box compares up to 64 edges; about O(n) above for spread-out edges.
+    /// over 64 edges test only the pairs that share a cell of a grid (`gridPairs`), or, when
+    /// their edges crowd its cells, go through the sweep (`RingSweep`).
+    /// - Complexity: O(n²) box compares up to 64 edges; about O(n) above for spread-out edges,
+    ///   O(n log n) for crowded ones.
     static func isCertainlySimple(_ coords: UnsafePointer<Double>, count n: Int) -> Bool {
         verdict(coords, count: n) == .simple
     }
@@ -458,14 +460,14 @@ enum RingSimplicity {
                         cells += 1
                     }
                 }
-                // Edges that cross much of the box make the grid useless: left to GEOS.
+                // Edges that cross much of the box make the grid useless: left to the sweep.
                 if cells > 64 * (edges + side) { return .crowded }
             }
             if pass == 0 {
                 for c in 0..<(side * side) { start[c + 1] += start[c] }
                 continue
             }
-            // Pairs are bounded too: a ring crowded into a few cells is left to GEOS.
+            // Pairs are bounded too: a ring crowded into a few cells is left to the sweep.
             var pairs = 0
             for c in 0..<(side * side) {
                 let lo = Int(start[c])

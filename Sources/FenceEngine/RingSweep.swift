@@ -1,4 +1,5 @@
-/// A proof that a ring is simple in O(n log n) whatever its shape: the Shamos-Hoey sweep.
+/// A proof that a ring is simple, or that it meets itself, in O(n log n) whatever its shape:
+/// the Shamos-Hoey sweep.
 ///
 /// `RingSimplicity`'s grid tests only the edges that share a cell, which is about O(n) for a
 /// ring whose edges are spread out but O(n²) when many long edges cross the same cells (a
@@ -7,12 +8,16 @@
 /// not: a vertical line moves left to right over the edges, keeping the edges it crosses in
 /// their order from bottom to top, and tests only edges that become neighbours in that
 /// order. If two edges meet, the pair meeting leftmost are neighbours just before their
-/// meeting point, so one of those tests finds it.
+/// meeting point, or become neighbours when the second of them starts there, so one of those
+/// tests finds it.
 ///
-/// Everything is exact or conservative: an order is decided by `Orientation.indexFilter`,
-/// whose uncertain or zero answers (a vertex on another edge's line) end the proof, and pairs
-/// are tested by `RingSimplicity.pairMayMeet`. So `true` is certain and `false` means "not
-/// proven" (the caller asks GEOS, which decides and explains).
+/// Everything is exact or conservative: an order is decided by `Orientation.indexFilter`
+/// (an exact zero only breaks the tie of two edges starting at one vertex; any other zero, a
+/// vertex on another edge's line, and any undecided answer end the proof unless a neighbour
+/// test has found a contact), and pairs are tested by `RingSimplicity.pairMayMeet`. So
+/// `.simple` and `.meets` are certain, and `.notProven` sends the ring to GEOS, which decides
+/// and explains. Not every valid ring is proven: `pairMayMeet` also gives up on a vertex on
+/// another edge's line just past its end, with the boxes touching.
 ///
 /// Degenerate cases: events are ordered by x, then y (so a vertical edge starts at its lower
 /// end), with an edge's end before another's start at the same point. A point where more than
@@ -31,7 +36,8 @@ enum RingSweep {
         /// Two non-neighbouring edges certainly meet at (about) this point: crossing each
         /// other (`proper`), or one's vertex on the other, or two vertices at one point.
         case meets(x: Double, y: Double, proper: Bool)
-        /// Neither proven: an undecided orientation, collinear edges, or a zero-length edge.
+        /// Neither proven: an undecided orientation, collinear edges, a zero-length edge, or a
+        /// vertex on another edge's line (on it or just past its end).
         case notProven
     }
 
@@ -40,14 +46,14 @@ enum RingSweep {
         verdict(coords, count: n) == .simple
     }
 
-    /// True only when it is certain that no two non-neighbouring edges of the closed ring (`n`
-    /// positions at `coords`, x and y interleaved, last = first) meet, and no two neighbouring
-    /// ones overlap beyond their shared vertex. The caller has checked that every vertex turns
-    /// (no zero-length edge, no edge folding back along the previous one): with that, `true`
-    /// means GEOS `isValid` holds for a Polygon with this exterior and no holes.
-    /// `.meets` names the first contact the sweep met, with every orientation behind it
-    /// certain, so the ring is certainly not simple (the caller can refuse it without asking
-    /// GEOS, whose search for a reason is as slow as its validity check).
+    /// `.simple` only when it is certain that no two non-neighbouring edges of the closed ring
+    /// (`n` positions at `coords`, x and y interleaved, last = first) meet. With the caller's
+    /// check that every vertex turns (`RingSimplicity.turnsEverywhere`: no two neighbouring
+    /// edges overlapping), that means GEOS `isValid` holds for a Polygon with this exterior
+    /// and no holes. `.meets` names a contact whose own orientations are all certain (the
+    /// first the sweep met, not necessarily the leftmost), so the ring is certainly not simple:
+    /// the caller can refuse it without asking GEOS, whose search for a reason is as slow as
+    /// its validity check there.
     /// - Complexity: O(n log n) time (the sort, and O(log n) orientation tests and O(block)
     ///   moves per edge), O(n) memory; no GEOS call.
     static func verdict(_ coords: UnsafePointer<Double>, count n: Int) -> Verdict {
@@ -224,10 +230,11 @@ enum RingSweep {
         ///   when a block splits).
         mutating func insert(_ e: Int, isBelow: (Int) -> Bool) -> (below: Int?, above: Int?) {
             if order.isEmpty {
+                let id = Int32(blocks.count)
                 blocks.append([Int32(e)])
-                order.append(0)
+                order.append(id)
                 place.append(0)
-                blockOf[e] = 0
+                blockOf[e] = id
                 return (nil, nil)
             }
             // The last block whose first edge lies below e (or the first block).
