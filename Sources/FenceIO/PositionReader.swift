@@ -43,13 +43,11 @@ public final class PositionReader {
     private var end = 0
     private var eof = false
     private var fieldColumn: [PositionField: Int] = [:]
-    /// `fieldColumn` as a flat array by field (-1: absent), for the per-line path.
-    private var columnIndex = [Int](repeating: -1, count: PositionField.allCases.count)
     /// Field ranges of the current line, reused from line to line.
     private var fieldRanges: [Range<Int>] = []
-    private var columnCount = 0
-    private var delimiter: UInt8 = 44
     private var headerSeen = false
+    /// How data lines are read, once the header (CSV) or the format (NDJSON) is known.
+    private var lineParser: PositionLineParser?
     private var skippingLongLine = false
     /// The column names of a CSV without a header line (its first line is data); nil when the
     /// first line is the header.
@@ -284,7 +282,11 @@ public final class PositionReader {
             format = first == 123 ? .ndjson : .csv
         }
         switch format! {
-        case .ndjson: return parseJSON(line)
+        case .ndjson:
+            if lineParser == nil {
+                lineParser = PositionLineParser(format: .ndjson, defaultCoord: defaultCoord, timeFormat: timeFormat, namedFields: namedFields)
+            }
+            return lineParser!.parse(line, lineNumber: lineNumber, fields: &fieldRanges)
         case .csv:
             if !headerSeen {
                 guard let columns else { return parseHeader(line) }
@@ -302,9 +304,9 @@ public final class PositionReader {
                     return .failure(PositionLineError(line: lineNumber, reason: reason))
                 }
                 if case .failure(let e) = useHeader(names: columns, delimiter: Self.delimiter(of: text, fields: columns.count)) { return .failure(e) }
-                return parseCSV(data)
+                return lineParser!.parse(data, lineNumber: lineNumber, fields: &fieldRanges)
             }
-            return parseCSV(line)
+            return lineParser!.parse(line, lineNumber: lineNumber, fields: &fieldRanges)
         }
     }
 
@@ -364,8 +366,10 @@ public final class PositionReader {
     /// message (nil: the names came from `columns`).
     private func useHeader(names: [String], delimiter: UInt8, headerText: String? = nil) -> Result<Void, PositionLineError> {
         headerSeen = true
-        self.delimiter = delimiter
-        columnCount = names.count
+        var parser = PositionLineParser(format: .csv, defaultCoord: defaultCoord, timeFormat: timeFormat, namedFields: namedFields)
+        parser.delimiter = delimiter
+        parser.columnCount = names.count
+        parser.headerless = columns != nil
         // The best-ranked name of each field wins (`PositionField`); of one name twice, the
         // first (as pandas reads such a header: the second becomes `name.1`).
         var ranks = [Int](repeating: .max, count: PositionField.allCases.count)
@@ -374,8 +378,9 @@ public final class PositionReader {
             ranks[field.rawValue] = rank
             fieldColumn[field] = i
         }
-        for (f, c) in fieldColumn { columnIndex[f.rawValue] = c }
-        fieldRanges = [Range<Int>](repeating: 0..<0, count: columnCount)
+        for (f, c) in fieldColumn { parser.columnIndex[f.rawValue] = c }
+        fieldRanges = [Range<Int>](repeating: 0..<0, count: names.count)
+        lineParser = parser
         let missing = [PositionField.device, .time, .lon, .lat].filter { fieldColumn[$0] == nil }
         if !missing.isEmpty {
             let shown = headerText.map { "the CSV header \"\($0.prefix(200))\"" } ?? "the columns \"\(names.joined(separator: ","))\""
@@ -387,113 +392,6 @@ public final class PositionReader {
             return .failure(PositionLineError(line: lineNumber, reason: reason))
         }
         return .success(())
-    }
-
-    private func parseCSV(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
-        var fields: [Range<Int>] = []
-        swap(&fields, &fieldRanges)
-        defer { swap(&fields, &fieldRanges) }
-        // Made only when a line has a quoted field (a dictionary per line cost a tenth of the
-        // parse); class properties read once, not per byte (each read is an exclusivity check).
-        var quotedFields: [Int: [UInt8]]?
-        // Most lines hold no quote at all: one memchr spares the unquoted fields' byte loop a
-        // second compare (64 instructions a line).
-        let hasQuote = line.count > 0 && memchr(line.baseAddress!, 34, line.count) != nil
-        let delimiter = self.delimiter
-        let columnCount = self.columnCount
-        var index = 0
-        var i = 0
-        let n = line.count
-        while true {
-            if index >= columnCount {
-                return .failure(PositionLineError(line: lineNumber, reason: "more than the \(columns == nil ? "header's" : "--columns'") \(columnCount) fields"))
-            }
-            if i < n && line[i] == 34 {
-                // Quoted field: "" is a quote.
-                var value: [UInt8] = []
-                i += 1
-                var closed = false
-                while i < n {
-                    if line[i] == 34 {
-                        if i + 1 < n && line[i + 1] == 34 {
-                            value.append(34)
-                            i += 2
-                            continue
-                        }
-                        closed = true
-                        i += 1
-                        break
-                    }
-                    value.append(line[i])
-                    i += 1
-                }
-                if !closed { return .failure(PositionLineError(line: lineNumber, reason: "unclosed quote in field \(index + 1)")) }
-                if quotedFields == nil { quotedFields = [:] }
-                quotedFields![index] = value
-                fields[index] = i..<i
-                if i < n && line[i] != delimiter {
-                    return .failure(PositionLineError(line: lineNumber, reason: "text after a closing quote in field \(index + 1)"))
-                }
-            } else {
-                let s = i
-                while i < n && line[i] != delimiter { i += 1 }
-                fields[index] = s..<i
-                // RFC 4180: a field with a quote is quoted whole. This also refuses the second
-                // line of a quoted field that held a line break (it has an odd number of
-                // quotes), which is not supported: lines are split first.
-                if hasQuote && memchr(line.baseAddress! + s, 34, i - s) != nil {
-                    return .failure(PositionLineError(line: lineNumber, reason: "a quote inside unquoted field \(index + 1)"))
-                }
-            }
-            index += 1
-            if i >= n { break }
-            i += 1  // delimiter
-        }
-        if index < columnCount {
-            return .failure(PositionLineError(line: lineNumber, reason: "\(index) fields where the \(columns == nil ? "header has" : "columns named are") \(columnCount)"))
-        }
-        let columnIndex = self.columnIndex
-        func withField<R>(_ f: PositionField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-            let c = columnIndex[f.rawValue]
-            guard c >= 0 else { return nil }
-            if let q = quotedFields?[c] { return q.withUnsafeBufferPointer(body) }
-            return body(UnsafeBufferPointer(rebasing: line[fields[c]]))
-        }
-        // nil: no such column; .some(nil): not UTF-8.
-        let device = withField(.device) { String.validUTF8($0) }
-        if case .some(nil) = device {
-            return .failure(PositionLineError(line: lineNumber, reason: "device id \(TextProblem.notUTF8.reason)"))
-        }
-        let coordText = withField(.coord) { String.validUTF8($0) }
-        if case .some(nil) = coordText {
-            return .failure(PositionLineError(line: lineNumber, reason: "coord \(TextProblem.notUTF8.reason)"))
-        }
-        return build(
-            device: (device ?? "") ?? "",
-            time: withField(.time) { self.readTime($0) } ?? nil,
-            timeText: { self.withFieldText(.time, withField) },
-            lon: withField(.lon) { NumberParser.parseDouble($0) } ?? nil,
-            lat: withField(.lat) { NumberParser.parseDouble($0) } ?? nil,
-            lonText: { self.withFieldText(.lon, withField).map { "\"\($0)\"" } },
-            latText: { self.withFieldText(.lat, withField).map { "\"\($0)\"" } },
-            accuracy: withField(.accuracy) { b -> Double?? in
-                b.allSatisfy { $0 == 32 || $0 == 9 } ? .some(nil) : NumberParser.parseDouble(b).map { .some($0) }
-            } ?? .some(nil),
-            coordText: coordText ?? nil)
-    }
-
-    /// A field's text for a message, at most 40 characters; nil when it is not valid UTF-8.
-    private func withFieldText(
-        _ f: PositionField, _ get: (PositionField, (UnsafeBufferPointer<UInt8>) -> String?) -> String??
-    ) -> String? {
-        guard let text = get(f, { String.validUTF8($0) }) ?? "" else { return nil }
-        return String(text.prefix(40))
-    }
-
-    /// Epoch seconds from a time field: in `timeFormat` when there is one, else `parseTime`.
-    func readTime(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
-        if let timeFormat { return timeFormat.parse(b) }
-        return Self.parseTime(b)
     }
 
     /// Epoch seconds from a number or an ISO 8601 time.
@@ -514,113 +412,5 @@ public final class PositionReader {
         let decimal = t.first.map { $0.isNumber || $0 == "-" || $0 == "+" || $0 == "." } ?? false
         if decimal, let v = Double(t), v.isInfinite { return "\(name) \(text) is out of range (beyond any double)" }
         return "\(name) \(text) is not a number"
-    }
-
-    private func build(
-        device: String, time: Double?, timeText: () -> String?, lon: Double?, lat: Double?, lonText: () -> String?,
-        latText: () -> String?, accuracy: Double??, coordText: String?
-    ) -> Result<Position?, PositionLineError> {
-        // The *Text closures give a value as the message shows it, nil when it is not UTF-8;
-        // they run only for a bad line.
-        func fail(_ reason: String) -> Result<Position?, PositionLineError> {
-            .failure(PositionLineError(line: lineNumber, reason: reason))
-        }
-        if device.isEmpty { return fail("empty device") }
-        guard let time else {
-            guard let text = timeText() else { return fail("time \(TextProblem.notUTF8.reason)") }
-            if let timeFormat { return fail("time \"\(text)\" does not match the time format \(timeFormat.pattern)") }
-            return fail("time \"\(text)\" is neither epoch seconds nor ISO 8601")
-        }
-        guard let lon else { return fail(lonText().map { Self.notANumber("lon", $0) } ?? "lon \(TextProblem.notUTF8.reason)") }
-        guard let lat else { return fail(latText().map { Self.notANumber("lat", $0) } ?? "lat \(TextProblem.notUTF8.reason)") }
-        guard let accuracy else { return fail("accuracy is not a number") }
-        var coord = defaultCoord
-        if let coordText, !coordText.trimmingCharacters(in: .whitespaces).isEmpty {
-            guard let c = CoordinateSystem(name: coordText.trimmingCharacters(in: .whitespaces)) else {
-                return fail("unknown coord \"\(coordText.prefix(40))\" (wgs84, gcj02 or bd09ll)")
-            }
-            coord = c
-        }
-        let p = Position(device: device, time: time, lon: lon, lat: lat, accuracy: accuracy, coord: coord)
-        if !p.isUsable, let problem = p.problem { return fail(problem) }
-        return .success(p)
-    }
-
-    // MARK: - NDJSON
-
-    private func parseJSON(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
-        var scanner = JSONLineScanner(line)
-        // By field: the value of its best-ranked key (`PositionField`) and that rank.
-        var values: [PositionField: (value: JSONLineScanner.Value, rank: Int)] = [:]
-        // The key that counts given twice (names match without case): JSON readers disagree
-        // on which one wins (the first, the last), so the line is refused rather than read
-        // either way. A repeated name another one outranks does not matter.
-        var repeated: [(field: PositionField, rank: Int, key: String)] = []
-        do {
-            try scanner.object { key, value in
-                guard let (f, rank) = match(key) else { return }
-                if rank == values[f]?.rank { repeated.append((f, rank, key)) }
-                guard rank < values[f]?.rank ?? .max else { return }
-                values[f] = (value, rank)
-            }
-        } catch {
-            return .failure(PositionLineError(line: lineNumber, reason: error.reason))
-        }
-        func fail(_ reason: String) -> Result<Position?, PositionLineError> {
-            .failure(PositionLineError(line: lineNumber, reason: reason))
-        }
-        for r in repeated where values[r.field]?.rank == r.rank { return fail("key \"\(r.key.prefix(40))\" appears twice") }
-        func text(_ f: PositionField) -> String? {
-            switch values[f]?.value {
-            case .string(let s)?: return s
-            case .number(let s)?: return s
-            default: return nil
-            }
-        }
-        /// The value as a message names it: its text in quotes, else what JSON value it is.
-        func shown(_ f: PositionField) -> String {
-            switch values[f]?.value {
-            case .bool(let b)?: return b ? "true" : "false"
-            case .null?: return "null"
-            case .nested?: return "an object or array"
-            default: return "\"\(String((text(f) ?? "").prefix(40)))\""
-            }
-        }
-        func number(_ f: PositionField) -> Double? {
-            guard let t = text(f) else { return nil }
-            var t2 = t
-            return t2.withUTF8 { NumberParser.parseDouble($0) }
-        }
-        if values[.device] == nil { return fail("no device") }
-        for f in [PositionField.time, .lon, .lat] where values[f] == nil {
-            return fail("no \(f.names[0])")
-        }
-        for f in PositionField.allCases {
-            if case .badText(let problem)? = values[f]?.value { return fail("\(f == .device ? "device id" : f.names[0]) \(problem.reason)") }
-        }
-        // A value of the wrong JSON type is named as such (it was "empty device", or a time "").
-        switch values[.device]!.value {
-        case .string, .number: break
-        default: return fail("device has the wrong type: \(shown(.device)) (a string or a number expected)")
-        }
-        switch values[.time]!.value {
-        case .string, .number: break
-        default: return fail("time has the wrong type: \(shown(.time)) (epoch seconds or an ISO 8601 string expected)")
-        }
-        switch values[.coord]?.value {
-        case .bool?, .nested?: return fail("coord has the wrong type: \(shown(.coord)) (wgs84, gcj02 or bd09ll expected)")
-        default: break
-        }
-        var time: Double?
-        if var t = text(.time) { time = t.withUTF8 { self.readTime($0) } }
-        let accuracy: Double??
-        switch values[.accuracy]?.value {
-        case nil, .null?: accuracy = .some(nil)
-        default: accuracy = number(.accuracy).map { .some($0) }
-        }
-        return build(
-            device: text(.device) ?? "", time: time, timeText: { String((text(.time) ?? "").prefix(40)) },
-            lon: number(.lon), lat: number(.lat), lonText: { shown(.lon) }, latText: { shown(.lat) }, accuracy: accuracy,
-            coordText: text(.coord))
     }
 }

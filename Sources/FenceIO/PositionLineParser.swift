@@ -1,0 +1,247 @@
+import FenceEngine
+import Foundation
+
+/// What reading one data line of a position input takes once its layout is known (a CSV's
+/// header or `--columns`, or NDJSON): an immutable value, so workers parsing lines side by
+/// side share it (`PositionReader.read` on `parseThreads`), each with its own field ranges.
+///
+/// A line's result depends on its bytes and number only, never on the lines before it: that
+/// is what makes parsing in parallel give the same positions and errors as one thread.
+struct PositionLineParser: Sendable {
+    var format: PositionReader.Format
+    var delimiter: UInt8 = 44
+    var columnCount = 0
+    /// By `PositionField` raw value, the CSV column of that field (-1: absent).
+    var columnIndex = [Int](repeating: -1, count: PositionField.allCases.count)
+    /// The columns were named by `--columns` (for messages).
+    var headerless = false
+    var defaultCoord: CoordinateSystem
+    var timeFormat: TimeFormat?
+    /// Input names given for fields, by lowercased name (`PositionReader.fieldsByName`).
+    var namedFields: [String: PositionField]
+
+    /// The position on a line with content (not blank, no NUL byte: the reader's checks), or
+    /// why the line is refused. `fields` is scratch for a CSV line's field ranges
+    /// (`columnCount` of them), reused from line to line.
+    @inline(__always)
+    func parse(_ line: UnsafeBufferPointer<UInt8>, lineNumber: Int, fields: inout [Range<Int>]) -> Result<Position?, PositionLineError> {
+        switch format {
+        case .csv: return parseCSV(line, lineNumber: lineNumber, fields: &fields)
+        case .ndjson: return parseJSON(line, lineNumber: lineNumber)
+        }
+    }
+
+    /// The field an input name stands for, and its rank (`PositionReader.match`).
+    func match(_ name: some StringProtocol) -> (field: PositionField, rank: Int)? {
+        namedFields.isEmpty ? PositionField.match(name) : PositionReader.match(name, given: namedFields)
+    }
+
+    func parseCSV(_ line: UnsafeBufferPointer<UInt8>, lineNumber: Int, fields: inout [Range<Int>]) -> Result<Position?, PositionLineError> {
+        // Made only when a line has a quoted field (a dictionary per line cost a tenth of the
+        // parse).
+        var quotedFields: [Int: [UInt8]]?
+        // Most lines hold no quote at all: one memchr spares the unquoted fields' byte loop a
+        // second compare (64 instructions a line).
+        let hasQuote = line.count > 0 && memchr(line.baseAddress!, 34, line.count) != nil
+        var index = 0
+        var i = 0
+        let n = line.count
+        while true {
+            if index >= columnCount {
+                return .failure(PositionLineError(line: lineNumber, reason: "more than the \(headerless ? "--columns'" : "header's") \(columnCount) fields"))
+            }
+            if i < n && line[i] == 34 {
+                // Quoted field: "" is a quote.
+                var value: [UInt8] = []
+                i += 1
+                var closed = false
+                while i < n {
+                    if line[i] == 34 {
+                        if i + 1 < n && line[i + 1] == 34 {
+                            value.append(34)
+                            i += 2
+                            continue
+                        }
+                        closed = true
+                        i += 1
+                        break
+                    }
+                    value.append(line[i])
+                    i += 1
+                }
+                if !closed { return .failure(PositionLineError(line: lineNumber, reason: "unclosed quote in field \(index + 1)")) }
+                if quotedFields == nil { quotedFields = [:] }
+                quotedFields![index] = value
+                fields[index] = i..<i
+                if i < n && line[i] != delimiter {
+                    return .failure(PositionLineError(line: lineNumber, reason: "text after a closing quote in field \(index + 1)"))
+                }
+            } else {
+                let s = i
+                while i < n && line[i] != delimiter { i += 1 }
+                fields[index] = s..<i
+                // RFC 4180: a field with a quote is quoted whole. This also refuses the second
+                // line of a quoted field that held a line break (it has an odd number of
+                // quotes), which is not supported: lines are split first.
+                if hasQuote && memchr(line.baseAddress! + s, 34, i - s) != nil {
+                    return .failure(PositionLineError(line: lineNumber, reason: "a quote inside unquoted field \(index + 1)"))
+                }
+            }
+            index += 1
+            if i >= n { break }
+            i += 1  // delimiter
+        }
+        if index < columnCount {
+            return .failure(PositionLineError(line: lineNumber, reason: "\(index) fields where the \(headerless ? "columns named are" : "header has") \(columnCount)"))
+        }
+        func withField<R>(_ f: PositionField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+            let c = columnIndex[f.rawValue]
+            guard c >= 0 else { return nil }
+            if let q = quotedFields?[c] { return q.withUnsafeBufferPointer(body) }
+            return body(UnsafeBufferPointer(rebasing: line[fields[c]]))
+        }
+        // nil: no such column; .some(nil): not UTF-8.
+        let device = withField(.device) { String.validUTF8($0) }
+        if case .some(nil) = device {
+            return .failure(PositionLineError(line: lineNumber, reason: "device id \(TextProblem.notUTF8.reason)"))
+        }
+        let coordText = withField(.coord) { String.validUTF8($0) }
+        if case .some(nil) = coordText {
+            return .failure(PositionLineError(line: lineNumber, reason: "coord \(TextProblem.notUTF8.reason)"))
+        }
+        return build(
+            lineNumber: lineNumber, device: (device ?? "") ?? "",
+            time: withField(.time) { self.readTime($0) } ?? nil,
+            timeText: { self.withFieldText(.time, withField) },
+            lon: withField(.lon) { NumberParser.parseDouble($0) } ?? nil,
+            lat: withField(.lat) { NumberParser.parseDouble($0) } ?? nil,
+            lonText: { self.withFieldText(.lon, withField).map { "\"\($0)\"" } },
+            latText: { self.withFieldText(.lat, withField).map { "\"\($0)\"" } },
+            accuracy: withField(.accuracy) { b -> Double?? in
+                b.allSatisfy { $0 == 32 || $0 == 9 } ? .some(nil) : NumberParser.parseDouble(b).map { .some($0) }
+            } ?? .some(nil),
+            coordText: coordText ?? nil)
+    }
+
+    /// A field's text for a message, at most 40 characters; nil when it is not valid UTF-8.
+    func withFieldText(
+        _ f: PositionField, _ get: (PositionField, (UnsafeBufferPointer<UInt8>) -> String?) -> String??
+    ) -> String? {
+        guard let text = get(f, { String.validUTF8($0) }) ?? "" else { return nil }
+        return String(text.prefix(40))
+    }
+
+    /// Epoch seconds from a time field: in `timeFormat` when there is one, else `parseTime`.
+    func readTime(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+        if let timeFormat { return timeFormat.parse(b) }
+        return PositionReader.parseTime(b)
+    }
+
+    func build(
+        lineNumber: Int, device: String, time: Double?, timeText: () -> String?, lon: Double?, lat: Double?, lonText: () -> String?,
+        latText: () -> String?, accuracy: Double??, coordText: String?
+    ) -> Result<Position?, PositionLineError> {
+        // The *Text closures give a value as the message shows it, nil when it is not UTF-8;
+        // they run only for a bad line.
+        func fail(_ reason: String) -> Result<Position?, PositionLineError> {
+            .failure(PositionLineError(line: lineNumber, reason: reason))
+        }
+        if device.isEmpty { return fail("empty device") }
+        guard let time else {
+            guard let text = timeText() else { return fail("time \(TextProblem.notUTF8.reason)") }
+            if let timeFormat { return fail("time \"\(text)\" does not match the time format \(timeFormat.pattern)") }
+            return fail("time \"\(text)\" is neither epoch seconds nor ISO 8601")
+        }
+        guard let lon else { return fail(lonText().map { PositionReader.notANumber("lon", $0) } ?? "lon \(TextProblem.notUTF8.reason)") }
+        guard let lat else { return fail(latText().map { PositionReader.notANumber("lat", $0) } ?? "lat \(TextProblem.notUTF8.reason)") }
+        guard let accuracy else { return fail("accuracy is not a number") }
+        var coord = defaultCoord
+        if let coordText, !coordText.trimmingCharacters(in: .whitespaces).isEmpty {
+            guard let c = CoordinateSystem(name: coordText.trimmingCharacters(in: .whitespaces)) else {
+                return fail("unknown coord \"\(coordText.prefix(40))\" (wgs84, gcj02 or bd09ll)")
+            }
+            coord = c
+        }
+        let p = Position(device: device, time: time, lon: lon, lat: lat, accuracy: accuracy, coord: coord)
+        if !p.isUsable, let problem = p.problem { return fail(problem) }
+        return .success(p)
+    }
+
+    // MARK: - NDJSON
+
+    func parseJSON(_ line: UnsafeBufferPointer<UInt8>, lineNumber: Int) -> Result<Position?, PositionLineError> {
+        var scanner = JSONLineScanner(line)
+        // By field: the value of its best-ranked key (`PositionField`) and that rank.
+        var values: [PositionField: (value: JSONLineScanner.Value, rank: Int)] = [:]
+        // The key that counts given twice (names match without case): JSON readers disagree
+        // on which one wins (the first, the last), so the line is refused rather than read
+        // either way. A repeated name another one outranks does not matter.
+        var repeated: [(field: PositionField, rank: Int, key: String)] = []
+        do {
+            try scanner.object { key, value in
+                guard let (f, rank) = match(key) else { return }
+                if rank == values[f]?.rank { repeated.append((f, rank, key)) }
+                guard rank < values[f]?.rank ?? .max else { return }
+                values[f] = (value, rank)
+            }
+        } catch {
+            return .failure(PositionLineError(line: lineNumber, reason: error.reason))
+        }
+        func fail(_ reason: String) -> Result<Position?, PositionLineError> {
+            .failure(PositionLineError(line: lineNumber, reason: reason))
+        }
+        for r in repeated where values[r.field]?.rank == r.rank { return fail("key \"\(r.key.prefix(40))\" appears twice") }
+        func text(_ f: PositionField) -> String? {
+            switch values[f]?.value {
+            case .string(let s)?: return s
+            case .number(let s)?: return s
+            default: return nil
+            }
+        }
+        /// The value as a message names it: its text in quotes, else what JSON value it is.
+        func shown(_ f: PositionField) -> String {
+            switch values[f]?.value {
+            case .bool(let b)?: return b ? "true" : "false"
+            case .null?: return "null"
+            case .nested?: return "an object or array"
+            default: return "\"\(String((text(f) ?? "").prefix(40)))\""
+            }
+        }
+        func number(_ f: PositionField) -> Double? {
+            guard let t = text(f) else { return nil }
+            var t2 = t
+            return t2.withUTF8 { NumberParser.parseDouble($0) }
+        }
+        if values[.device] == nil { return fail("no device") }
+        for f in [PositionField.time, .lon, .lat] where values[f] == nil {
+            return fail("no \(f.names[0])")
+        }
+        for f in PositionField.allCases {
+            if case .badText(let problem)? = values[f]?.value { return fail("\(f == .device ? "device id" : f.names[0]) \(problem.reason)") }
+        }
+        // A value of the wrong JSON type is named as such (it was "empty device", or a time "").
+        switch values[.device]!.value {
+        case .string, .number: break
+        default: return fail("device has the wrong type: \(shown(.device)) (a string or a number expected)")
+        }
+        switch values[.time]!.value {
+        case .string, .number: break
+        default: return fail("time has the wrong type: \(shown(.time)) (epoch seconds or an ISO 8601 string expected)")
+        }
+        switch values[.coord]?.value {
+        case .bool?, .nested?: return fail("coord has the wrong type: \(shown(.coord)) (wgs84, gcj02 or bd09ll expected)")
+        default: break
+        }
+        var time: Double?
+        if var t = text(.time) { time = t.withUTF8 { self.readTime($0) } }
+        let accuracy: Double??
+        switch values[.accuracy]?.value {
+        case nil, .null?: accuracy = .some(nil)
+        default: accuracy = number(.accuracy).map { .some($0) }
+        }
+        return build(
+            lineNumber: lineNumber, device: text(.device) ?? "", time: time, timeText: { String((text(.time) ?? "").prefix(40)) },
+            lon: number(.lon), lat: number(.lat), lonText: { shown(.lon) }, latText: { shown(.lat) }, accuracy: accuracy,
+            coordText: text(.coord))
+    }
+}
