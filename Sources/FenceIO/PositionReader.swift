@@ -138,13 +138,34 @@ public final class PositionReader {
         if ownsDescriptor { close(fd) }
     }
 
+    /// Workers that parse data lines side by side (`read`): each block of lines already in the
+    /// buffer is cut into parts parsed on up to this many threads, and the parts' positions and
+    /// errors joined in line order, so the result is the same for every count. 1 (the default)
+    /// parses on the calling thread.
+    public var parseThreads = 1
+
+    /// Lines a worker takes at least: a block of fewer is parsed on the calling thread (tests
+    /// lower it to reach the parallel path with small inputs).
+    var parallelMinimumLines = 4096
+
     /// Reads positions until `limit` are collected or the input ends.
+    ///
+    /// Once the layout is known (a CSV's header, NDJSON's first line), with `parseThreads`
+    /// above 1, the buffer is filled and the complete lines in it are parsed as one block on
+    /// the workers (`PositionLineParser`); lines before that, and a line longer than the
+    /// buffer holds, go one by one on this thread.
     /// - Returns: false once the input is exhausted (positions may still have been appended).
     /// - Throws: on a read error or a CSV header that lacks a required column (bad input as a
     ///   whole, not one line).
     public func read(limit: Int, into positions: inout [Position], errors: inout [PositionLineError]) throws(FenceError) -> Bool {
         var taken = 0
         while taken < limit {
+            if parseThreads > 1, let parser = lineParser, headerFailure == nil, !skippingLongLine,
+                let block = try bufferedLines(max: limit - taken)
+            {
+                taken += parse(block, with: parser, into: &positions, errors: &errors)
+                continue
+            }
             guard let (lo, hi) = try nextLine() else {
                 if !sawContent {
                     throw FenceError(
@@ -261,6 +282,131 @@ public final class PositionReader {
             }
             if got == 0 { eof = true } else { end += got }
         }
+    }
+
+    /// A line of the buffer: its bytes `lo ..< hi` (without the terminator) and its number;
+    /// `lo` is -1 for a line over `maxLineBytes`.
+    struct LineSpan {
+        var lo: Int
+        var hi: Int
+        var number: Int
+    }
+
+    /// The complete lines in the buffer, at most `max`, after filling it (compacted, then read
+    /// until full or the input's end), and the buffer's start moved past them; nil (nothing
+    /// moved) when it holds no complete line: a line longer than the buffer, which
+    /// `nextLine` skips.
+    /// - Complexity: O(bytes) (memchr), no allocation besides the result.
+    private func bufferedLines(max: Int) throws(FenceError) -> [LineSpan]? {
+        if !eof && end - start < buffer.count / 2 {
+            if start > 0 {
+                buffer.withUnsafeMutableBufferPointer { b in _ = memmove(b.baseAddress!, b.baseAddress! + start, end - start) }
+                end -= start
+                start = 0
+            }
+            while end < buffer.count && !eof {
+                let got = buffer.withUnsafeMutableBufferPointer { b in Foundation.read(fd, b.baseAddress! + end, b.count - end) }
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    throw FenceError(.malformedInput, reason: "read failed: \(String(cString: strerror(errno)))")
+                }
+                if got == 0 { eof = true } else { end += got }
+            }
+        }
+        var spans: [LineSpan] = []
+        var at = start
+        let limit = maxLineBytes
+        buffer.withUnsafeBufferPointer { b in
+            let base = b.baseAddress!
+            while spans.count < max && at < end {
+                if let p = memchr(base + at, 10, end - at) {
+                    let nl = UnsafeRawPointer(p) - UnsafeRawPointer(base)
+                    // As `nextLine`: a CR before the line feed is not the line's.
+                    var hi = nl
+                    if hi > at && b[hi - 1] == 13 { hi -= 1 }
+                    lineNumber += 1
+                    spans.append(LineSpan(lo: hi - at > limit ? -1 : at, hi: hi, number: lineNumber))
+                    at = nl + 1
+                } else if eof {
+                    lineNumber += 1
+                    spans.append(LineSpan(lo: end - at > limit ? -1 : at, hi: end, number: lineNumber))
+                    at = end
+                } else {
+                    break
+                }
+            }
+        }
+        start = at
+        return spans.isEmpty ? nil : spans
+    }
+
+    /// Parses a block of the buffer's lines on `parseThreads` workers, each part's positions
+    /// and errors in line order, joined in part order: the same as one line after another.
+    /// (Content was seen already: the layout came from a line with content.)
+    /// - Returns: the positions appended.
+    private func parse(
+        _ block: [LineSpan], with parser: PositionLineParser, into positions: inout [Position], errors: inout [PositionLineError]
+    ) -> Int {
+        let parts = min(parseThreads, max(1, block.count / parallelMinimumLines))
+        let partSize = (block.count + parts - 1) / parts
+        var found = [[Position]](repeating: [], count: parts)
+        var refused = [[PositionLineError]](repeating: [], count: parts)
+        var numbers = [[Int]](repeating: [], count: parts)
+        let records = recordsLines
+        let tooLong = "line longer than \(maxLineBytes) bytes"
+        buffer.withUnsafeBufferPointer { b in
+            block.withUnsafeBufferPointer { spans in
+                found.withUnsafeMutableBufferPointer { foundBuffer in
+                    refused.withUnsafeMutableBufferPointer { refusedBuffer in
+                        numbers.withUnsafeMutableBufferPointer { numbersBuffer in
+                            nonisolated(unsafe) let (b, spans) = (b, spans)
+                            nonisolated(unsafe) let (found, refused, numbers) = (foundBuffer, refusedBuffer, numbersBuffer)
+                            Parallel.forEachChunk(
+                                count: spans.count, chunkSize: partSize, threads: parts,
+                                makeState: { [Range<Int>](repeating: 0..<0, count: parser.columnCount) }
+                            ) { fields, part, range in
+                                var out: [Position] = []
+                                out.reserveCapacity(range.count)
+                                var bad: [PositionLineError] = []
+                                var lines: [Int] = []
+                                for k in range {
+                                    let span = spans[k]
+                                    guard span.lo >= 0 else {
+                                        bad.append(PositionLineError(line: span.number, reason: tooLong))
+                                        continue
+                                    }
+                                    let line = UnsafeBufferPointer(rebasing: b[span.lo..<span.hi])
+                                    if line.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
+                                    if memchr(line.baseAddress!, 0, line.count) != nil {
+                                        bad.append(PositionLineError(line: span.number, reason: "binary data (NUL byte)"))
+                                        continue
+                                    }
+                                    switch parser.parse(line, lineNumber: span.number, fields: &fields) {
+                                    case .success(let p?):
+                                        out.append(p)
+                                        if records { lines.append(span.number) }
+                                    case .success(nil): continue
+                                    case .failure(let e): bad.append(e)
+                                    }
+                                }
+                                found[part] = out
+                                refused[part] = bad
+                                numbers[part] = lines
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        var taken = 0
+        for part in 0..<parts {
+            taken += found[part].count
+            positions.append(contentsOf: found[part])
+            errors.append(contentsOf: refused[part])
+            rejected += refused[part].count
+            if records { positionLines.append(contentsOf: numbers[part]) }
+        }
+        return taken
     }
 
     // MARK: - Parsing

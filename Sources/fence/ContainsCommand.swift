@@ -50,6 +50,7 @@ enum ContainsCommand {
         loading.report(bad)
 
         let reader = try positionInput.open(positionsPath)
+        reader.parseThreads = threads
         let out = StandardOutput()
         var badLines = try BadLines(a, path: positionsPath)
         while true {

@@ -106,6 +106,7 @@ enum EvalCommand {
         }
 
         let reader = try positionInput.open(positionsPath)
+        reader.parseThreads = threads
         let out: OutputSink = try outputPath.map { try OutputSink(path: $0, deferOpening: true) } ?? OutputSink()
         if let statePath = a.values["state"] {
             // Checked now, not after the whole run.

@@ -51,6 +51,7 @@ enum NearestCommand {
         let bad = loading.rejected(after: store.add(loading.read.fences))
         loading.report(bad)
         let reader = try positionInput.open(positionsPath)
+        reader.parseThreads = threads
         let out = OutputSink()
         if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }
         var badLines = try BadLines(a, path: positionsPath)

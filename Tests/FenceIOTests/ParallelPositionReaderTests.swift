@@ -1,0 +1,138 @@
+import FenceEngine
+@testable import FenceIO
+import Foundation
+import SeededRandom
+import XCTest
+
+/// Lines parsed side by side (`PositionReader.parseThreads`) against one line after another,
+/// the obvious oracle: the same positions, errors (numbers and reasons), line numbers, counts
+/// and end of input, for every thread count and batch limit, over inputs with every kind of
+/// bad line.
+final class ParallelPositionReaderTests: XCTestCase {
+    struct Outcome: Equatable {
+        var positions: [Position]
+        var errors: [PositionLineError]
+        var lines: [Int]
+        var rejected: Int
+        var lineNumber: Int
+        var thrown: String?
+    }
+
+    /// Reads `bytes` in batches of `limit` with `threads` parse workers (blocks of any size
+    /// go to the workers when `threads` > 1).
+    func read(_ bytes: [UInt8], threads: Int, limit: Int, maxLine: Int, columns: [String]?) throws -> Outcome {
+        let path = NSTemporaryDirectory() + "parallel-positions-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let reader = try PositionReader(path: path, maxLineBytes: maxLine, columns: columns)
+        reader.parseThreads = threads
+        reader.parallelMinimumLines = 1
+        reader.recordsLines = true
+        var outcome = Outcome(positions: [], errors: [], lines: [], rejected: 0, lineNumber: 0)
+        do {
+            var batch: [Position] = []
+            while try reader.read(limit: limit, into: &batch, errors: &outcome.errors) {
+                XCTAssertLessThanOrEqual(batch.count, limit)
+                outcome.positions += batch
+                batch.removeAll()
+            }
+            outcome.positions += batch
+        } catch {
+            outcome.thrown = "\(error)"
+        }
+        outcome.lines = reader.positionLines
+        outcome.rejected = reader.rejected
+        outcome.lineNumber = reader.lineNumber
+        return outcome
+    }
+
+    /// A random input: a CSV (with a header, or headerless for `--columns`) or NDJSON, with good
+    /// lines and blank, CRLF, overlong, NUL, quoted, short, long, non-UTF-8 and unparsable ones.
+    static func input(_ rng: inout SplitMix64, format: Int) -> (bytes: [UInt8], columns: [String]?) {
+        var text: [UInt8] = []
+        func line(_ s: String) { text += Array(s.utf8) }
+        switch format {
+        case 0: line("device,time,lon,lat,accuracy\n")
+        case 1: line("ts;id;y;x\r\n")
+        default: break
+        }
+        let count = Int(rng.next() % 3000)
+        for i in 0..<count {
+            let device = "d\(rng.next() % 50)"
+            let time = 1_600_000_000 + Double(i) + Double(rng.next() % 1000) / 1000
+            let lon = Double(Int(rng.next() % 360_000_000)) / 1e6 - 180
+            let lat = Double(Int(rng.next() % 180_000_000)) / 1e6 - 90
+            var good: String
+            switch format {
+            case 0: good = "\(device),\(time),\(lon),\(lat),\(rng.next() % 2 == 0 ? "" : "12.5")"
+            case 1: good = "\(ISO8601.format(time));\(device);\(lat);\(lon)"
+            case 2: good = "{\"device\":\"\(device)\",\"t\":\(time),\"lon\":\(lon),\"lat\":\(lat)}"
+            default: good = "\(device),\(time),\(lon),\(lat)"
+            }
+            switch rng.next() % 24 {
+            case 0: line("\n")
+            case 1: line("  \t\n")
+            case 2: line(good + "\r\n")
+            case 3: line(String(repeating: "x", count: 90) + "\n")  // over the 80-byte limit
+            case 4: text += Array(good.utf8.prefix(5)) + [0] + Array(good.utf8.dropFirst(5)) + [10]
+            case 5: line(good.replacingOccurrences(of: "d", with: "\"d\"\"q\"") + "\n")  // a quoted device
+            case 6: line(String(good.dropLast(4)) + "\n")
+            case 7: line(good + ",extra\n")
+            case 8: text += [0xFF, 0xFE] + Array(good.utf8) + [10]
+            case 9: line(good.replacingOccurrences(of: "16", with: "1x6") + "\n")
+            case 10: line("\"unclosed,1,2,3\n")
+            default: line(good + "\n")
+            }
+        }
+        // The last line without a line feed: good, or over the limit.
+        switch rng.next() % 3 {
+        case 0: line("d9,1600000000,1,2")
+        case 1: line(String(repeating: "y", count: 85))
+        default: break
+        }
+        return (text, format == 3 ? ["device", "time", "lon", "lat"] : nil)
+    }
+
+    func testSameAsOneThreadOverSeeds() throws {
+        var parallelBlocks = 0
+        for seed in UInt64(1)...24 {
+            var rng = SplitMix64(seed: seed &* 7919)
+            let (bytes, columns) = Self.input(&rng, format: Int(seed % 4))
+            for limit in [7, 1000, 1 << 20] {
+                let serial = try read(bytes, threads: 1, limit: limit, maxLine: 80, columns: columns)
+                for threads in [2, 3] {
+                    let parallel = try read(bytes, threads: threads, limit: limit, maxLine: 80, columns: columns)
+                    XCTAssertEqual(parallel.thrown, serial.thrown, "seed \(seed) limit \(limit) threads \(threads)")
+                    XCTAssertEqual(parallel.positions, serial.positions, "seed \(seed) limit \(limit) threads \(threads)")
+                    XCTAssertEqual(parallel.errors, serial.errors, "seed \(seed) limit \(limit) threads \(threads)")
+                    XCTAssertEqual(parallel.lines, serial.lines, "seed \(seed) limit \(limit) threads \(threads)")
+                    XCTAssertEqual(parallel.rejected, serial.rejected, "seed \(seed) limit \(limit) threads \(threads)")
+                    XCTAssertEqual(parallel.lineNumber, serial.lineNumber, "seed \(seed) limit \(limit) threads \(threads)")
+                    parallelBlocks += 1
+                }
+                XCTAssertGreaterThan(serial.errors.count, 0, "seed \(seed): the input was meant to hold bad lines")
+            }
+        }
+        XCTAssertEqual(parallelBlocks, 24 * 3 * 2)
+    }
+
+    /// Parts parsed on several workers: a block of thousands of lines is cut in parts (and
+    /// the result still is one thread's), and an input of blank lines only is still empty.
+    func testLargeBlockAndEmptyInput() throws {
+        var rng = SplitMix64(seed: 99)
+        var text = "device,time,lon,lat\n"
+        for i in 0..<50_000 { text += "d\(rng.next() % 100),\(1_600_000_000 + i),\(Double(i % 360) - 179.5),\(Double(i % 170) - 85)\n" }
+        let bytes = Array(text.utf8)
+        let one = try read(bytes, threads: 1, limit: 1 << 20, maxLine: 1 << 20, columns: nil)
+        let two = try read(bytes, threads: 2, limit: 1 << 20, maxLine: 1 << 20, columns: nil)
+        XCTAssertEqual(one.positions.count, 50_000)
+        XCTAssertEqual(two, one)
+
+        let blank = Array("device,time,lon,lat\n\n  \n\t\n".utf8)
+        let blankOne = try read(blank, threads: 1, limit: 10, maxLine: 100, columns: nil)
+        let blankTwo = try read(blank, threads: 2, limit: 10, maxLine: 100, columns: nil)
+        XCTAssertEqual(blankTwo, blankOne)
+        XCTAssertEqual(try read(Array("\n \n".utf8), threads: 2, limit: 10, maxLine: 100, columns: nil).thrown,
+                       try read(Array("\n \n".utf8), threads: 1, limit: 10, maxLine: 100, columns: nil).thrown)
+    }
+}
