@@ -370,27 +370,31 @@ enum RingSimplicity {
     @inline(__always)
     static func pairMayMeet(_ coords: UnsafePointer<Double>, _ i: Int, _ j: Int, edges: Int) -> Bool {
         if j == i + 1 || (i == 0 && j == edges - 1) { return false }
-        let ax = coords[2 * i]
-        let ay = coords[2 * i + 1]
-        let bx = coords[2 * i + 2]
-        let by = coords[2 * i + 3]
-        let cx = coords[2 * j]
-        let cy = coords[2 * j + 1]
-        let dx = coords[2 * j + 2]
-        let dy = coords[2 * j + 3]
+        let (ax, ay, bx, by) = (coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3])
+        let (cx, cy, dx, dy) = (coords[2 * j], coords[2 * j + 1], coords[2 * j + 2], coords[2 * j + 3])
         // Boxes strictly apart: the edges cannot meet (exact compares, so sound).
         if (cx < ax && cx < bx && dx < ax && dx < bx) || (cx > ax && cx > bx && dx > ax && dx > bx)
             || (cy < ay && cy < by && dy < ay && dy < by) || (cy > ay && cy > by && dy > ay && dy > by)
         {
             return false
         }
-        let o1 = Orientation.indexFilter(ax, ay, bx, by, cx, cy)
-        let o2 = Orientation.indexFilter(ax, ay, bx, by, dx, dy)
-        let o3 = Orientation.indexFilter(cx, cy, dx, dy, ax, ay)
-        let o4 = Orientation.indexFilter(cx, cy, dx, dy, bx, by)
+        let (o1, o2, o3, o4) = orientations(coords, i, j)
         if o1 == 2 || o2 == 2 || o3 == 2 || o4 == 2 { return true }
         if o1 == 0 || o2 == 0 || o3 == 0 || o4 == 0 { return true }
         return o1 != o2 && o3 != o4  // they cross
+    }
+
+    /// The four orientations (`Orientation.indexFilter`) of edges i and j (edge k runs from
+    /// position k to k + 1): j's start and end against i's line, then i's start and end
+    /// against j's line.
+    @inline(__always)
+    static func orientations(_ coords: UnsafePointer<Double>, _ i: Int, _ j: Int) -> (Int, Int, Int, Int) {
+        let (ax, ay, bx, by) = (coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3])
+        let (cx, cy, dx, dy) = (coords[2 * j], coords[2 * j + 1], coords[2 * j + 2], coords[2 * j + 3])
+        return (
+            Orientation.indexFilter(ax, ay, bx, by, cx, cy), Orientation.indexFilter(ax, ay, bx, by, dx, dy),
+            Orientation.indexFilter(cx, cy, dx, dy, ax, ay), Orientation.indexFilter(cx, cy, dx, dy, bx, by)
+        )
     }
 
     /// The pair test over only the edges that share a cell of a grid of about one cell per

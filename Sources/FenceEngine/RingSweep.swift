@@ -155,18 +155,9 @@ enum RingSweep {
     /// or an end of one lies on the other (its orientation zero, inside the other's box);
     /// `.notProven` for anything else (collinear edges, an undecided orientation).
     static func contact(_ coords: UnsafePointer<Double>, _ i: Int, _ j: Int) -> Verdict {
-        let ax = coords[2 * i]
-        let ay = coords[2 * i + 1]
-        let bx = coords[2 * i + 2]
-        let by = coords[2 * i + 3]
-        let cx = coords[2 * j]
-        let cy = coords[2 * j + 1]
-        let dx = coords[2 * j + 2]
-        let dy = coords[2 * j + 3]
-        let o1 = Orientation.indexFilter(ax, ay, bx, by, cx, cy)
-        let o2 = Orientation.indexFilter(ax, ay, bx, by, dx, dy)
-        let o3 = Orientation.indexFilter(cx, cy, dx, dy, ax, ay)
-        let o4 = Orientation.indexFilter(cx, cy, dx, dy, bx, by)
+        let (ax, ay, bx, by) = (coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3])
+        let (cx, cy, dx, dy) = (coords[2 * j], coords[2 * j + 1], coords[2 * j + 2], coords[2 * j + 3])
+        let (o1, o2, o3, o4) = RingSimplicity.orientations(coords, i, j)
         if o1 == 2 || o2 == 2 || o3 == 2 || o4 == 2 { return .notProven }
         if o1 != 0 && o2 != 0 && o3 != 0 && o4 != 0 {
             guard o1 != o2 && o3 != o4 else { return .notProven }

@@ -144,16 +144,18 @@ public final class PositionReader {
     /// parses on the calling thread.
     public var parseThreads = 1
 
-    /// Lines a worker takes at least: a block of fewer is parsed on the calling thread (tests
-    /// lower it to reach the parallel path with small inputs).
+    /// Lines a worker takes at least: a block of fewer than twice this is parsed on the calling
+    /// thread (tests lower it to reach the parallel path with small inputs).
     var parallelMinimumLines = 4096
 
     /// Reads positions until `limit` are collected or the input ends.
     ///
     /// Once the layout is known (a CSV's header, NDJSON's first line), with `parseThreads`
-    /// above 1, the buffer is filled and the complete lines in it are parsed as one block on
-    /// the workers (`PositionLineParser`); lines before that, and a line longer than the
-    /// buffer holds, go one by one on this thread.
+    /// above 1, the buffer is topped up (when less than half of it is unread) and its complete
+    /// lines, at most as many as `limit` still allows, are parsed as one block on the workers
+    /// (`PositionLineParser`); lines before that, and a buffer holding no complete line, go
+    /// one by one on this thread. Topping up reads until the buffer is full or the input ends,
+    /// so on a pipe a call may wait for more input than `limit` needs.
     /// - Returns: false once the input is exhausted (positions may still have been appended).
     /// - Throws: on a read error or a CSV header that lacks a required column (bad input as a
     ///   whole, not one line).
@@ -292,10 +294,10 @@ public final class PositionReader {
         var number: Int
     }
 
-    /// The complete lines in the buffer, at most `max`, after filling it (compacted, then read
-    /// until full or the input's end), and the buffer's start moved past them; nil (nothing
-    /// moved) when it holds no complete line: a line longer than the buffer, which
-    /// `nextLine` skips.
+    /// The complete lines in the buffer, at most `max`, after topping it up when less than
+    /// half of it is unread (compacted, then read until full or the input's end), and the
+    /// buffer's start moved past them; nil (no line taken) when it holds no complete line,
+    /// which `nextLine` then reads or, when it is too long, skips.
     /// - Complexity: O(bytes) (memchr), no allocation besides the result.
     private func bufferedLines(max: Int) throws(FenceError) -> [LineSpan]? {
         if !eof && end - start < buffer.count / 2 {
@@ -340,7 +342,8 @@ public final class PositionReader {
         return spans.isEmpty ? nil : spans
     }
 
-    /// Parses a block of the buffer's lines on `parseThreads` workers, each part's positions
+    /// Parses a block of the buffer's lines on up to `parseThreads` workers (each taking at
+    /// least `parallelMinimumLines`), each part's positions
     /// and errors in line order, joined in part order: the same as one line after another.
     /// (Content was seen already: the layout came from a line with content.)
     /// - Returns: the positions appended.
