@@ -154,8 +154,8 @@ public final class PositionReader {
     /// above 1, the buffer is topped up (when less than half of it is unread) and its complete
     /// lines, at most as many as `limit` still allows, are parsed as one block on the workers
     /// (`PositionLineParser`); lines before that, and a buffer holding no complete line, go
-    /// one by one on this thread. Topping up reads until the buffer is full or the input ends,
-    /// so on a pipe a call may wait for more input than `limit` needs.
+    /// one by one on this thread. Topping up stops once the buffer holds the lines `limit`
+    /// still allows, so on a pipe a call waits for no more input than one thread would.
     /// - Returns: false once the input is exhausted (positions may still have been appended).
     /// - Throws: on a read error or a CSV header that lacks a required column (bad input as a
     ///   whole, not one line).
@@ -240,14 +240,18 @@ public final class PositionReader {
                 return hi - lo > maxLineBytes ? (-1, -1) : (lo, hi)
             }
             if eof {
+                // A line being skipped is reported even when nothing of it is left to read (its
+                // length was a multiple of the buffer's: each filled buffer was dropped).
+                if skippingLongLine {
+                    skippingLongLine = false
+                    start = end
+                    lineNumber += 1
+                    return (-1, -1)
+                }
                 guard start < end else { return nil }
                 let lo = start
                 start = end
                 lineNumber += 1
-                if skippingLongLine {
-                    skippingLongLine = false
-                    return (-1, -1)
-                }
                 return end - lo > maxLineBytes ? (-1, -1) : (lo, end)
             }
             // Need more bytes: compact, grow within the line limit, read.
@@ -294,29 +298,42 @@ public final class PositionReader {
         var number: Int
     }
 
-    /// The complete lines in the buffer, at most `max`, after topping it up when less than
-    /// half of it is unread (compacted, then read until full or the input's end), and the
-    /// buffer's start moved past them; nil (no line taken) when it holds no complete line,
-    /// which `nextLine` then reads or, when it is too long, skips.
-    /// - Complexity: O(bytes) (memchr), no allocation besides the result.
+    /// The complete lines in the buffer, at most `max`, and the buffer's start moved past them;
+    /// nil (no line taken) when it holds no complete line, which `nextLine` then reads or, when
+    /// it is too long, skips.
+    ///
+    /// When less than half of the buffer is unread it is first compacted, then topped up one
+    /// `read` at a time while it holds fewer than `max` lines, has room and the input goes on:
+    /// so a call waits for no more input than `max` lines need (a slow pipe's first lines come
+    /// back as soon as there are enough of them), and on a file a block is a full buffer.
+    /// - Complexity: O(bytes) (memchr, each byte scanned once), no allocation besides the result.
     private func bufferedLines(max: Int) throws(FenceError) -> [LineSpan]? {
-        if !eof && end - start < buffer.count / 2 {
-            if start > 0 {
-                buffer.withUnsafeMutableBufferPointer { b in _ = memmove(b.baseAddress!, b.baseAddress! + start, end - start) }
-                end -= start
-                start = 0
-            }
-            while end < buffer.count && !eof {
-                let got = buffer.withUnsafeMutableBufferPointer { b in Foundation.read(fd, b.baseAddress! + end, b.count - end) }
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    throw FenceError(.malformedInput, reason: "read failed: \(String(cString: strerror(errno)))")
-                }
-                if got == 0 { eof = true } else { end += got }
-            }
+        let topUp = !eof && end - start < buffer.count / 2
+        if topUp && start > 0 {
+            buffer.withUnsafeMutableBufferPointer { b in _ = memmove(b.baseAddress!, b.baseAddress! + start, end - start) }
+            end -= start
+            start = 0
         }
         var spans: [LineSpan] = []
         var at = start
+        scanLines(from: &at, max: max, into: &spans)
+        while topUp && spans.count < max && end < buffer.count && !eof {
+            let got = buffer.withUnsafeMutableBufferPointer { b in Foundation.read(fd, b.baseAddress! + end, b.count - end) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw FenceError(.malformedInput, reason: "read failed: \(String(cString: strerror(errno)))")
+            }
+            if got == 0 { eof = true } else { end += got }
+            scanLines(from: &at, max: max, into: &spans)
+        }
+        start = at
+        return spans.isEmpty ? nil : spans
+    }
+
+    /// Appends the lines of `buffer[at..<end]` to `spans` until it holds `max`: each complete
+    /// line, and at the input's end its unterminated last; `at` moves past them (a partial line
+    /// stays unread).
+    private func scanLines(from at: inout Int, max: Int, into spans: inout [LineSpan]) {
         let limit = maxLineBytes
         buffer.withUnsafeBufferPointer { b in
             let base = b.baseAddress!
@@ -338,8 +355,6 @@ public final class PositionReader {
                 }
             }
         }
-        start = at
-        return spans.isEmpty ? nil : spans
     }
 
     /// Parses a block of the buffer's lines on up to `parseThreads` workers (each taking at

@@ -135,4 +135,58 @@ final class ParallelPositionReaderTests: XCTestCase {
         XCTAssertEqual(try read(Array("\n \n".utf8), threads: 2, limit: 10, maxLine: 100, columns: nil).thrown,
                        try read(Array("\n \n".utf8), threads: 1, limit: 10, maxLine: 100, columns: nil).thrown)
     }
+
+    /// A slow pipe that stays open: a call returns as soon as the lines its limit asks for have
+    /// come, on one thread and on two (the parallel path once read until its buffer was full,
+    /// so a stream's first fixes waited for megabytes more). The writer closes the pipe after
+    /// 10 s at the latest, so a regression fails the test instead of hanging it.
+    func testOpenPipeReturnsOnceLimitLinesCome() throws {
+        for threads in [1, 2] {
+            var ends: [Int32] = [0, 0]
+            XCTAssertEqual(pipe(&ends), 0)
+            let (readEnd, writeEnd) = (ends[0], ends[1])
+            func write(_ s: String) { _ = Array(s.utf8).withUnsafeBytes { Foundation.write(writeEnd, $0.baseAddress!, $0.count) } }
+            write("device,time,lon,lat\nd1,1,1,1\nd2,2,2,2\nd3,3,3,3\n")
+            nonisolated(unsafe) let reader = PositionReader(fileDescriptor: readEnd)
+            reader.parseThreads = threads
+            reader.parallelMinimumLines = 1
+            let done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var got: [Position] = []
+            nonisolated(unsafe) var more: Bool?
+            Thread.detachNewThread {
+                var errors: [PositionLineError] = []
+                more = try? reader.read(limit: 5, into: &got, errors: &errors)
+                done.signal()
+            }
+            // The first three do not meet the limit: the call waits for two more.
+            XCTAssertEqual(done.wait(timeout: .now() + 0.3), .timedOut, "threads \(threads)")
+            write("d4,4,4,4\nd5,5,5,5\n")
+            let returned = done.wait(timeout: .now() + 10) == .success
+            close(writeEnd)
+            if !returned { done.wait() }
+            close(readEnd)
+            XCTAssertTrue(returned, "threads \(threads): the call waited for input its limit did not need")
+            XCTAssertEqual(more, true, "threads \(threads)")
+            XCTAssertEqual(got.map(\.device), ["d1", "d2", "d3", "d4", "d5"], "threads \(threads)")
+        }
+    }
+
+    /// An unterminated last line over the limit is refused with its number whatever its length,
+    /// even one that is an exact multiple of the buffer (each filled buffer was dropped and
+    /// nothing of it was left at the end: it once vanished without a word).
+    func testOverlongLastLineOfAnyLengthIsReported() throws {
+        let probe = PositionReader(fileDescriptor: -1, maxLineBytes: 100)
+        let size = probe.bufferBytes
+        for threads in [1, 2] {
+            for length in [size - 1, size, size + 1, 2 * size - 1, 2 * size, 2 * size + 1, 3 * size] {
+                let bytes = Array("device,time,lon,lat\nd1,1,1,1\n".utf8) + [UInt8](repeating: 120, count: length)
+                let outcome = try read(bytes, threads: threads, limit: 1000, maxLine: 100, columns: nil)
+                XCTAssertNil(outcome.thrown)
+                XCTAssertEqual(outcome.positions.count, 1)
+                XCTAssertEqual(outcome.errors, [PositionLineError(line: 3, reason: "line longer than 100 bytes")], "threads \(threads) length \(length)")
+                XCTAssertEqual(outcome.rejected, 1, "threads \(threads) length \(length)")
+                XCTAssertEqual(outcome.lineNumber, 3, "threads \(threads) length \(length)")
+            }
+        }
+    }
 }
