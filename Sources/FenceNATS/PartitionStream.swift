@@ -11,8 +11,13 @@ import FenceEngine
 /// of an evaluation is spread over many fixes. A fix at or before the horizon when it arrives
 /// is late: dropped and counted, never applied.
 ///
-/// Every decision depends only on the partition's messages in stream order (never on wall
-/// time, fetch sizes or thread timing), which is what makes replays exact.
+/// A fix dated more than `maxLead` seconds after the server stored its message is refused
+/// (counted as rejected) before it can move the horizon: one fix from a device whose clock or
+/// time zone is wrong, dated hours or years ahead, would otherwise make every other device's
+/// fixes in the partition late until event time caught up.
+///
+/// Every decision depends only on the partition's messages in stream order and their stored
+/// times (never on wall time, fetch sizes or thread timing), which is what makes replays exact.
 ///
 /// The checkpoint holds no fixes. Held fixes are recovered by replaying: `replayFrom` is the
 /// sequence of the oldest message with a held fix; after a restore, messages from
@@ -22,6 +27,14 @@ public struct PartitionStream: Sendable {
     public private(set) var engine: EventEngine
     public let lateness: Double
     public let step: Double
+    /// Seconds a fix may be dated after its message was stored (`receive`'s `storedAt`);
+    /// infinity for no bound.
+    public let maxLead: Double
+    /// Fixes refused for being dated more than `maxLead` after their message was stored, in
+    /// this process (counted in `counters.rejected` as well, which a checkpoint keeps), and
+    /// the latest of them with its message's stored time: what a worker logs.
+    public private(set) var aheadRefused = 0
+    public private(set) var lastAhead: (fix: Position, storedAt: Double)?
 
     /// Fixes waiting for the horizon, in buckets of `step` (at least 1) seconds of event time.
     var held: HeldFixes
@@ -56,10 +69,11 @@ public struct PartitionStream: Sendable {
     /// - Parameters:
     ///   - lateness: seconds of event time a fix may arrive after later fixes of its partition.
     ///   - step: the horizon moves in multiples of this many seconds (0: with every message).
-    public init(engine: EventEngine, lateness: Double, step: Double = 1) {
+    public init(engine: EventEngine, lateness: Double, step: Double = 1, maxLead: Double = .infinity) {
         self.engine = engine
         self.lateness = max(0, lateness)
         self.step = max(0, step)
+        self.maxLead = maxLead.isNaN ? .infinity : max(0, maxLead)
         held = HeldFixes(width: self.step)
     }
 
@@ -89,16 +103,22 @@ public struct PartitionStream: Sendable {
     }
 
     /// Takes one fix message (a batch of one device's fixes, or none for a tick).
+    /// - Parameter storedAt: when the server stored the message (seconds since 1970), which
+    ///   bounds its fixes' times by `maxLead`; nil for no bound.
     /// - Returns: the events of the fixes this released, in output order.
     /// - Complexity: O(k) for k fixes; when the horizon moves, one `EventEngine.evaluate` over
     ///   the released fixes, plus O(buckets) to find them (`HeldFixes`).
-    public mutating func receive(_ fixes: [Position], sequence: UInt64) -> [FenceEvent] {
+    public mutating func receive(_ fixes: [Position], sequence: UInt64, storedAt: Double? = nil) -> [FenceEvent] {
+        // Not `<=` on a NaN: a message without a usable stored time bounds nothing.
+        let latestAllowed = storedAt.map { $0 + maxLead }.flatMap { $0.isNaN ? nil : $0 } ?? .infinity
         switch disposition(of: sequence) {
         case .skip:
             return []
         case .replay:
             lastReceived = sequence
-            for fix in fixes where Self.isValid(fix) && fix.time > horizon { held.append(fix, sequence: sequence) }
+            for fix in fixes where Self.isValid(fix) && fix.time <= latestAllowed && fix.time > horizon {
+                held.append(fix, sequence: sequence)
+            }
             return []
         case .apply:
             lastReceived = sequence
@@ -108,6 +128,12 @@ public struct PartitionStream: Sendable {
         for fix in fixes {
             guard Self.isValid(fix) else {
                 counters.rejected += 1
+                continue
+            }
+            guard fix.time <= latestAllowed else {
+                counters.rejected += 1
+                aheadRefused += 1
+                lastAhead = (fix, storedAt ?? .nan)
                 continue
             }
             if fix.time <= horizon {
@@ -183,11 +209,11 @@ extension PartitionStream {
     /// - Returns: the stream and the number of inside pairs whose fence is not loaded or had
     ///   expired (dropped; none for a checkpoint this engine wrote).
     public static func restored(
-        from c: PartitionCheckpoint, engine: EventEngine, lateness: Double, step: Double
+        from c: PartitionCheckpoint, engine: EventEngine, lateness: Double, step: Double, maxLead: Double = .infinity
     ) -> (PartitionStream, droppedPairs: Int) {
         var e = engine
         let dropped = e.restore(c.snapshot) + e.expireAsOfWatermark().count
-        var s = PartitionStream(engine: e, lateness: lateness, step: step)
+        var s = PartitionStream(engine: e, lateness: lateness, step: step, maxLead: maxLead)
         s.lastSequence = c.lastSequence
         s.lastReceived = c.replayFrom - 1
         s.restoredReplayFrom = c.replayFrom

@@ -1,4 +1,5 @@
 import FenceEngine
+import FenceIO
 import Foundation
 import Synchronization
 
@@ -114,14 +115,14 @@ final class PartitionWorker: @unchecked Sendable {
                 _ = change.apply(to: &engine, errors: &errors)
             }
             let (restored, dropped) = PartitionStream.restored(
-                from: cp, engine: engine, lateness: config.lateness, step: config.step)
+                from: cp, engine: engine, lateness: config.lateness, step: config.step, maxLead: config.maxLead)
             stream = restored
             if dropped > 0 { log("\(dropped) inside pairs name fences that are not loaded; dropped") }
             log("resuming at \(cp.lastSequence) (re-reading from \(cp.replayFrom)), last fence change \(cp.lastChangeSequence)")
             // A resumed worker that finds nothing new has still applied through the checkpoint.
             progressLock.withLock { $0.lastSequence = max($0.lastSequence, cp.lastSequence) }
         } else {
-            stream = PartitionStream(engine: base, lateness: config.lateness, step: config.step)
+            stream = PartitionStream(engine: base, lateness: config.lateness, step: config.step, maxLead: config.maxLead)
         }
 
         let consumer = topology.consumerName(partition)
@@ -153,6 +154,8 @@ final class PartitionWorker: @unchecked Sendable {
         // checkpoints written in this session.
         var received = 0
         var checkpointsWritten = 0
+        // Lines logged about fixes refused under `maxLead` (at most 20 a session).
+        var aheadLogged = 0
 
         func publish(_ events: [FenceEvent], cause: UInt64) throws {
             messagesOut += try outbox.publish(events, partition: partition, cause: cause, subject: eventSubject, via: connection)
@@ -267,7 +270,7 @@ final class PartitionWorker: @unchecked Sendable {
                 }
             }
             for m in messages {
-                guard let (sequence, consumerSequence, _) = m.sequences else {
+                guard let (sequence, consumerSequence, _, stored) = m.sequences else {
                     throw NATSError("delivery", text: "a message without JetStream metadata")
                 }
                 guard consumerSequence == lastConsumerSequence + 1 else {
@@ -307,7 +310,17 @@ final class PartitionWorker: @unchecked Sendable {
                     continue
                 }
                 received += 1
-                let events = stream.receive(fixes, sequence: sequence)
+                let storedAt = stored.map { Double($0) / 1e9 }
+                let aheadBefore = stream.aheadRefused
+                let events = stream.receive(fixes, sequence: sequence, storedAt: storedAt)
+                if stream.aheadRefused > aheadBefore, let (fix, at) = stream.lastAhead, aheadLogged < 20 {
+                    aheadLogged += 1
+                    log(
+                        "message \(sequence): \(stream.aheadRefused - aheadBefore) fixes dated more than --max-lead "
+                            + "\(config.maxLead) s after the message was stored, refused (device \(fix.device) at "
+                            + "\(ISO8601.format(fix.time)), stored \(ISO8601.format(at)))"
+                            + (aheadLogged == 20 ? "; no more such lines this session" : ""))
+                }
                 if disposition == .apply { dirty = true }
                 if !events.isEmpty { try publish(events, cause: sequence) }
             }

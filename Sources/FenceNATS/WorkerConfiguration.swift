@@ -1,6 +1,6 @@
 import FenceEngine
 
-/// Everything a worker runs with. Settings, lateness, step and the base fences are folded into
+/// Everything a worker runs with. Settings, lateness, step, the lead bound and the base fences are folded into
 /// a fingerprint kept in every checkpoint: a partition resumes only under the same ones.
 public struct WorkerConfiguration: Sendable {
     /// Server URLs (several for a cluster).
@@ -14,6 +14,9 @@ public struct WorkerConfiguration: Sendable {
     public var lateness: Double = 60
     /// The horizon moves in multiples of this many seconds of event time.
     public var step: Double = 1
+    /// Seconds a fix may be dated after the server stored its message; later ones are refused
+    /// (`PartitionStream.maxLead`). Infinity for no bound.
+    public var maxLead: Double = 3600
     /// Wall seconds between checkpoints while busy (an idle partition checkpoints at once).
     public var checkpointInterval: Double = 1
     /// Messages per fetch.
@@ -57,7 +60,8 @@ public struct WorkerConfiguration: Sendable {
         self.partitions = partitions
     }
 
-    /// FNV-1a over the settings, lateness, step and base fence digest, in a fixed byte layout.
+    /// FNV-1a over the settings, lateness, step, base fence digest, repair and lead bound, in a
+    /// fixed byte layout.
     public var fingerprint: UInt64 {
         var w = ByteWriter()
         w.u8(settings.actions.rawValue)
@@ -70,6 +74,7 @@ public struct WorkerConfiguration: Sendable {
         w.f64(step)
         w.u64(baseFencesDigest)
         w.u8(repair ? 1 : 0)
+        w.f64(maxLead)
         return FNV1a.hash(w.bytes)
     }
 

@@ -28,6 +28,10 @@ enum WorkerCommand {
           --lateness SECONDS      event time a fix may arrive late within its partition
                                   (default 60; at least the producers' --window)
           --step SECONDS          the horizon moves in steps of this much event time (default 1)
+          --max-lead SECONDS      refuse a fix dated more than this after the server stored its
+                                  message (default 3600; "off" for no bound): one fix from a
+                                  wrong clock or time zone would otherwise make the partition's
+                                  other fixes late until event time caught up
           --checkpoint-every S    wall seconds between checkpoints while busy (default 1)
           --fetch N               messages per fetch (default 256)
           --ack-wait SECONDS      redelivery timeout of unacknowledged messages (default: twice
@@ -54,7 +58,7 @@ enum WorkerCommand {
         let a = try Arguments(
             args,
             valued: Arguments.fenceOptions.union([
-                "nats", "partitions", "lateness", "step", "checkpoint-every", "fetch", "ack-wait", "progress", "name", "threads",
+                "nats", "partitions", "lateness", "step", "max-lead", "checkpoint-every", "fetch", "ack-wait", "progress", "name", "threads",
                 "dwell", "actions", "margin", "exit-delay",
             ]), flagNames: ["no-initial", "cross", "repair"])
         if a.flags.contains("help") {
@@ -78,6 +82,15 @@ enum WorkerCommand {
         let interval = try a.double("checkpoint-every", default: 1)!
         let ackWait = try a.double("ack-wait", default: max(120, 2 * lateness + 60))!
         let progressEvery = try a.double("progress", default: 10)!
+        let maxLead: Double
+        if a.values["max-lead"] == "off" {
+            maxLead = .infinity
+        } else {
+            maxLead = try a.double("max-lead", default: 3600)!
+            guard maxLead >= 0, maxLead <= Arguments.maxSeconds else {
+                throw UsageError("--max-lead takes 0 to \(Int(Arguments.maxSeconds)) seconds, or off")
+            }
+        }
         guard lateness >= 0, step >= 0, interval >= 0, ackWait > 0, progressEvery >= 0 else {
             throw UsageError("--lateness, --step, --checkpoint-every and --progress must be >= 0, --ack-wait > 0")
         }
@@ -110,6 +123,7 @@ enum WorkerCommand {
         config.settings = settings
         config.lateness = lateness
         config.step = step
+        config.maxLead = maxLead
         config.checkpointInterval = interval
         config.fetchBatch = fetch
         config.ackWait = ackWait

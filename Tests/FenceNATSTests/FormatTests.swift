@@ -95,15 +95,16 @@ final class FormatTests: XCTestCase {
 
     /// The acknowledgement subject read in place gives what splitting it into strings gives
     /// (the oracle below, the parse it replaced, taking decimal digits only): both forms, the
-    /// numbers' limits, and subjects a token short or long, empty tokens and junk.
+    /// numbers' limits, and subjects a token short or long, empty tokens and junk; the stored
+    /// time is the token after the sequences, nil when that one is not a number.
     func testAckSubjectSequencesEqualTheSplitParse() {
-        func oracle(_ reply: String) -> (UInt64, UInt64, UInt64)? {
+        func oracle(_ reply: String) -> (UInt64, UInt64, UInt64, UInt64?)? {
             guard reply.hasPrefix("$JS.ACK.") else { return nil }
             let t = reply.split(separator: ".", omittingEmptySubsequences: false)
             let base = t.count == 9 ? 4 : t.count >= 12 ? 6 : -1
             func n(_ s: Substring) -> UInt64? { s.allSatisfy { $0.isASCII && $0.isNumber } ? UInt64(s) : nil }
             guard base > 0, let d = n(t[base]), let s = n(t[base + 1]), let c = n(t[base + 2]) else { return nil }
-            return (s, c, d)
+            return (s, c, d, t[base + 3].isEmpty ? nil : n(t[base + 3]))
         }
         var subjects = [
             "$JS.ACK.FENCE_FIXES.p0.1.4521.4400.1700000000000000000.12",
@@ -128,11 +129,13 @@ final class FormatTests: XCTestCase {
             XCTAssertEqual(got?.stream, want?.0, s)
             XCTAssertEqual(got?.consumer, want?.1, s)
             XCTAssertEqual(got?.delivered, want?.2, s)
+            XCTAssertEqual(got?.stored, want?.3, s)
         }
         let first = Array(subjects[0].utf8).withUnsafeBufferPointer { NATSMessage.ackSequences($0) }
         XCTAssertEqual(first?.stream, 4521)
         XCTAssertEqual(first?.consumer, 4400)
         XCTAssertEqual(first?.delivered, 1)
+        XCTAssertEqual(first?.stored, 1_700_000_000_000_000_000)
     }
 
     /// The partition's clock (event time, late fixes) for `fence status` is a record of its

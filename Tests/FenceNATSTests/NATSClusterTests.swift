@@ -158,6 +158,31 @@ final class NATSClusterTests: XCTestCase {
         report("1 worker", fixes: fx.fixes, workers: 1, seconds: seconds, published: published)
     }
 
+    /// A fix dated 50 years ahead (a device with a broken clock) published half way through
+    /// the small fleet: the worker refuses it against its message's stored time (`--max-lead`,
+    /// by default 3600 s) and logs it, and the events equal `fence eval`'s on the fleet (where
+    /// that device, far from every fence, causes none). Without the bound most of its
+    /// partition's later fixes would be late (`PartitionStreamTests`).
+    func testFixDatedFarAheadIsRefused() throws {
+        let fx = try small()
+        var lines = try String(contentsOfFile: fx.positions, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let glitch = "broken-clock,\(Int(Fleet.t0 + 50 * 365.25 * 86_400)),50.5,50.5"
+        lines.insert(Substring(glitch), at: lines.count / 2)
+        let positions = folder + "/glitch.csv"
+        try lines.joined(separator: "\n").write(toFile: positions, atomically: true, encoding: .utf8)
+        let urls = try startSingleServer(partitions: 2)
+        let status = try FenceCLI.run(
+            ["publish", "--nats", urls.joined(separator: ","), "--positions", positions, "--window", window], log: folder + "/publish.log")
+        XCTAssertEqual(status, 0, log("publish"))
+        let w = try worker(urls, partitions: "0,1", fences: fx.fences, log: "w")
+        try waitDrained(urls, timeout: 600)
+        try stop(w)
+        try assertEventsEqual(fx, urls)
+        let workerLog = log("w")
+        XCTAssertTrue(workerLog.contains("1 fixes dated more than --max-lead 3600.0 s after the message was stored, refused (device broken-clock at 2073-"), workerLog)
+        XCTAssertEqual(workerLog.components(separatedBy: "--max-lead").count, 2, "one refused fix, one line: \(workerLog)")
+    }
+
     /// Acknowledgements lost on the way (as when the consumer's leader dies with them: the
     /// failover test once hung so, 2,501 deliveries of one partition unacknowledged for good):
     /// the server redelivers what a checkpoint already holds, and the worker acknowledges it,

@@ -57,6 +57,9 @@ struct Driver {
     var stream: PartitionStream
     var releases: [(cause: UInt64, events: [FenceEvent])] = []
     var changeErrors: [String] = []
+    /// When the server stored each message (seconds), as its acknowledgement subject says;
+    /// none listed: no bound on the fixes' times.
+    var storedAt: [UInt64: Double] = [:]
 
     mutating func feed(_ messages: some Sequence<(sequence: UInt64, item: SimulatedStream.Item)>, changes: [(UInt64, FenceChange)]) {
         for (seq, item) in messages {
@@ -68,7 +71,7 @@ struct Driver {
                     if let ev = stream.apply(c, sequence: g, errors: &changeErrors), !ev.isEmpty { releases.append((g, ev)) }
                 }
             }
-            let ev = stream.receive(fixes, sequence: seq)
+            let ev = stream.receive(fixes, sequence: seq, storedAt: storedAt[seq])
             if !ev.isEmpty { releases.append((seq, ev)) }
         }
     }
@@ -224,6 +227,92 @@ final class PartitionStreamTests: XCTestCase {
         XCTAssertEqual(s.replayFrom, 2)
         XCTAssertEqual(s.disposition(of: 5), .skip)
         XCTAssertEqual(s.disposition(of: 6), .apply)
+    }
+
+    /// The lead bound: a fix dated more than `maxLead` after its message was stored is refused
+    /// (rejected, never held); up to the bound, or with no stored time, it is taken.
+    func testLeadBoundRefusesOnlyFixesPastIt() throws {
+        let base = try engine(Fleet(devices: 0, steps: 0).fencesGeoJSON(count: 0))
+        var s = PartitionStream(engine: base, lateness: 10, step: 1, maxLead: 60)
+        _ = s.receive([Position(device: "a", time: 1010, lon: 0, lat: 0)], sequence: 1, storedAt: 950)  // 60 s ahead: taken
+        _ = s.receive([Position(device: "b", time: 1011, lon: 0, lat: 0)], sequence: 2, storedAt: 950)  // 61 s: refused
+        _ = s.receive([Position(device: "c", time: 5000, lon: 0, lat: 0)], sequence: 3, storedAt: nil)  // no stored time
+        _ = s.receive([Position(device: "d", time: 4e9, lon: 0, lat: 0)], sequence: 4, storedAt: .nan)  // no usable one
+        XCTAssertEqual(s.counters.rejected, 1)
+        XCTAssertEqual(s.aheadRefused, 1)
+        XCTAssertEqual(s.lastAhead?.fix.device, "b")
+        XCTAssertEqual(s.lastAhead?.storedAt, 950)
+        XCTAssertEqual(s.latestSeen, 4e9)
+        var unbounded = PartitionStream(engine: base, lateness: 10, step: 1)
+        _ = unbounded.receive([Position(device: "b", time: 4e9, lon: 0, lat: 0)], sequence: 1, storedAt: 950)
+        XCTAssertEqual(unbounded.counters.rejected, 0, "no bound by default")
+    }
+
+    /// One fix dated 50 years ahead (a device with a broken clock) in the middle of a fleet's
+    /// stream: under the lead bound it is refused and every other fix gives the events of the
+    /// stream without it, none late; a restart from a checkpoint taken after any message near
+    /// it replays exactly. Without the bound the same fix makes the rest of the stream late.
+    func testFarFutureFixDoesNotStallThePartition() throws {
+        let fleet = Fleet(devices: 30, steps: 80, seed: 21, fenceCount: 100, size: 0.1)
+        let base = try engine(fleet.fencesGeoJSON())
+        let fixes = fleet.positions()
+        let clean = SimulatedStream(fixes, window: 30)
+        // The same messages with the glitch inserted a third of the way in, renumbered; each
+        // stored 5 s after its newest fix (a producer publishes a window once it closes).
+        var items: [SimulatedStream.Item] = clean.items.map(\.item)
+        let glitchTime = Fleet.t0 + 50 * 365.25 * 86_400
+        items.insert(.fixes(device: "broken-clock", [Position(device: "broken-clock", time: glitchTime, lon: 0, lat: 0)]), at: items.count / 3)
+        var messages: [(sequence: UInt64, item: SimulatedStream.Item)] = []
+        var stored: [UInt64: Double] = [:]
+        var wall = Fleet.t0
+        for (k, item) in items.enumerated() {
+            let seq = UInt64(k + 1)
+            if case .fixes(let device, let f) = item, !f.isEmpty, device != "broken-clock" { wall = max(wall, f.map(\.time).max()! + 5) }
+            stored[seq] = wall
+            messages.append((seq, item))
+        }
+        let changeList = messages.compactMap { m -> (UInt64, FenceChange)? in
+            if case .change(let c) = m.item { return (m.sequence, c) } else { return nil }
+        }
+
+        var reference = Driver(stream: PartitionStream(engine: base, lateness: 30, step: 1))
+        reference.feed(clean.items, changes: changes(of: clean))
+        let expected = reference.releases.flatMap(\.events).sorted()
+        XCTAssertGreaterThan(expected.count, 50)
+
+        var bounded = Driver(stream: PartitionStream(engine: base, lateness: 30, step: 1, maxLead: 3600))
+        bounded.storedAt = stored
+        bounded.feed(messages, changes: changeList)
+        XCTAssertEqual(bounded.releases.flatMap(\.events).sorted(), expected)
+        XCTAssertEqual(bounded.stream.counters.late, 0)
+        XCTAssertEqual(bounded.stream.counters.rejected, 1)
+        XCTAssertEqual(bounded.stream.counters.applied, reference.stream.counters.applied)
+
+        var unbounded = Driver(stream: PartitionStream(engine: base, lateness: 30, step: 1))
+        unbounded.storedAt = stored
+        unbounded.feed(messages, changes: changeList)
+        XCTAssertGreaterThan(unbounded.stream.counters.late, fixes.count / 2, "the harm the bound prevents")
+
+        // Restarts around the glitch: the replay refuses it again, so nothing differs.
+        let at = items.count / 3
+        for k in (at - 3)...(at + 3) {
+            var prefix = Driver(stream: PartitionStream(engine: base, lateness: 30, step: 1, maxLead: 3600))
+            prefix.storedAt = stored
+            prefix.feed(messages[...k], changes: changeList)
+            let cp = try PartitionCheckpoint(decoding: prefix.stream.checkpoint(partition: 0, fingerprint: 1, owner: "t").encoded())
+            var restoredEngine = base
+            var errors: [String] = []
+            for (g, c) in changeList where g <= cp.lastChangeSequence { _ = c.apply(to: &restoredEngine, errors: &errors) }
+            let (stream, _) = PartitionStream.restored(from: cp, engine: restoredEngine, lateness: 30, step: 1, maxLead: 3600)
+            var resumed = Driver(stream: stream)
+            resumed.storedAt = stored
+            let start = messages.firstIndex { $0.sequence >= stream.replayFrom } ?? messages.endIndex
+            resumed.feed(messages[start...], changes: changeList)
+            let after = bounded.releases.filter { $0.cause > cp.lastSequence && $0.cause > cp.lastChangeSequence }
+            XCTAssertEqual(resumed.releases.map(\.cause), after.map(\.cause), "checkpoint after message \(k + 1)")
+            XCTAssertEqual(resumed.releases.map(\.events), after.map(\.events), "checkpoint after message \(k + 1)")
+            XCTAssertEqual(resumed.stream.counters, bounded.stream.counters, "checkpoint after message \(k + 1)")
+        }
     }
 
     /// A fence that expired before the checkpoint is gone after a restart too, as the batch
