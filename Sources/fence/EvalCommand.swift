@@ -26,6 +26,11 @@ enum EvalCommand {
           --batch N             fixes per evaluation batch (default 1000000); each device's fixes
                                 are ordered within a batch, a fix older than the device's last
                                 applied fix is late and dropped
+          --max-lead SECONDS    refuse fixes dated more than this after the clock when their
+                                batch is read (default: no bound). For a live feed: one fix
+                                from a wrong clock would otherwise stop its device until
+                                then, and with --evict-idle or expiring fences end every
+                                device's visits and expire those fences at once
         \(BadLines.help(column: 24))
           --max-line-bytes N    refuse (and skip) position lines longer than N bytes
                                 (default 1048576)
@@ -54,7 +59,7 @@ enum EvalCommand {
         let a = try Arguments(
             args,
             valued: Arguments.fenceOptions.union(PositionInput.options).union([
-                "format", "output", "properties", "state", "batch", "max-bad", "dwell",
+                "format", "output", "properties", "state", "batch", "max-lead", "max-bad", "dwell",
                 "actions", "margin", "exit-delay", "evict-idle", "threads",
             ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
@@ -73,6 +78,10 @@ enum EvalCommand {
         let positionInput = try a.positionInput()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
+        let maxLead = try a.double("max-lead", default: nil)
+        if let maxLead, maxLead < 0 || maxLead > Arguments.maxSeconds {
+            throw UsageError("--max-lead takes 0 to \(Int(Arguments.maxSeconds)) seconds")
+        }
         var settings = try a.engineSettings()
         settings.idleEviction = try a.double("evict-idle", default: 0)!
         guard settings.idleEviction >= 0 else { throw UsageError("--evict-idle must be >= 0") }
@@ -150,6 +159,7 @@ enum EvalCommand {
         var bad = try BadLines(a, path: positionsPath)
         var late = 0
         var duplicates = 0
+        var ahead = 0
         var stoppedForBadInput = false
         // A live progress line, on a terminal only and only when the input is a file (a pipe's
         // progress belongs to whatever feeds it).
@@ -170,11 +180,23 @@ enum EvalCommand {
                 }
                 throw error
             }
-            let (batch, errors, more) = next
+            var (batch, errors, more) = next
             batchNumber += 1
             guard bad.take(good: batch.count, errors: errors) else {
                 stoppedForBadInput = true
                 break
+            }
+            if let maxLead {
+                let clock = Date().timeIntervalSince1970
+                let kept = batch.count
+                let refused = refuseAhead(&batch, after: clock + maxLead)
+                for fix in refused.prefix(max(0, 20 - ahead)) {
+                    stderr.write(
+                        "fence: \(positionsPath): device \(fix.device) at \(ISO8601.format(fix.time)) is dated more than --max-lead "
+                            + "\(maxLead) s after the clock (\(ISO8601.format(clock))): refused\n")
+                }
+                ahead += kept - batch.count
+                bad.addRejected(kept - batch.count)
             }
             let removedBefore = engine.latestExpiredRemoval
             let result = engine.evaluate(batch, threads: threads)
@@ -216,11 +238,22 @@ enum EvalCommand {
         let fenceCounts = "\(loadedCount) fences (\(badFences.count) rejected" + (expired > 0 ? ", \(expired) expired)" : ")")
         let devices = settings.idleEviction > 0 ? "\(engine.deviceCount) devices held at the end (idle ones evicted)" : "\(engine.deviceCount) devices"
         stderr.write(
-            "fence eval: \(fenceCounts); \(bad.read) positions read, \(bad.rejected) rejected, "
+            "fence eval: \(fenceCounts); \(bad.read) positions read, \(bad.rejected) rejected"
+                + (ahead > 0 ? " (\(ahead) dated ahead of the clock)" : "") + ", "
                 + "\(late) late, \(duplicates) duplicate; events: \(kinds); \(devices); "
                 + String(format: "%.2f s\n", seconds))
         return badFences.isEmpty && !stoppedForBadInput ? 0 : 1
     }
+}
+
+/// Removes from `batch` the fixes dated after `bound` (in order) and returns them; a NaN time
+/// stays for the engine to refuse with its reason.
+/// - Complexity: O(n).
+func refuseAhead(_ batch: inout [Position], after bound: Double) -> [Position] {
+    guard batch.contains(where: { $0.time > bound }) else { return [] }
+    let refused = batch.filter { $0.time > bound }
+    batch.removeAll { $0.time > bound }
+    return refused
 }
 
 /// Reads the next batch of positions on a background thread while the caller evaluates the

@@ -172,6 +172,40 @@ extension CLITests {
         XCTAssertFalse(ordered.err.contains("warning"), ordered.err)
     }
 
+    /// `--max-lead`: a fix dated 50 years after the clock (a device with a broken clock) in a
+    /// live feed is refused, named, and counted, and the others give the events of the feed
+    /// without it; without the bound, under --evict-idle, that one fix ends every device's
+    /// visit and makes the later fixes late. Fixes up to the bound are taken.
+    func testMaxLeadRefusesAFixFromAWrongClock() throws {
+        let fences = try CLI.temp(
+            self, "ahead.geojson",
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","properties":{"radius":1000},"geometry":{"type":"Point","coordinates":[0,0]}}]}"#)
+        let now = Int(Date().timeIntervalSince1970)
+        let clean = ["device,time,lon,lat", "d1,\(now - 400),0,0", "d2,\(now - 400),0,0", "d1,\(now - 300),0,0", "d1,\(now - 200),0.5,0", "d2,\(now - 100),0.5,0"]
+        var glitched = clean
+        glitched.insert("broken,\(now + 50 * 31_557_600),50,50", at: 4)
+        let feed = glitched.joined(separator: "\n") + "\n"
+        let common = ["eval", "--fences", fences, "--positions", "-", "--evict-idle", "3600", "--batch", "2", "--max-bad", "1"]
+        let expected = try CLI.run(common, stdin: clean.joined(separator: "\n") + "\n")
+        XCTAssertEqual(expected.out.components(separatedBy: "\n").filter { !$0.isEmpty }.count, 4, expected.out)
+
+        let bounded = try CLI.run(common + ["--max-lead", "3600"], stdin: feed)
+        XCTAssertEqual(bounded.status, 0, bounded.err)
+        XCTAssertEqual(bounded.out, expected.out)
+        XCTAssertTrue(bounded.err.contains("fence: -: device broken at 2076-"), bounded.err)
+        XCTAssertTrue(bounded.err.contains("is dated more than --max-lead 3600.0 s after the clock"), bounded.err)
+        XCTAssertTrue(bounded.err.contains("6 positions read, 1 rejected (1 dated ahead of the clock), 0 late,"), bounded.err)
+
+        let unbounded = try CLI.run(common, stdin: feed)
+        XCTAssertTrue(unbounded.out.contains(#""reason":"device-idle""#), unbounded.out)
+        XCTAssertTrue(unbounded.err.contains("0 rejected, 2 late,"), unbounded.err)
+
+        // Up to the bound a fix is taken: 60 s ahead under --max-lead 3600.
+        let near = try CLI.run(common + ["--max-lead", "3600"], stdin: "device,time,lon,lat\nd1,\(now + 60),0,0\n")
+        XCTAssertTrue(near.out.contains(#""event":"enter""#), near.out + near.err)
+        XCTAssertTrue(try CLI.run(common + ["--max-lead", "-1"], stdin: feed).err.contains("--max-lead takes 0 to"))
+    }
+
     /// Time-ordered input gives events in (time, device, fence, event) order whatever the batch
     /// size: two devices' events in one millisecond that a batch's end cuts apart go by device.
     /// B,100 then A,100 was written B first with --batch 1 (independent audit). The events of
