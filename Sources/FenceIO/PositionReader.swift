@@ -148,6 +148,9 @@ public final class PositionReader {
     /// thread (tests lower it to reach the parallel path with small inputs).
     var parallelMinimumLines = 4096
 
+    /// Blocks parsed in more than one part so far (for tests: that the parallel path ran).
+    private(set) var partedBlocks = 0
+
     /// Reads positions until `limit` are collected or the input ends.
     ///
     /// Once the layout is known (a CSV's header, NDJSON's first line), with `parseThreads`
@@ -366,6 +369,7 @@ public final class PositionReader {
         _ block: [LineSpan], with parser: PositionLineParser, into positions: inout [Position], errors: inout [PositionLineError]
     ) -> Int {
         let parts = min(parseThreads, max(1, block.count / parallelMinimumLines))
+        if parts > 1 { partedBlocks += 1 }
         let partSize = (block.count + parts - 1) / parts
         var found = [[Position]](repeating: [], count: parts)
         var refused = [[PositionLineError]](repeating: [], count: parts)

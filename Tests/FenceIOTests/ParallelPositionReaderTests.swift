@@ -16,6 +16,15 @@ final class ParallelPositionReaderTests: XCTestCase {
         var rejected: Int
         var lineNumber: Int
         var thrown: String?
+        /// Positions each `read` call returned, in order: the batches `fence eval` evaluates.
+        var calls: [Int] = []
+        /// Blocks the reader parsed in more than one part: how, not what (not compared).
+        var partedBlocks = 0
+
+        static func == (a: Outcome, b: Outcome) -> Bool {
+            a.positions == b.positions && a.errors == b.errors && a.lines == b.lines && a.rejected == b.rejected
+                && a.lineNumber == b.lineNumber && a.thrown == b.thrown && a.calls == b.calls
+        }
     }
 
     /// Reads `bytes` in batches of `limit` with `threads` parse workers (blocks of any size
@@ -34,15 +43,18 @@ final class ParallelPositionReaderTests: XCTestCase {
             while try reader.read(limit: limit, into: &batch, errors: &outcome.errors) {
                 XCTAssertLessThanOrEqual(batch.count, limit)
                 outcome.positions += batch
+                outcome.calls.append(batch.count)
                 batch.removeAll()
             }
             outcome.positions += batch
+            outcome.calls.append(batch.count)
         } catch {
             outcome.thrown = "\(error)"
         }
         outcome.lines = reader.positionLines
         outcome.rejected = reader.rejected
         outcome.lineNumber = reader.lineNumber
+        outcome.partedBlocks = reader.partedBlocks
         return outcome
     }
 
@@ -95,6 +107,7 @@ final class ParallelPositionReaderTests: XCTestCase {
 
     func testSameAsOneThreadOverSeeds() throws {
         var parallelBlocks = 0
+        var parted = 0
         for seed in UInt64(1)...24 {
             var rng = SplitMix64(seed: seed &* 7919)
             let (bytes, columns) = Self.input(&rng, format: Int(seed % 4))
@@ -108,12 +121,17 @@ final class ParallelPositionReaderTests: XCTestCase {
                     XCTAssertEqual(parallel.lines, serial.lines, "seed \(seed) limit \(limit) threads \(threads)")
                     XCTAssertEqual(parallel.rejected, serial.rejected, "seed \(seed) limit \(limit) threads \(threads)")
                     XCTAssertEqual(parallel.lineNumber, serial.lineNumber, "seed \(seed) limit \(limit) threads \(threads)")
+                    XCTAssertEqual(parallel.calls, serial.calls, "seed \(seed) limit \(limit) threads \(threads)")
                     parallelBlocks += 1
+                    parted += parallel.partedBlocks
+                    XCTAssertEqual(serial.partedBlocks, 0)
                 }
                 XCTAssertGreaterThan(serial.errors.count, 0, "seed \(seed): the input was meant to hold bad lines")
             }
         }
         XCTAssertEqual(parallelBlocks, 24 * 3 * 2)
+        // The workers ran: most reads of a few thousand lines were cut in parts.
+        XCTAssertGreaterThan(parted, 24 * 3)
     }
 
     /// Parts parsed on several workers: a block of thousands of lines is cut in parts (and
@@ -127,6 +145,7 @@ final class ParallelPositionReaderTests: XCTestCase {
         let two = try read(bytes, threads: 2, limit: 1 << 20, maxLine: 1 << 20, columns: nil)
         XCTAssertEqual(one.positions.count, 50_000)
         XCTAssertEqual(two, one)
+        XCTAssertGreaterThan(two.partedBlocks, 0)
 
         let blank = Array("device,time,lon,lat\n\n  \n\t\n".utf8)
         let blankOne = try read(blank, threads: 1, limit: 10, maxLine: 100, columns: nil)
