@@ -53,9 +53,6 @@ public final class NATSMessage: @unchecked Sendable {
         return seq > 0 ? (seq, 0, 0, time > 0 ? UInt64(time) : nil) : nil
     }
 
-    /// When the server stored the message, in seconds since 1970 (`sequences`), or nil.
-    public var storedTime: Double? { sequences?.stored.map { Double($0) / 1e9 } }
-
     /// Delivered count, stream and consumer sequence from a `$JS.ACK.` subject's bytes, read
     /// in place: 9 tokens (the original form) or 12 and more (with domain and account hash),
     /// the three numbers the 5th to 7th or the 7th to 9th, and the stored time the token after

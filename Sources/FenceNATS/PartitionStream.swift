@@ -109,8 +109,9 @@ public struct PartitionStream: Sendable {
     /// - Complexity: O(k) for k fixes; when the horizon moves, one `EventEngine.evaluate` over
     ///   the released fixes, plus O(buckets) to find them (`HeldFixes`).
     public mutating func receive(_ fixes: [Position], sequence: UInt64, storedAt: Double? = nil) -> [FenceEvent] {
-        // Not `<=` on a NaN: a message without a usable stored time bounds nothing.
-        let latestAllowed = storedAt.map { $0 + maxLead }.flatMap { $0.isNaN ? nil : $0 } ?? .infinity
+        // A message without a usable stored time bounds nothing.
+        var latestAllowed = Double.infinity
+        if let storedAt, !storedAt.isNaN { latestAllowed = storedAt + maxLead }
         switch disposition(of: sequence) {
         case .skip:
             return []
@@ -133,7 +134,7 @@ public struct PartitionStream: Sendable {
             guard fix.time <= latestAllowed else {
                 counters.rejected += 1
                 aheadRefused += 1
-                lastAhead = (fix, storedAt ?? .nan)
+                lastAhead = (fix, storedAt!)
                 continue
             }
             if fix.time <= horizon {

@@ -250,9 +250,8 @@ enum EvalCommand {
 /// stays for the engine to refuse with its reason.
 /// - Complexity: O(n).
 func refuseAhead(_ batch: inout [Position], after bound: Double) -> [Position] {
-    guard batch.contains(where: { $0.time > bound }) else { return [] }
     let refused = batch.filter { $0.time > bound }
-    batch.removeAll { $0.time > bound }
+    if !refused.isEmpty { batch.removeAll { $0.time > bound } }
     return refused
 }
 
