@@ -70,6 +70,17 @@ struct Arguments {
         guard decimal, let n = Double(v), n.isFinite else { throw UsageError("--\(name) must be a number, got \(v)") }
         return n
     }
+
+    /// `--max-lead`: seconds a fix may be dated after a clock (the machine's, or the server's
+    /// when it stored the message), `default` when not given; nil for "off" (no bound).
+    func maxLead(default d: Double?) throws(UsageError) -> Double? {
+        if values["max-lead"] == "off" { return nil }
+        guard let lead = try double("max-lead", default: d) else { return nil }
+        guard lead >= 0, lead <= Arguments.maxSeconds else {
+            throw UsageError("--max-lead takes 0 to \(Int(Arguments.maxSeconds)) seconds, or off")
+        }
+        return lead
+    }
 }
 
 struct UsageError: Error {

@@ -78,10 +78,7 @@ enum EvalCommand {
         let positionInput = try a.positionInput()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
-        let maxLead = try a.double("max-lead", default: nil)
-        if let maxLead, maxLead < 0 || maxLead > Arguments.maxSeconds {
-            throw UsageError("--max-lead takes 0 to \(Int(Arguments.maxSeconds)) seconds")
-        }
+        let maxLead = try a.maxLead(default: nil)
         var settings = try a.engineSettings()
         settings.idleEviction = try a.double("evict-idle", default: 0)!
         guard settings.idleEviction >= 0 else { throw UsageError("--evict-idle must be >= 0") }

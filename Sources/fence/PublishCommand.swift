@@ -24,6 +24,11 @@ enum PublishCommand {
                                 be at least this
           --max-batch N         fixes per message at most (default 1000)
           --no-flush            do not publish the flush at the end
+          --max-lead SECONDS    do not publish a fix dated more than this after this machine's
+                                clock when its batch is read (default 3600, the workers'
+                                default; "off" for no bound). Workers refuse such fixes anyway;
+                                here each is named, and none makes the fixes after it look out
+                                of time order
           --max-line-bytes N    refuse (and skip) position lines longer than N bytes
                                 (default 1048576)
           --name NAME           deployment name given to `fence setup` (default FENCE)
@@ -39,7 +44,7 @@ enum PublishCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: PositionInput.options.union(["nats", "window", "max-batch", "name", BadLines.option]),
+            args, valued: PositionInput.options.union(["nats", "window", "max-batch", "max-lead", "name", BadLines.option]),
             flagNames: ["no-flush"])
         if a.flags.contains("help") {
             printLine(help)
@@ -50,6 +55,7 @@ enum PublishCommand {
         let window = try a.double("window", default: 60)!
         guard window >= 0 else { throw UsageError("--window must be >= 0") }
         let maxBatch = try a.int("max-batch", default: 1000, range: 1...100_000)
+        let maxLead = try a.maxLead(default: 3600)
         let started = Date()
         // Every option checked before connecting: a bad one is a usage error, not a server's.
         let positionInput = try a.positionInput()
@@ -64,9 +70,11 @@ enum PublishCommand {
         // Fixes more than a window older than one read before them: a stream is consumed in
         // event time, and workers drop what is later than their --lateness (a file sorted by
         // device, say, would lose most of its fixes). Counted and reported, not refused.
-        var latest = -Double.infinity
+        var latest = (time: -Double.infinity, line: 0)
         var backwards = 0
-        var firstBackwards: (line: Int, time: Double, latest: Double)?
+        var firstBackwards: (line: Int, time: Double, latest: (time: Double, line: Int))?
+        // Fixes dated past --max-lead: not published, the first 20 named.
+        var ahead = 0
         reader.recordsLines = true
         while true {
             batch.removeAll(keepingCapacity: true)
@@ -76,32 +84,45 @@ enum PublishCommand {
             // A device id becomes a subject token (hex when it is more than letters, digits and
             // -): past a few KB the server drops the connection (its control line is 4 KB), and
             // with it the batch's other fixes. Such a line is a bad line, like any other.
-            if batch.contains(where: { $0.device.utf8.count > Self.maxDeviceBytes }) {
+            let tooLong = { (fix: Position) in fix.device.utf8.count > Self.maxDeviceBytes }
+            let clock = Date().timeIntervalSince1970
+            let bound = maxLead.map { clock + $0 } ?? .infinity
+            var refused: [(line: Int, fix: Position)] = []
+            if batch.contains(where: { tooLong($0) || $0.time > bound }) {
                 var kept: [Position] = []
                 var keptLines: [Int] = []
                 for (k, fix) in batch.enumerated() {
-                    let n = fix.device.utf8.count
-                    if n > Self.maxDeviceBytes {
+                    let line = reader.positionLines[k]
+                    if tooLong(fix) {
                         errors.append(
                             PositionLineError(
-                                line: reader.positionLines[k],
-                                reason: "device id of \(n) bytes: a NATS subject carries at most \(Self.maxDeviceBytes)"))
+                                line: line,
+                                reason: "device id of \(fix.device.utf8.count) bytes: a NATS subject carries at most \(Self.maxDeviceBytes)"))
+                    } else if fix.time > bound {
+                        refused.append((line, fix))
                     } else {
                         kept.append(fix)
-                        keptLines.append(reader.positionLines[k])
+                        keptLines.append(line)
                     }
                 }
                 batch = kept
                 reader.positionLines = keptLines
                 errors.sort { $0.line < $1.line }
             }
-            badLines.take(good: batch.count, errors: errors)
+            badLines.take(good: batch.count + refused.count, errors: errors)
+            for (line, fix) in refused.prefix(max(0, 20 - ahead)) {
+                stderr.write(
+                    "fence publish: \(path): line \(line): device \(fix.device) at \(ISO8601.format(fix.time)) is dated more than "
+                        + "--max-lead \(maxLead!) s after the clock (\(ISO8601.format(clock))): not published\n")
+            }
+            ahead += refused.count
+            badLines.addRejected(refused.count)
             for (k, fix) in batch.enumerated() {
-                if fix.time < latest - window {
+                if fix.time < latest.time - window {
                     backwards += 1
                     if firstBackwards == nil { firstBackwards = (reader.positionLines[k], fix.time, latest) }
                 }
-                latest = max(latest, fix.time)
+                if fix.time > latest.time { latest = (fix.time, reader.positionLines[k]) }
             }
             try publisher.add(batch)
             // Over --max-bad: this batch's good lines are done, the rest is not read.
@@ -110,7 +131,8 @@ enum PublishCommand {
         if let first = firstBackwards {
             stderr.write(
                 "fence publish: warning: \(backwards) fixes are more than --window \(window) s older than a fix read before "
-                    + "them (the first at line \(first.line): \(ISO8601.format(first.time)) after \(ISO8601.format(first.latest))); "
+                    + "them (the first at line \(first.line): \(ISO8601.format(first.time)) after \(ISO8601.format(first.latest.time)) "
+                    + "at line \(first.latest.line)); "
                     + "workers drop fixes later than their --lateness: publish input in time order\n")
         }
         try publisher.finish()
@@ -125,7 +147,8 @@ enum PublishCommand {
         let seconds = Date().timeIntervalSince(started)
         stderr.write(
             "fence publish: \(publisher.fixes) fixes in \(publisher.messages) messages to \(topology.fixStream) "
-                + "(\(badLines.rejected) bad lines, \(publisher.retries) batches retried)\(flush); "
+                + "(\(badLines.rejected - ahead) bad lines, \(ahead) dated ahead of the clock, \(publisher.retries) batches "
+                + "retried)\(flush); "
                 + String(format: "%.2f s, %.0f fixes/s\n", seconds, Double(publisher.fixes) / max(seconds, 1e-9)))
         return badLines.exceeded ? 1 : 0
     }

@@ -82,15 +82,7 @@ enum WorkerCommand {
         let interval = try a.double("checkpoint-every", default: 1)!
         let ackWait = try a.double("ack-wait", default: max(120, 2 * lateness + 60))!
         let progressEvery = try a.double("progress", default: 10)!
-        let maxLead: Double
-        if a.values["max-lead"] == "off" {
-            maxLead = .infinity
-        } else {
-            maxLead = try a.double("max-lead", default: 3600)!
-            guard maxLead >= 0, maxLead <= Arguments.maxSeconds else {
-                throw UsageError("--max-lead takes 0 to \(Int(Arguments.maxSeconds)) seconds, or off")
-            }
-        }
+        let maxLead = try a.maxLead(default: 3600) ?? .infinity
         guard lateness >= 0, step >= 0, interval >= 0, ackWait > 0, progressEvery >= 0 else {
             throw UsageError("--lateness, --step, --checkpoint-every and --progress must be >= 0, --ack-wait > 0")
         }

@@ -199,6 +199,8 @@ extension CLITests {
         let unbounded = try CLI.run(common, stdin: feed)
         XCTAssertTrue(unbounded.out.contains(#""reason":"device-idle""#), unbounded.out)
         XCTAssertTrue(unbounded.err.contains("0 rejected, 2 late,"), unbounded.err)
+        // "off", as the worker and publish take it, is the default here.
+        XCTAssertEqual(try CLI.run(common + ["--max-lead", "off"], stdin: feed).out, unbounded.out)
 
         // Up to the bound a fix is taken: 60 s ahead under --max-lead 3600.
         let near = try CLI.run(common + ["--max-lead", "3600"], stdin: "device,time,lon,lat\nd1,\(now + 60),0,0\n")

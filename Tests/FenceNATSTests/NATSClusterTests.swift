@@ -165,15 +165,15 @@ final class NATSClusterTests: XCTestCase {
     /// partition's later fixes would be late (`PartitionStreamTests`).
     func testFixDatedFarAheadIsRefused() throws {
         let fx = try small()
-        var lines = try String(contentsOfFile: fx.positions, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-        let glitch = "broken-clock,\(Int(Fleet.t0 + 50 * 365.25 * 86_400)),50.5,50.5"
-        lines.insert(Substring(glitch), at: lines.count / 2)
-        let positions = folder + "/glitch.csv"
-        try lines.joined(separator: "\n").write(toFile: positions, atomically: true, encoding: .utf8)
+        let glitch = try glitchFile(fx)
         let urls = try startSingleServer(partitions: 2)
+        // Published without publish's own bound, as another producer would.
         let status = try FenceCLI.run(
-            ["publish", "--nats", urls.joined(separator: ","), "--positions", positions, "--window", window], log: folder + "/publish.log")
+            ["publish", "--nats", urls.joined(separator: ","), "--positions", glitch.path, "--window", window, "--max-lead", "off"],
+            log: folder + "/publish.log")
         XCTAssertEqual(status, 0, log("publish"))
+        // The fixes after it look out of time order, and the warning names the line they follow.
+        XCTAssertTrue(log("publish").contains("after 2073-") && log("publish").contains("at line \(glitch.line));"), log("publish"))
         let w = try worker(urls, partitions: "0,1", fences: fx.fences, log: "w")
         try waitDrained(urls, timeout: 600)
         try stop(w)
@@ -181,6 +181,42 @@ final class NATSClusterTests: XCTestCase {
         let workerLog = log("w")
         XCTAssertTrue(workerLog.contains("1 fixes dated more than --max-lead 3600.0 s after the message was stored, refused (device broken-clock at 2073-"), workerLog)
         XCTAssertEqual(workerLog.components(separatedBy: "--max-lead").count, 2, "one refused fix, one line: \(workerLog)")
+    }
+
+    /// The same stream through `fence publish` with its default bound: the fix is named with
+    /// its line and not published (no worker sees it), nothing after it is called out of time
+    /// order, and the events are `fence eval`'s on the fleet without it.
+    func testPublishHoldsBackAFixDatedAheadOfTheClock() throws {
+        let fx = try small()
+        let glitch = try glitchFile(fx)
+        let urls = try startSingleServer(partitions: 2)
+        let status = try FenceCLI.run(
+            ["publish", "--nats", urls.joined(separator: ","), "--positions", glitch.path, "--window", window], log: folder + "/publish.log")
+        XCTAssertEqual(status, 0, log("publish"))
+        let published = log("publish")
+        XCTAssertTrue(
+            published.contains(
+                "line \(glitch.line): device broken-clock at 2073-") && published.contains("is dated more than --max-lead 3600.0 s after the clock"),
+            published)
+        XCTAssertTrue(published.contains("fence publish: \(fx.fixes) fixes in") && published.contains("(0 bad lines, 1 dated ahead of the clock,"), published)
+        XCTAssertFalse(published.contains("warning:"), published)
+        let w = try worker(urls, partitions: "0,1", fences: fx.fences, log: "w")
+        try waitDrained(urls, timeout: 600)
+        try stop(w)
+        try assertEventsEqual(fx, urls)
+        XCTAssertFalse(log("w").contains("--max-lead"), log("w"))
+    }
+
+    /// The small fleet's fixes with one line, halfway, from a device whose clock is 50 years
+    /// ahead; its line number.
+    func glitchFile(_ fx: Fixture) throws -> (path: String, line: Int) {
+        var lines = try String(contentsOfFile: fx.positions, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let glitch = "broken-clock,\(Int(Fleet.t0 + 50 * 365.25 * 86_400)),50.5,50.5"
+        let at = lines.count / 2
+        lines.insert(Substring(glitch), at: at)
+        let path = folder + "/glitch.csv"
+        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return (path, at + 1)
     }
 
     /// Acknowledgements lost on the way (as when the consumer's leader dies with them: the
