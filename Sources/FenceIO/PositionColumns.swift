@@ -1,24 +1,39 @@
 /// Which input column or JSON key carries which field of a position, by name and alias.
 ///
-/// Names are matched case-insensitively, so AIS (`MMSI`, `BaseDateTime`, `LON`, `LAT`) and
-/// common GPS exports load as they are. When an input has more than one name of a field, the
-/// earliest in `names` wins wherever its column stands: the canonical name first, the most
-/// generic aliases (`id`, `x`, `y`, `t`: a row number or a projected coordinate in many files)
-/// last. Before, the leftmost column won, so `id,device,...` read the row number as the device.
+/// Names are matched without case and without separators (space, `_`, `-`, `.`, `/`), so AIS
+/// (`MMSI`, `BaseDateTime`, `LON`, `LAT`), Traccar (`deviceId`, `fixTime`), spreadsheet
+/// exports (`Device ID`, `Date/Time`) and camel-case JSON keys (`vehicleId`) load as they
+/// are. When an input has more than one name of a field, the earliest in `names` wins
+/// wherever its column stands: the canonical name first, the most generic aliases (`id`, `x`,
+/// `y`, `t`: a row number or a projected coordinate in many files) last. Before, the leftmost
+/// column won, so `id,device,...` read the row number as the device.
 public enum PositionField: Int, CaseIterable, Sendable {
     case device, time, lon, lat, accuracy, coord
 
-    /// Accepted names, lowercase, in order of preference: the canonical one first.
-    public var names: [String] {
-        switch self {
-        case .device: return ["device", "device_id", "deviceid", "vehicle_id", "object_id", "mmsi", "id"]
-        case .time: return ["time", "timestamp", "ts", "basedatetime", "datetime", "t"]
-        case .lon: return ["lon", "lng", "longitude", "long", "x"]
-        case .lat: return ["lat", "latitude", "y"]
-        case .accuracy: return ["accuracy", "acc", "horizontal_accuracy", "hacc"]
-        case .coord: return ["coord", "coordtype", "coord_type", "crs"]
+    /// Accepted names as they are matched (lowercase, no separators), in order of preference:
+    /// the canonical one first. A time column is the fix's time: Traccar's `fixTime` before its
+    /// `deviceTime`, and never `serverTime` (when the server received it).
+    public var names: [String] { Self.namesByField[rawValue] }
+
+    /// `names` of each field, by `rawValue`: made once (a `switch` of array literals made six
+    /// arrays for every key an NDJSON line holds).
+    private static let namesByField: [[String]] = [
+        ["device", "deviceid", "vehicleid", "objectid", "mmsi", "imei", "id"],
+        ["time", "timestamp", "ts", "basedatetime", "datetime", "fixtime", "devicetime", "gpstime", "t"],
+        ["lon", "lng", "longitude", "long", "x"],
+        ["lat", "latitude", "y"],
+        ["accuracy", "acc", "horizontalaccuracy", "hacc"],
+        ["coord", "coordtype", "crs"],
+    ]
+
+    /// Every name's field and rank: one hash per key instead of a compare with each name.
+    private static let byName: [String: (field: PositionField, rank: Int)] = {
+        var table: [String: (field: PositionField, rank: Int)] = [:]
+        for (k, names) in namesByField.enumerated() {
+            for (rank, name) in names.enumerated() { table[name] = (PositionField(rawValue: k)!, rank) }
         }
-    }
+        return table
+    }()
 
     /// The field a column name stands for, or nil.
     public static func field(named raw: some StringProtocol) -> PositionField? {
@@ -27,14 +42,31 @@ public enum PositionField: Int, CaseIterable, Sendable {
 
     /// The field a column name stands for and the name's rank in `names` (0: canonical), or nil.
     static func match(_ raw: some StringProtocol) -> (field: PositionField, rank: Int)? {
-        match(lowercased: raw.lowercased())
+        // Most names are written as matched already (`lon`, `time`): no copy for them.
+        if raw.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) }) { return match(normalized: String(raw)) }
+        return match(normalized: normalized(raw))
     }
 
-    /// `match` of a name already lowercased.
-    static func match(lowercased name: String) -> (field: PositionField, rank: Int)? {
-        for field in allCases {
-            if let rank = field.names.firstIndex(of: name) { return (field, rank) }
+    /// `match` of a name already `normalized`.
+    static func match(normalized name: String) -> (field: PositionField, rank: Int)? {
+        byName[name]
+    }
+
+    /// A name as `names` are written: lowercase, without spaces, `_`, `-`, `.` and `/`.
+    /// - Complexity: O(bytes); one allocation (two for a name with non-ASCII letters, which are
+    ///   lowercased as `String.lowercased` does).
+    static func normalized(_ raw: some StringProtocol) -> String {
+        @inline(__always) func isSeparator(_ b: UInt8) -> Bool { b == 32 || b == 95 || b == 45 || b == 46 || b == 47 }
+        if raw.utf8.contains(where: { $0 >= 0x80 }) {
+            return String(String.UnicodeScalarView(raw.lowercased().unicodeScalars.filter { !($0.isASCII && isSeparator(UInt8($0.value))) }))
         }
-        return nil
+        return String(unsafeUninitializedCapacity: raw.utf8.count) { out in
+            var n = 0
+            for b in raw.utf8 where !isSeparator(b) {
+                out[n] = (65...90).contains(b) ? b + 32 : b
+                n += 1
+            }
+            return n
+        }
     }
 }

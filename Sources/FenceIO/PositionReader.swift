@@ -122,10 +122,12 @@ public final class PositionReader {
     /// Missing required fields for a message: each with the name `fields` gave it, else its
     /// aliases.
     static func describe(_ missing: [PositionField], fields: [PositionField: String]) -> String {
-        missing.map { field in
+        let text = missing.map { field in
             if let given = fields[field] { return "\(field.names[0]) (the column \"\(given)\" given for it)" }
             return "\(field.names[0]) (or \(field.names.dropFirst().joined(separator: ", ")))"
         }.joined(separator: "; ")
+        let byAlias = missing.contains { fields[$0] == nil }
+        return byAlias ? text + "; names match ignoring case, spaces, _, -, . and /" : text
     }
 
     private var ownsDescriptor = false
@@ -486,9 +488,8 @@ public final class PositionReader {
     }
 
     static func match(_ name: some StringProtocol, given: [String: PositionField]) -> (field: PositionField, rank: Int)? {
-        let lowercased = name.lowercased()
-        if let field = given[lowercased] { return (field, -1) }
-        guard let found = PositionField.match(lowercased: lowercased), !given.values.contains(found.field) else { return nil }
+        if let field = given[name.lowercased()] { return (field, -1) }
+        guard let found = PositionField.match(name), !given.values.contains(found.field) else { return nil }
         return found
     }
 

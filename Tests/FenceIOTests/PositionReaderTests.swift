@@ -306,6 +306,37 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(p, [Position(device: "ship", time: 5, lon: 3, lat: 4)])
     }
 
+    /// Names match ignoring case and separators: a spreadsheet export (`Device ID`,
+    /// `Date/Time`), Traccar's positions table (`deviceId`, `fixTime` before `deviceTime` and
+    /// never `serverTime`; its row `id` loses to `deviceId`), a tracker's `IMEI`, and camel-case
+    /// NDJSON keys. Two spellings of one name in an NDJSON line are one key given twice.
+    func testNamesMatchIgnoringCaseAndSeparators() throws {
+        let cases: [(String, String, Position)] = [
+            ("\"Device ID\",\"Date/Time\",\"Latitude\",\"Longitude\",\"Horizontal Accuracy\"", "v1,2026-01-01T00:00:00Z,2,1,5",
+             Position(device: "v1", time: 1_767_225_600, lon: 1, lat: 2, accuracy: 5)),
+            ("id,protocol,deviceId,serverTime,deviceTime,fixTime,valid,latitude,longitude", "17,osmand,4,9,8,7,true,2,1",
+             Position(device: "4", time: 7, lon: 1, lat: 2)),
+            ("id,protocol,deviceId,serverTime,deviceTime,valid,latitude,longitude", "17,osmand,4,9,8,true,2,1",
+             Position(device: "4", time: 8, lon: 1, lat: 2)),
+            ("IMEI,GPS-Time,LON.,LAT.,coord_type", "35,3,1,2,gcj02", Position(device: "35", time: 3, lon: 1, lat: 2, coord: .gcj02)),
+            ("row_id,Vehicle-ID,time,lon,lat", "1,truck,5,1,2", Position(device: "truck", time: 5, lon: 1, lat: 2)),
+        ]
+        for (header, row, want) in cases {
+            let (p, e) = try read("\(header)\n\(row)\n")
+            XCTAssertEqual(e, [], header)
+            XCTAssertEqual(p, [want], header)
+        }
+        let (p, e) = try read(
+            #"{"vehicleId":"v","fixTime":3,"Longitude":1,"lat":2,"coordType":"bd09ll"}"# + "\n"
+                + #"{"device_id":"a","deviceId":"b","time":1,"lon":1,"lat":2}"# + "\n")
+        XCTAssertEqual(p, [Position(device: "v", time: 3, lon: 1, lat: 2, coord: .bd09ll)])
+        XCTAssertEqual(e, [PositionLineError(line: 2, reason: #"key "deviceId" appears twice"#)])
+        // A name with letters beyond ASCII is lowercased as Unicode and never matches by accident.
+        XCTAssertNil(PositionField.field(named: "Tíme"))
+        XCTAssertEqual(PositionField.field(named: "LAT\u{00A0}"), nil)
+        XCTAssertEqual(PositionField.normalized("Ünit_ID"), "ünitid")
+    }
+
     /// A quote inside an unquoted field is a bad line (RFC 4180). A quoted field holding a line
     /// break is not supported: its first line is an unclosed quote, and the rest (`ice1"` was
     /// read as a device; independent audit) has an odd number of quotes, so it is refused too.
