@@ -34,8 +34,25 @@ struct JSONLineScanner {
         Failure(reason: i >= bytes.count ? "JSON ends early: \(what)" : "bad JSON at byte \(i + 1): \(what)")
     }
 
-    /// Calls `body` for each key and value of the top-level object.
-    mutating func object(_ body: (String, Value) -> Void) throws(Failure) {
+    /// A key as read: its bytes as written when it holds no escape (not yet checked as
+    /// UTF-8), else its decoded text (nil when that is not text: such a key names no field).
+    enum Key {
+        case raw(UnsafeBufferPointer<UInt8>)
+        case decoded(String?)
+
+        /// The key's text, or nil when it is not valid text.
+        var text: String? {
+            switch self {
+            case .raw(let b): return String(validating: b, as: UTF8.self)
+            case .decoded(let s): return s
+            }
+        }
+    }
+
+    /// Walks the top-level object: `select` sees each key, and the value of a key it picks (a
+    /// non-nil `T`) goes to `body`; any other value is checked for syntax but never decoded,
+    /// so a line's keys and unused values cost no allocation.
+    mutating func object<T>(select: (Key) -> T?, _ body: (T, Key, Value) -> Void) throws(Failure) {
         skipSpace()
         if i < bytes.count && bytes[i] == 0xEF { i += 3 }  // BOM
         guard i < bytes.count, bytes[i] == 123 else { throw fail("expected an object") }
@@ -46,14 +63,16 @@ struct JSONLineScanner {
         } else {
             while true {
                 skipSpace()
-                let key = try string()
+                let key = try keyBytes()
                 skipSpace()
                 guard i < bytes.count, bytes[i] == 58 else { throw fail("expected ':'") }
                 i += 1
                 skipSpace()
-                let value = try value(depth: 1)
-                // A key that is not text names no field.
-                if case .success(let key) = key { body(key, value) }
+                if let picked = select(key) {
+                    body(picked, key, try value(depth: 1))
+                } else {
+                    try skipValue()
+                }
                 skipSpace()
                 guard i < bytes.count else { throw fail("unclosed object") }
                 if bytes[i] == 44 {
@@ -67,6 +86,52 @@ struct JSONLineScanner {
         }
         skipSpace()
         guard i == bytes.count else { throw fail("text after the object") }
+    }
+
+    /// A key: its bytes when it holds no backslash (the common case, no allocation), else
+    /// decoded by `string`.
+    mutating func keyBytes() throws(Failure) -> Key {
+        guard i < bytes.count, bytes[i] == 34 else { throw fail("expected a string") }
+        let open = i
+        if let end = plainStringEnd() {
+            defer { i = end + 1 }
+            return .raw(UnsafeBufferPointer(rebasing: bytes[(open + 1)..<end]))
+        }
+        i = open
+        switch try string() {
+        case .success(let s): return .decoded(s)
+        case .failure: return .decoded(nil)
+        }
+    }
+
+    /// A value checked as `value` checks it, without making its text: what `value` would
+    /// throw, this throws.
+    mutating func skipValue() throws(Failure) {
+        guard i < bytes.count, bytes[i] == 34 else {
+            _ = try value(depth: 1)
+            return
+        }
+        let open = i
+        if let end = plainStringEnd() {
+            i = end + 1
+        } else {
+            i = open
+            _ = try string()
+        }
+    }
+
+    /// With `i` at a string's opening quote: the index of its closing quote when the string
+    /// holds no backslash and no control character (`i` unchanged); nil otherwise (`string`
+    /// then reads it, and names what is wrong).
+    func plainStringEnd() -> Int? {
+        var k = i + 1
+        while k < bytes.count {
+            let b = bytes[k]
+            if b == 34 { return k }
+            if b == 92 || b < 32 { return nil }
+            k += 1
+        }
+        return nil
     }
 
     mutating func value(depth: Int) throws(Failure) -> Value {

@@ -52,6 +52,44 @@ public enum PositionField: Int, CaseIterable, Sendable {
         byName[name]
     }
 
+    /// `match` of a name's UTF-8 bytes, without making a string: nil when they are not all
+    /// ASCII (the caller then matches the decoded text, which `lowercased` may change
+    /// otherwise), else the match or `.some(nil)`.
+    /// - Complexity: O(bytes + names), no allocation.
+    static func match(ascii raw: UnsafeBufferPointer<UInt8>) -> (field: PositionField, rank: Int)?? {
+        // The normalized name, packed 8 bytes to a word (longer than any name: no match).
+        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        var n = 0
+        for b in raw {
+            if b >= 0x80 { return nil }
+            if b == 32 || b == 95 || b == 45 || b == 46 || b == 47 { continue }
+            guard n < 24 else { continue }
+            let v = UInt64((65...90).contains(b) ? b + 32 : b) << (8 * UInt64(n % 8))
+            switch n / 8 {
+            case 0: words.0 |= v
+            case 1: words.1 |= v
+            default: words.2 |= v
+            }
+            n += 1
+        }
+        if n >= 24 { return .some(nil) }
+        for entry in packedNames where entry.words == words { return .some((entry.field, entry.rank)) }
+        return .some(nil)
+    }
+
+    /// Every name packed as `match(ascii:)` packs a key, with its field and rank.
+    private static let packedNames: [(words: (UInt64, UInt64, UInt64), field: PositionField, rank: Int)] = {
+        var out: [(words: (UInt64, UInt64, UInt64), field: PositionField, rank: Int)] = []
+        for (k, names) in namesByField.enumerated() {
+            for (rank, name) in names.enumerated() {
+                var w: [UInt64] = [0, 0, 0]
+                for (n, b) in name.utf8.enumerated() { w[n / 8] |= UInt64(b) << (8 * UInt64(n % 8)) }
+                out.append(((w[0], w[1], w[2]), PositionField(rawValue: k)!, rank))
+            }
+        }
+        return out
+    }()
+
     /// A name as `names` are written: lowercase, without spaces, `_`, `-`, `.` and `/`.
     /// - Complexity: O(bytes); one allocation (two for a name with non-ASCII letters, which are
     ///   lowercased as `String.lowercased` does).

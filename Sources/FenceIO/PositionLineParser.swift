@@ -36,6 +36,20 @@ struct PositionLineParser: Sendable {
         namedFields.isEmpty ? PositionField.match(name) : PositionReader.match(name, given: namedFields)
     }
 
+    /// A field's value in an NDJSON line and the rank of the key it came under.
+    struct Ranked {
+        var value: JSONLineScanner.Value
+        var rank: Int
+    }
+
+    /// `match` of an NDJSON key, from its bytes when it has no escape and is ASCII.
+    @inline(__always)
+    func match(_ key: JSONLineScanner.Key) -> (field: PositionField, rank: Int)? {
+        if namedFields.isEmpty, case .raw(let bytes) = key, let found = PositionField.match(ascii: bytes) { return found }
+        guard let text = key.text else { return nil }
+        return match(text)
+    }
+
     func parseCSV(_ line: UnsafeBufferPointer<UInt8>, lineNumber: Int, fields: inout [Range<Int>]) -> Result<Position?, PositionLineError> {
         // Made only when a line has a quoted field (a dictionary per line cost a tenth of the
         // parse).
@@ -172,18 +186,18 @@ struct PositionLineParser: Sendable {
     func parseJSON(_ line: UnsafeBufferPointer<UInt8>, lineNumber: Int) -> Result<Position?, PositionLineError> {
         var scanner = JSONLineScanner(line)
         // By field (`rawValue`): the value of its best-ranked key (`PositionField`) and that
-        // rank. An array, not a dictionary: hashing each key's field was a third of the parse.
-        var best = [(value: JSONLineScanner.Value, rank: Int)?](repeating: nil, count: PositionField.allCases.count)
+        // rank. Inline, not a dictionary: hashing each key's field was a third of the parse.
+        var best = InlineArray<6, Ranked?>(repeating: nil)  // one per PositionField case
         // The key that counts given twice (names match without case): JSON readers disagree
         // on which one wins (the first, the last), so the line is refused rather than read
         // either way. A repeated name another one outranks does not matter.
         var repeated: [(field: PositionField, rank: Int, key: String)] = []
         do {
-            try scanner.object { key, value in
-                guard let (f, rank) = match(key) else { return }
-                if rank == best[f.rawValue]?.rank { repeated.append((f, rank, key)) }
+            try scanner.object(select: { match($0) }) { (found: (field: PositionField, rank: Int), key, value) in
+                let (f, rank) = found
+                if rank == best[f.rawValue]?.rank { repeated.append((f, rank, key.text ?? "")) }
                 guard rank < best[f.rawValue]?.rank ?? .max else { return }
-                best[f.rawValue] = (value, rank)
+                best[f.rawValue] = Ranked(value: value, rank: rank)
             }
         } catch {
             return .failure(PositionLineError(line: lineNumber, reason: error.reason))

@@ -337,6 +337,36 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(PositionField.normalized("Ünit_ID"), "ünitid")
     }
 
+    /// NDJSON keys are matched from their bytes and the values of other keys are skipped
+    /// without being decoded; what either path accepts or refuses is what decoding everything
+    /// did: an escaped key is its text, a key that is not UTF-8 names nothing, a skipped value
+    /// is still checked for syntax (a bad escape, a raw control character), but text that is
+    /// not UTF-8 in a value no field uses is no problem.
+    func testNDJSONKeysFromBytesAndSkippedValues() throws {
+        let lines: [[UInt8]] = [
+            Array(#"{"lo\u006e":1,"lat":2,"device":"a","time":1}"#.utf8),
+            Array(#"{"device":"b","time":1,"lon":1,"lat":2,"note":"a\qb"}"#.utf8),
+            Array(#"{"device":"c","time":1,"lon":1,"lat":2,"note":"a"#.utf8) + [9] + Array(#"b"}"#.utf8),
+            Array(#"{"device":"d","time":1,"lon":1,"lat":2,"note":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8),
+            Array(#"{"device":"e","time":1,"lon":1,"lat":2,"lo"#.utf8) + [0xFF] + Array(#"n":7}"#.utf8),
+            Array(#"{"meta":{"x":[1,"}",{"y":"]"}]},"device":"f","time":1,"lon":1,"lat":2}"#.utf8),
+            Array(#"{"device":"g","time":1,"lon":1,"lat":2,"horizontalaccuracyhorizontal":5,"Horizontal_Accuracy":3}"#.utf8),
+            Array(#"{"device":"h","time":1,"lon":1,"lat":2,"speed":tru}"#.utf8),
+            Array(#"{"device":"i","time":1,"lon":1,"lat":2,"note":"\ud800"}"#.utf8),
+            Array(#"{"device":"j","time":1,"lon":1,"lat":2,"lon":"\ud800"}"#.utf8),
+        ]
+        let (p, e) = try read(bytes: Array(lines.joined(separator: [10])) + [10])
+        XCTAssertEqual(p.map(\.device), ["a", "d", "e", "f", "g", "i"])
+        XCTAssertEqual(p.first?.lon, 1)
+        XCTAssertEqual(p.first { $0.device == "e" }?.lon, 1)
+        XCTAssertEqual(p.first { $0.device == "g" }?.accuracy, 3)
+        XCTAssertEqual(e.map(\.line), [2, 3, 8, 10])
+        XCTAssertTrue(e[0].reason.contains("bad escape"), e[0].reason)
+        XCTAssertTrue(e[1].reason.contains("control character in a string"), e[1].reason)
+        XCTAssertTrue(e[2].reason.contains("expected true"), e[2].reason)
+        XCTAssertTrue(e[3].reason.contains("appears twice"), e[3].reason)
+    }
+
     /// A quote inside an unquoted field is a bad line (RFC 4180). A quoted field holding a line
     /// break is not supported: its first line is an unclosed quote, and the rest (`ice1"` was
     /// read as a device; independent audit) has an odd number of quotes, so it is refused too.
