@@ -37,22 +37,22 @@ public struct EventWriter {
     public func append(_ e: FenceEvent, to out: inout [UInt8]) {
         switch format {
         case .ndjson:
-            out.append(contentsOf: Array("{\"time\":\"".utf8))
+            out.append(contentsOf: "{\"time\":\"".utf8)
             ISO8601.append(e.time, to: &out)
-            out.append(contentsOf: Array("\",\"device\":".utf8))
+            out.append(contentsOf: "\",\"device\":".utf8)
             OutputEscaping.appendJSONString(e.device, to: &out)
-            out.append(contentsOf: Array(",\"fence\":".utf8))
+            out.append(contentsOf: ",\"fence\":".utf8)
             OutputEscaping.appendJSONString(e.fence, to: &out)
             if let g = e.group {
-                out.append(contentsOf: Array(",\"group\":".utf8))
+                out.append(contentsOf: ",\"group\":".utf8)
                 OutputEscaping.appendJSONString(g, to: &out)
             }
-            out.append(contentsOf: Array(",\"event\":\"\(e.kind)\",\"lon\":\(e.lon),\"lat\":\(e.lat)".utf8))
-            if e.initial { out.append(contentsOf: Array(",\"initial\":true".utf8)) }
-            if let r = e.reason { out.append(contentsOf: Array(",\"reason\":\"\(r.rawValue)\"".utf8)) }
-            if let s = e.insideSeconds { out.append(contentsOf: Array(",\"inside_s\":\(Self.seconds(s))".utf8)) }
+            out.append(contentsOf: ",\"event\":\"\(e.kind)\",\"lon\":\(e.lon),\"lat\":\(e.lat)".utf8)
+            if e.initial { out.append(contentsOf: ",\"initial\":true".utf8) }
+            if let r = e.reason { out.append(contentsOf: ",\"reason\":\"\(r.rawValue)\"".utf8) }
+            if let s = e.insideSeconds { out.append(contentsOf: ",\"inside_s\":\(Self.seconds(s))".utf8) }
             if !propertyNames.isEmpty {
-                out.append(contentsOf: Array(",\"properties\":{".utf8))
+                out.append(contentsOf: ",\"properties\":{".utf8)
                 let values = properties[e.fence] ?? []
                 var first = true
                 for (k, name) in propertyNames.enumerated() {
@@ -61,27 +61,27 @@ public struct EventWriter {
                     first = false
                     OutputEscaping.appendJSONString(name, to: &out)
                     out.append(58)
-                    out.append(contentsOf: Array(raw.utf8))  // already JSON, from the fence file
+                    out.append(contentsOf: raw.utf8)  // already JSON, from the fence file
                 }
                 out.append(125)
             }
-            out.append(contentsOf: Array("}\n".utf8))
+            out.append(contentsOf: "}\n".utf8)
         case .csv:
             ISO8601.append(e.time, to: &out)
             out.append(44)
-            out.append(contentsOf: Array(OutputEscaping.csvField(e.device).utf8))
+            out.append(contentsOf: OutputEscaping.csvField(e.device).utf8)
             out.append(44)
-            out.append(contentsOf: Array(OutputEscaping.csvField(e.fence).utf8))
+            out.append(contentsOf: OutputEscaping.csvField(e.fence).utf8)
             out.append(44)
-            out.append(contentsOf: Array(OutputEscaping.csvField(e.group ?? "").utf8))
-            out.append(contentsOf: Array(",\(e.kind),\(e.lon),\(e.lat),\(e.initial ? "true" : ""),\(e.reason?.rawValue ?? ""),".utf8))
-            if let s = e.insideSeconds { out.append(contentsOf: Array(Self.seconds(s).utf8)) }
+            out.append(contentsOf: OutputEscaping.csvField(e.group ?? "").utf8)
+            out.append(contentsOf: ",\(e.kind),\(e.lon),\(e.lat),\(e.initial ? "true" : ""),\(e.reason?.rawValue ?? ""),".utf8)
+            if let s = e.insideSeconds { out.append(contentsOf: Self.seconds(s).utf8) }
             if !propertyNames.isEmpty {
                 let values = properties[e.fence] ?? []
                 for k in propertyNames.indices {
                     out.append(44)
                     if k < values.count, let raw = values[k] {
-                        out.append(contentsOf: Array(OutputEscaping.csvField(Self.plainText(raw)).utf8))
+                        out.append(contentsOf: OutputEscaping.csvField(Self.plainText(raw)).utf8)
                     }
                 }
             }

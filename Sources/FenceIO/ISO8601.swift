@@ -155,7 +155,7 @@ public enum ISO8601 {
     /// Appends the formatted time to a byte buffer (the event writers' hot path).
     public static func append(_ epoch: Double, to out: inout [UInt8]) {
         guard epoch.isFinite, abs(epoch) < 253_402_300_800 * 4 else {
-            out.append(contentsOf: Array("invalid-time".utf8))
+            out.append(contentsOf: "invalid-time".utf8)
             return
         }
         let ms = Int64((epoch * 1000).rounded())
@@ -171,7 +171,7 @@ public enum ISO8601 {
             out.append(UInt8(48 + v % 10))
         }
         if y < 0 || y > 9999 {
-            out.append(contentsOf: Array(String(y).utf8))
+            out.append(contentsOf: String(y).utf8)
         } else {
             two(y / 100)
             two(y % 100)

@@ -256,7 +256,7 @@ struct JSONLineScanner {
                     problem = problem ?? .loneSurrogate(code)
                     continue
                 }
-                out.append(contentsOf: Array(String(Character(scalar)).utf8))
+                out.append(contentsOf: String(Character(scalar)).utf8)
             default: throw fail("bad escape")
             }
         }

@@ -92,7 +92,7 @@ public enum OutputEscaping {
         for b in s.utf8 {
             if lineSeparator == 2 && (b == 0xA8 || b == 0xA9) {
                 out.removeLast(2)
-                out.append(contentsOf: Array("\\u202".utf8))
+                out.append(contentsOf: "\\u202".utf8)
                 out.append(b == 0xA8 ? 56 : 57)
                 lineSeparator = 0
                 continue

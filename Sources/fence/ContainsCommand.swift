@@ -70,23 +70,23 @@ enum ContainsCommand {
                 let live = expiring ? coverage[i].filter { !store.hasExpired($0, at: p.time) } : Array(coverage[i])
                 let ids = UTF8Order.sorted(live.map { store.id(of: $0) })
                 if format == "csv" {
-                    bytes.append(contentsOf: Array(OutputEscaping.csvField(p.device).utf8))
+                    bytes.append(contentsOf: OutputEscaping.csvField(p.device).utf8)
                     bytes.append(44)
                     ISO8601.append(p.time, to: &bytes)
                     bytes.append(44)
                     let joined = ids.joined(separator: ";")
-                    bytes.append(contentsOf: Array(OutputEscaping.csvField(joined).utf8))
+                    bytes.append(contentsOf: OutputEscaping.csvField(joined).utf8)
                 } else {
-                    bytes.append(contentsOf: Array("{\"device\":".utf8))
+                    bytes.append(contentsOf: "{\"device\":".utf8)
                     OutputEscaping.appendJSONString(p.device, to: &bytes)
-                    bytes.append(contentsOf: Array(",\"time\":\"".utf8))
+                    bytes.append(contentsOf: ",\"time\":\"".utf8)
                     ISO8601.append(p.time, to: &bytes)
-                    bytes.append(contentsOf: Array("\",\"fences\":[".utf8))
+                    bytes.append(contentsOf: "\",\"fences\":[".utf8)
                     for (k, id) in ids.enumerated() {
                         if k > 0 { bytes.append(44) }
                         OutputEscaping.appendJSONString(id, to: &bytes)
                     }
-                    bytes.append(contentsOf: Array("]}".utf8))
+                    bytes.append(contentsOf: "]}".utf8)
                 }
                 bytes.append(10)
             }

@@ -181,7 +181,7 @@ struct JSONScanner {
                     i += 6
                 }
                 guard let scalar = Unicode.Scalar(v) else { return .failure(.loneSurrogate(v)) }
-                out.append(contentsOf: Array(String(Character(scalar)).utf8))
+                out.append(contentsOf: String(Character(scalar)).utf8)
                 continue
             }
             switch e {
