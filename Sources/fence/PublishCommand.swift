@@ -112,7 +112,7 @@ enum PublishCommand {
             badLines.take(good: batch.count + refused.count, errors: errors)
             for (line, fix) in refused.prefix(max(0, 20 - ahead)) {
                 stderr.write(
-                    "fence publish: \(path): line \(line): device \(fix.device) at \(ISO8601.format(fix.time)) is dated more than "
+                    "fence: \(path): line \(line): device \(fix.device) at \(ISO8601.format(fix.time)) is dated more than "
                         + "--max-lead \(maxLead!) s after the clock (\(ISO8601.format(clock))): not published\n")
             }
             ahead += refused.count
