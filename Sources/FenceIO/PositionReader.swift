@@ -153,6 +153,31 @@ public final class PositionReader {
     /// Blocks parsed in more than one part so far (for tests: that the parallel path ran).
     private(set) var partedBlocks = 0
 
+    /// With a value, a `read` returns once this many seconds have passed since it began,
+    /// with what it has by then (perhaps nothing: it still returns true), instead of waiting
+    /// for `limit` positions or the input's end. On a live pipe the positions that arrived go
+    /// out; a file is always ready to read, so there it changes nothing. A partial line stays
+    /// for the next call.
+    public var maxWait: Double?
+    /// The current `read`'s deadline (`DispatchTime` nanoseconds) under `maxWait`.
+    private var deadline: UInt64?
+
+    /// Whether the input can be read before the deadline (always, without one): a `poll`
+    /// for the time left. A `poll` failure other than an interruption says yes, and the read
+    /// that follows reports it.
+    private func inputReady() -> Bool {
+        guard let deadline else { return true }
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return false }
+            let ms = Int32(min(Double(Int32.max), (Double(deadline - now) / 1e6).rounded(.up)))
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let r = poll(&p, 1, ms)
+            if r > 0 { return true }
+            if r < 0 && errno != EINTR { return true }
+        }
+    }
+
     /// Reads positions until `limit` are collected or the input ends.
     ///
     /// Once the layout is known (a CSV's header, NDJSON's first line), with `parseThreads`
@@ -165,6 +190,8 @@ public final class PositionReader {
     /// - Throws: on a read error or a CSV header that lacks a required column (bad input as a
     ///   whole, not one line).
     public func read(limit: Int, into positions: inout [Position], errors: inout [PositionLineError]) throws(FenceError) -> Bool {
+        deadline = maxWait.map { DispatchTime.now().uptimeNanoseconds + UInt64(min($0, 1e9) * 1e9) }
+        defer { deadline = nil }
         var taken = 0
         while taken < limit {
             if parseThreads > 1, let parser = lineParser, headerFailure == nil, !skippingLongLine,
@@ -181,6 +208,7 @@ public final class PositionReader {
                 }
                 return false
             }
+            if lo == -2 { return true }  // maxWait passed
             if lo < 0 {
                 sawContent = true
                 rejected += 1
@@ -222,7 +250,8 @@ public final class PositionReader {
     // MARK: - Lines
 
     /// The next line's byte range in `buffer`, without its terminator; (-1, -1) for a line over
-    /// `maxLineBytes`, which was skipped; nil at the end.
+    /// `maxLineBytes`, which was skipped; (-2, -2) when `maxWait` passed before a whole line
+    /// arrived; nil at the end.
     private func nextLine() throws(FenceError) -> (Int, Int)? {
         while true {
             // memchr: the line search runs over every input byte (and a skipped 100 MB line).
@@ -284,6 +313,7 @@ public final class PositionReader {
                     buffer.append(contentsOf: repeatElement(0, count: min(buffer.count, maxLineBytes + 2 - buffer.count)))
                 }
             }
+            guard inputReady() else { return (-2, -2) }
             let got = buffer.withUnsafeMutableBufferPointer { b in
                 Foundation.read(fd, b.baseAddress! + end, b.count - end)
             }
@@ -322,7 +352,7 @@ public final class PositionReader {
         var spans: [LineSpan] = []
         var at = start
         scanLines(from: &at, max: max, into: &spans)
-        while topUp && spans.count < max && end < buffer.count && !eof {
+        while topUp && spans.count < max && end < buffer.count && !eof && inputReady() {
             let got = buffer.withUnsafeMutableBufferPointer { b in Foundation.read(fd, b.baseAddress! + end, b.count - end) }
             if got < 0 {
                 if errno == EINTR { continue }

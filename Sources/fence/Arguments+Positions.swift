@@ -42,7 +42,34 @@ struct PositionInput {
     }
 }
 
+/// `--max-wait`: how long a batch of positions may wait for more input on a live pipe
+/// (`PositionReader.maxWait`).
+enum MaxWait {
+    static let option = "max-wait"
+
+    /// The option's lines for a command's `--help`, descriptions starting at `column`;
+    /// `defaultText` says what the command does without it.
+    static func help(column: Int, defaultText: String) -> String {
+        let name = "  --max-wait SECONDS"
+        let pad = String(repeating: " ", count: column)
+        return name + String(repeating: " ", count: max(1, column - name.count))
+            + "on a live pipe, take what arrived within this long as a batch\n" + pad
+            + "instead of waiting for a full one (\(defaultText))"
+    }
+}
+
 extension Arguments {
+    /// `--max-wait SECONDS` (0 takes whatever has arrived), `default` when absent; nil for
+    /// "off" (a batch waits until it is full or the input ends).
+    func maxWait(default d: Double?) throws(UsageError) -> Double? {
+        if values[MaxWait.option] == "off" { return nil }
+        guard let wait = try double(MaxWait.option, default: d) else { return nil }
+        guard wait >= 0, wait <= Arguments.maxSeconds else {
+            throw UsageError("--max-wait takes 0 to \(Int(Arguments.maxSeconds)) seconds, or off")
+        }
+        return wait
+    }
+
     /// The position options (`PositionInput`), every one checked.
     func positionInput() throws(UsageError) -> PositionInput {
         let fields = try positionFields()

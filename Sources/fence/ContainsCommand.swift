@@ -21,6 +21,7 @@ enum ContainsCommand {
                                (default 1048576)
           --repair             repair invalid polygons with GEOS MakeValid instead of rejecting
         \(BadLines.help(column: 23))
+        \(MaxWait.help(column: 23, defaultText: "default 1; the output is the same"))
           --threads N          worker threads (default: all cores)
           --help               this text
 
@@ -31,7 +32,7 @@ enum ContainsCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(PositionInput.options).union(["format", "threads", BadLines.option]),
+            args, valued: Arguments.fenceOptions.union(PositionInput.options).union(["format", "threads", BadLines.option, MaxWait.option]),
             flagNames: ["repair"])
         if a.flags.contains("help") {
             printLine(help)
@@ -41,6 +42,7 @@ enum ContainsCommand {
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
         let positionInput = try a.positionInput()
+        let maxWait = try a.maxWait(default: 1)
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
 
         let stderr = StandardError()
@@ -51,6 +53,7 @@ enum ContainsCommand {
 
         let reader = try positionInput.open(positionsPath)
         reader.parseThreads = threads
+        reader.maxWait = maxWait
         let out = StandardOutput()
         var badLines = try BadLines(a, path: positionsPath)
         while true {

@@ -32,6 +32,12 @@ enum EvalCommand {
                                 then, and with --evict-idle or expiring fences end every
                                 device's visits and expire those fences at once
         \(BadLines.help(column: 24))
+          --max-wait SECONDS    on a live pipe, evaluate what arrived within this long as a
+                                batch instead of waiting for a full one, and write the
+                                events held back at a batch's last millisecond once the
+                                input is idle that long (default off: then the output does
+                                not depend on when lines arrive). Input in time order gives
+                                the same events either way, but for ties across an idle gap
           --max-line-bytes N    refuse (and skip) position lines longer than N bytes
                                 (default 1048576)
           --repair              repair invalid polygons with GEOS MakeValid instead of rejecting
@@ -59,7 +65,7 @@ enum EvalCommand {
         let a = try Arguments(
             args,
             valued: Arguments.fenceOptions.union(PositionInput.options).union([
-                "format", "output", "properties", "state", "batch", "max-lead", "max-bad", "dwell",
+                "format", "output", "properties", "state", "batch", "max-lead", "max-bad", MaxWait.option, "dwell",
                 "actions", "margin", "exit-delay", "evict-idle", "threads",
             ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
@@ -79,6 +85,7 @@ enum EvalCommand {
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
         let maxLead = try a.maxLead(default: nil)
+        let maxWait = try a.maxWait(default: nil)
         var settings = try a.engineSettings()
         settings.idleEviction = try a.double("evict-idle", default: 0)!
         guard settings.idleEviction >= 0 else { throw UsageError("--evict-idle must be >= 0") }
@@ -113,6 +120,7 @@ enum EvalCommand {
 
         let reader = try positionInput.open(positionsPath)
         reader.parseThreads = threads
+        reader.maxWait = maxWait
         let out: OutputSink = try outputPath.map { try OutputSink(path: $0, deferOpening: true) } ?? OutputSink()
         if let statePath = a.values["state"] {
             // Checked now, not after the whole run.
@@ -178,6 +186,14 @@ enum EvalCommand {
                 throw error
             }
             var (batch, errors, more) = next
+            if batch.isEmpty && errors.isEmpty && more {
+                // Nothing arrived within --max-wait: the input is idle, and the events held at
+                // the last batch's final millisecond go out.
+                write(held[...])
+                held.removeAll()
+                out.flush()
+                continue
+            }
             batchNumber += 1
             guard bad.take(good: batch.count, errors: errors) else {
                 stoppedForBadInput = true

@@ -21,6 +21,7 @@ enum NearestCommand {
           --max-line-bytes N  refuse (and skip) position lines longer than N bytes (default 1048576)
           --threads N         worker threads (default: all cores)
         \(BadLines.help(column: 22))
+        \(MaxWait.help(column: 22, defaultText: "default 1; the output is the same"))
 
         \(Arguments.fenceHelp)
 
@@ -29,7 +30,7 @@ enum NearestCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: Arguments.fenceOptions.union(PositionInput.options).union(["max-speed", "min-delay", "max-delay", "format", "threads", BadLines.option]),
+            args, valued: Arguments.fenceOptions.union(PositionInput.options).union(["max-speed", "min-delay", "max-delay", "format", "threads", BadLines.option, MaxWait.option]),
             flagNames: [])
         if a.flags.contains("help") {
             printLine(help)
@@ -44,6 +45,7 @@ enum NearestCommand {
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
         let positionInput = try a.positionInput()
+        let maxWait = try a.maxWait(default: 1)
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let positionsPath = try a.positionsPath()
         let loading = try FenceLoading(a)
@@ -52,6 +54,7 @@ enum NearestCommand {
         loading.report(bad)
         let reader = try positionInput.open(positionsPath)
         reader.parseThreads = threads
+        reader.maxWait = maxWait
         let out = OutputSink()
         if format == "csv" { out.write(Array("device,time,fence,distance_m,delay_s\n".utf8)) }
         var badLines = try BadLines(a, path: positionsPath)
@@ -94,6 +97,8 @@ enum NearestCommand {
                 }
             }
             out.write(bytes)
+            // Out after every batch: on a live pipe (`--max-wait`) the answers go as they come.
+            out.flush()
             // Over --max-bad: this batch's good lines are done, the rest is not read.
             if !more || badLines.exceeded { break }
         }
