@@ -283,6 +283,15 @@ enum PolygonDistance {
         // distance along the edge.
         let onSphere = goldenMinimum(lo, hi, f: sphere) { ($1 - $0) * length <= 0.002 * bestD + 0.01 }
         if onSphere.f < bestD { (bestT, bestD) = onSphere }
+        // The search's stopping rule suits a minimum inside the edge, where the distance is
+        // flat; at an end it is not, and the bracket (0.2% of the distance: the whole of a
+        // short edge seen from far away) could stop metres short of it. Far across the globe
+        // the nearest point is mostly an end (the distance along the edge is concave there):
+        // the audit found 822 m too much at 17,400 km. So both ends are candidates.
+        for t in [0.0, 1.0] where t != bestT {
+            let d = sphere(t)
+            if d < bestD { (bestT, bestD) = (t, d) }
+        }
         // The ellipsoid's nearest point lies within about 0.6% of the distance (the sphere's
         // anisotropy against it) of the sphere's: polish there on the geodesic itself, by the
         // vertex of the parabola through three geodesics 1% of the distance apart (the
@@ -300,7 +309,8 @@ enum PolygonDistance {
         let fm = ellipsoid(mid - h)
         let fp = ellipsoid(mid + h)
         let curvature = fm - 2 * f0 + fp
-        guard curvature > 0 else { return min(atBest, f0, fm, fp) }
+        // Concave (far across the globe): the least is at an end of the edge.
+        guard curvature > 0 else { return min(atBest, f0, fm, fp, ellipsoid(0), ellipsoid(1)) }
         let vertex = min(1, max(0, mid + h * (fm - fp) / (2 * curvature)))
         return min(atBest, f0, fm, fp, ellipsoid(vertex))
     }
