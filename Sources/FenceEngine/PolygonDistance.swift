@@ -79,6 +79,7 @@ enum PolygonDistance {
             let n = Int(abs(record[1 + r]))
             for i in 0..<max(0, n - 1) {
                 let e = Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
+                if isOnPole(e) { continue }
                 if AntimeridianSeam.isOnLine(e.ax, e.bx) {
                     onLine.append(e)
                 } else {
@@ -172,6 +173,7 @@ enum PolygonDistance {
                 }
             } else {
                 let whole = edge(at: Int(~top.ref))
+                if isOnPole(whole) { continue }
                 var parts = [whole]
                 if AntimeridianSeam.isOnLine(whole.ax, whole.bx) {
                     if cover == nil {
@@ -195,6 +197,17 @@ enum PolygonDistance {
             }
         }
         return best
+    }
+
+    /// Whether the edge lies on a pole (both ends at latitude 90, or both at -90, within
+    /// `FenceValidation.rangeTolerance`): in longitude/latitude a line, on the globe one
+    /// point, and not the boundary by itself. A polar cap is written with one (RFC 7946): its
+    /// pole is inside, and was 111 km from a position at latitude 89 (an independent audit).
+    /// Where the pole is on the boundary, other edges end there (a wedge's meridians).
+    @inline(__always)
+    static func isOnPole(_ e: Edge) -> Bool {
+        let t = 90 - FenceValidation.rangeTolerance
+        return (e.ay >= t && e.by >= t) || (e.ay <= -t && e.by <= -t)
     }
 
     /// Consecutive edges bounded together by `boundaryByBounds` before one by one.

@@ -40,7 +40,7 @@ enum NearestCommand {
         let minDelay = try a.double("min-delay", default: 1)!
         let maxDelay = try a.double("max-delay", default: 3600)!
         guard speed > 0, minDelay >= 0, maxDelay >= minDelay else {
-            throw UsageError("--max-speed must be > 0 and --min-delay <= --max-delay")
+            throw UsageError("--max-speed must be > 0, and 0 <= --min-delay <= --max-delay")
         }
         let format = a.values["format"] ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }

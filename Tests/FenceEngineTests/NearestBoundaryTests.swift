@@ -71,7 +71,8 @@ final class NearestBoundaryTests: XCTestCase {
         let edges = rings.flatMap { ring in zip(ring, ring.dropFirst()).map { ($0, $1) } }
         func onLine(_ a: LonLat, _ b: LonLat) -> Bool { a.lon == b.lon && abs(a.lon) == 180 }
         var pieces: [(LonLat, LonLat)] = []
-        for (a, b) in edges {
+        // An edge on a pole is one point there, not boundary by itself.
+        for (a, b) in edges where !(abs(a.lat) == 90 && a.lat == b.lat) {
             guard onLine(a, b) else {
                 pieces.append((a, b))
                 continue
@@ -192,6 +193,33 @@ final class NearestBoundaryTests: XCTestCase {
                 XCTAssertEqual(abs(one.nearestBoundary(to: q).distance), want, accuracy: 1e-3, "seed \(seed) \(q)")
             }
         }
+    }
+
+    /// A polar cap written as RFC 7946 has it, with an edge along latitude 90, is one area
+    /// round the pole: the pole is inside, not boundary (an independent audit found -111 km
+    /// at latitude 89, the distance to the pole, and -0 at the pole). A wedge's pole, where
+    /// its meridians meet, stays boundary.
+    func testThePoleOfACapIsNoBoundary() throws {
+        var store = FenceStore()
+        let cap = [(-180, 75), (180, 75), (180, 90), (-180, 90), (-180, 75)].map { LonLat(lon: Double($0.0), lat: Double($0.1)) }
+        try store.add(.polygon(id: "cap", exterior: cap))
+        for p in [LonLat(lon: 0, lat: 89), LonLat(lon: 0, lat: 90), LonLat(lon: 123, lat: 80)] {
+            let want = Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: p.lon, lat2: 75)
+            XCTAssertEqual(store.nearestBoundary(to: p).distance, -want, accuracy: 1e-3, "\(p)")
+        }
+        var south = FenceStore()
+        try south.add(.polygon(id: "s", exterior: cap.map { LonLat(lon: $0.lon, lat: -$0.lat) }.reversed()))
+        XCTAssertEqual(south.nearestBoundary(to: LonLat(lon: 10, lat: -89)).distance,
+                       -Geodesic.distance(lon1: 10, lat1: -89, lon2: 10, lat2: -75), accuracy: 1e-3)
+        var wedge = FenceStore()
+        let w = [(0, 80), (10, 80), (10, 90), (0, 90), (0, 80)].map { LonLat(lon: Double($0.0), lat: Double($0.1)) }
+        try wedge.add(.polygon(id: "w", exterior: w))
+        for q in [LonLat(lon: 5, lat: 89.9), LonLat(lon: 5, lat: 85), LonLat(lon: 100, lat: 89.5), LonLat(lon: -175, lat: 89.99)] {
+            XCTAssertEqual(abs(wedge.nearestBoundary(to: q).distance), Self.slowBoundaryDistance([w], q), accuracy: 1e-3, "\(q)")
+        }
+        // Across the pole from the wedge, its nearest point is the pole, where the meridians end.
+        let across = LonLat(lon: -175, lat: 89.99)
+        XCTAssertEqual(abs(wedge.nearestBoundary(to: across).distance), Geodesic.distance(lon1: -175, lat1: 89.99, lon2: 0, lat2: 90), accuracy: 1e-3)
     }
 
     /// Polygon distances are geodesic distances to the edges at any latitude and range,
