@@ -168,13 +168,15 @@ public final class PositionReader {
     private func inputReady() -> Bool {
         guard let deadline else { return true }
         while true {
+            // Past the deadline the poll still looks once (timeout 0): input that is there is
+            // read (`--max-wait 0` reads what has arrived; a file is always ready).
             let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { return false }
-            let ms = Int32(min(Double(Int32.max), (Double(deadline - now) / 1e6).rounded(.up)))
+            let ms = now >= deadline ? 0 : Int32(min(Double(Int32.max), (Double(deadline - now) / 1e6).rounded(.up)))
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let r = poll(&p, 1, ms)
             if r > 0 { return true }
-            if r < 0 && errno != EINTR { return true }
+            if r == 0 { return false }
+            if errno != EINTR { return true }
         }
     }
 
@@ -190,7 +192,8 @@ public final class PositionReader {
     /// - Throws: on a read error or a CSV header that lacks a required column (bad input as a
     ///   whole, not one line).
     public func read(limit: Int, into positions: inout [Position], errors: inout [PositionLineError]) throws(FenceError) -> Bool {
-        deadline = maxWait.map { DispatchTime.now().uptimeNanoseconds + UInt64(min($0, 1e9) * 1e9) }
+        // Clamped: a negative or NaN wait is 0, and at most 1e9 s.
+        deadline = maxWait.map { DispatchTime.now().uptimeNanoseconds + UInt64(($0 > 0 ? min($0, 1e9) : 0) * 1e9) }
         defer { deadline = nil }
         var taken = 0
         while taken < limit {

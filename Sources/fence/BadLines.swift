@@ -3,8 +3,9 @@ import FenceIO
 /// Bad position lines, as every command that reads positions treats them (`eval`, `contains`,
 /// `nearest`, `publish`): each is skipped and counted, and reported on standard error with its
 /// line number (the first 100 of a batch, then how many more); once more than `--max-bad` of
-/// the lines read so far are bad the command stops with exit status 1. A few bad lines in a
-/// large file do not fail the run; a file of the wrong kind stops it at its first batch.
+/// the lines read so far are bad the command stops with exit status 1, judged from
+/// `judgedFrom` lines on, or at the input's end. A few bad lines in a large file do not fail
+/// the run; a file of the wrong kind stops it at its first batch.
 /// Where it stops: `contains`, `nearest` and `publish` finish the batch in which the share was
 /// passed (its good lines are written or published) and read no further; `eval` does not
 /// evaluate that batch (a half-applied batch would leave events without their state).
@@ -35,16 +36,23 @@ struct BadLines {
         guard (0...1).contains(maxShare) else { throw UsageError("--max-bad must be a share between 0 and 1") }
     }
 
-    /// Takes one batch's count of good lines and its bad lines: reports them, and returns
-    /// false (having said so) when the bad share is now over `--max-bad` (`exceeded`).
+    /// Lines read before the share is judged, unless the input ends first: a live feed's
+    /// first batches can be a line or two (`--max-wait`), and one bad line among them is not
+    /// a file of the wrong kind.
+    static let judgedFrom = 1000
+
+    /// Takes one batch's count of good lines and its bad lines (and `refused`, lines read and
+    /// refused after parsing, such as fixes past `--max-lead`): reports them, and returns
+    /// false (having said so) when the bad share is now over `--max-bad` (`exceeded`), judged
+    /// once `judgedFrom` lines were read or at the input's end (`final`).
     @discardableResult
-    mutating func take(good: Int, errors: [PositionLineError]) -> Bool {
+    mutating func take(good: Int, errors: [PositionLineError], refused: Int = 0, final: Bool) -> Bool {
         let stderr = StandardError()
         for e in errors.prefix(100) { stderr.write("fence: \(path): \(e)\n") }
         if errors.count > 100 { stderr.write("fence: \(path): \(errors.count - 100) more bad lines in this batch\n") }
-        rejected += errors.count
-        read += good + errors.count
-        if rejected > 0 && Double(rejected) > maxShare * Double(read) {
+        rejected += errors.count + refused
+        read += good + errors.count + refused
+        if rejected > 0 && (read >= Self.judgedFrom || final) && Double(rejected) > maxShare * Double(read) {
             stderr.write("fence: \(path): \(rejected) of \(read) lines are bad, more than --max-bad \(maxShare); stopping\n")
             exceeded = true
         }

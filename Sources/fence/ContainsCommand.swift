@@ -60,7 +60,7 @@ enum ContainsCommand {
             var batch: [Position] = []
             var errors: [PositionLineError] = []
             let more = try naming(positionsPath) { try reader.read(limit: 1 << 16, into: &batch, errors: &errors) }
-            badLines.take(good: batch.count, errors: errors)
+            badLines.take(good: batch.count, errors: errors, final: !more)
             // Positions of one batch may mix coordinate systems: each converted on its own.
             let points = batch.map(\.wgs84)
             store.prepareIndex(forQueries: points.count)

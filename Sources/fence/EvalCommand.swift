@@ -188,28 +188,32 @@ enum EvalCommand {
             var (batch, errors, more) = next
             if batch.isEmpty && errors.isEmpty && more {
                 // Nothing arrived within --max-wait: the input is idle, and the events held at
-                // the last batch's final millisecond go out.
-                write(held[...])
-                held.removeAll()
-                out.flush()
+                // the last batch's final millisecond go out. (Before the first batch there are
+                // none, and the output file is not opened yet: a run refused at the header
+                // leaves it as it was.)
+                if !held.isEmpty {
+                    write(held[...])
+                    held.removeAll()
+                    out.flush()
+                }
                 continue
             }
             batchNumber += 1
-            guard bad.take(good: batch.count, errors: errors) else {
-                stoppedForBadInput = true
-                break
-            }
+            // Fixes past --max-lead count as rejected lines, judged with the batch's bad lines.
+            var refused: [Position] = []
             if let maxLead {
                 let clock = Date().timeIntervalSince1970
-                let kept = batch.count
-                let refused = refuseAhead(&batch, after: clock + maxLead)
+                refused = refuseAhead(&batch, after: clock + maxLead)
                 for fix in refused.prefix(max(0, 20 - ahead)) {
                     stderr.write(
                         "fence: \(positionsPath): device \(fix.device) at \(ISO8601.format(fix.time)) is dated more than --max-lead "
                             + "\(maxLead) s after the clock (\(ISO8601.format(clock))): refused\n")
                 }
-                ahead += kept - batch.count
-                bad.addRejected(kept - batch.count)
+                ahead += refused.count
+            }
+            guard bad.take(good: batch.count, errors: errors, refused: refused.count, final: !more) else {
+                stoppedForBadInput = true
+                break
             }
             let removedBefore = engine.latestExpiredRemoval
             let result = engine.evaluate(batch, threads: threads)

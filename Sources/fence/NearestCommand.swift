@@ -62,7 +62,7 @@ enum NearestCommand {
             var batch: [Position] = []
             var errors: [PositionLineError] = []
             let more = try naming(positionsPath) { try reader.read(limit: 65_536, into: &batch, errors: &errors) }
-            badLines.take(good: batch.count, errors: errors)
+            badLines.take(good: batch.count, errors: errors, final: !more)
             // The searches on every core; the lines in input order.
             // Fences past their `expires` at a position's time are not there, as in `eval`.
             let times = store.expiringCount > 0 ? batch.map(\.time) : nil

@@ -109,14 +109,13 @@ enum PublishCommand {
                 reader.positionLines = keptLines
                 errors.sort { $0.line < $1.line }
             }
-            badLines.take(good: batch.count + refused.count, errors: errors)
+            badLines.take(good: batch.count, errors: errors, refused: refused.count, final: !more)
             for (line, fix) in refused.prefix(max(0, 20 - ahead)) {
                 stderr.write(
                     "fence: \(path): line \(line): device \(fix.device) at \(ISO8601.format(fix.time)) is dated more than "
                         + "--max-lead \(maxLead!) s after the clock (\(ISO8601.format(clock))): not published\n")
             }
             ahead += refused.count
-            badLines.addRejected(refused.count)
             for (k, fix) in batch.enumerated() {
                 if fix.time < latest.time - window {
                     backwards += 1

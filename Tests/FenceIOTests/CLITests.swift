@@ -203,6 +203,14 @@ extension CLITests {
         XCTAssertEqual(try CLI.run(common + ["--max-lead", "off"], stdin: feed).out, unbounded.out)
 
         // Up to the bound a fix is taken: 60 s ahead under --max-lead 3600.
+        // A feed wholly dated ahead (a clock in the wrong zone) is over --max-bad in its own
+        // batch: the run stops with status 1, nothing evaluated.
+        let wrongZone = (0..<50).map { "d\($0),\(now + 8 * 3600),0,0" }.joined(separator: "\n")
+        let stopped = try CLI.run(
+            ["eval", "--fences", fences, "--positions", "-", "--max-lead", "3600"], stdin: "device,time,lon,lat\n" + wrongZone + "\n")
+        XCTAssertEqual(stopped.status, 1, stopped.err)
+        XCTAssertTrue(stopped.err.contains("50 of 50 lines are bad"), stopped.err)
+        XCTAssertEqual(stopped.out, "")
         let near = try CLI.run(common + ["--max-lead", "3600"], stdin: "device,time,lon,lat\nd1,\(now + 60),0,0\n")
         XCTAssertTrue(near.out.contains(#""event":"enter""#), near.out + near.err)
         XCTAssertTrue(try CLI.run(common + ["--max-lead", "-1"], stdin: feed).err.contains("--max-lead takes 0 to"))

@@ -144,7 +144,12 @@ final class LivePipeTests: XCTestCase {
             return String(decoding: err, as: UTF8.self)
         }
 
-        func send(_ text: String) { input.fileHandleForWriting.write(Data(text.utf8)) }
+        /// Writes to the process's input; a process that already exited (a failure the test
+        /// then reports) is no crash of the test: SIGPIPE is ignored and the write's error too.
+        func send(_ text: String) {
+            signal(SIGPIPE, SIG_IGN)
+            try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+        }
 
         /// Waits (up to `seconds`) until the output holds `text`.
         func waitFor(_ text: String, seconds: Double = 30) -> Bool {
@@ -195,6 +200,31 @@ final class LivePipeTests: XCTestCase {
         XCTAssertFalse(batchOnly.waitFor("enter", seconds: 1.5), batchOnly.output)
         XCTAssertEqual(batchOnly.finish(), 0, batchOnly.errors)
         XCTAssertTrue(batchOnly.output.contains(#""fence":"port","group":"harbor","event":"enter""#), batchOnly.output)
+        // A bad line first, then good ones, in separate batches: judged on all of them (1 of
+        // 201 is under --max-bad's 1%), not on the first batch alone (1 of 1), which stopped
+        // the run before the good lines were read.
+        let early = try Feed(["contains", "--fences", fences, "--positions", "-", "--max-wait", "0.2"])
+        early.send(header + "garbage\n")
+        Thread.sleep(forTimeInterval: 0.6)
+        early.send((0..<200).map { "v\($0),1700000000,0,0\n" }.joined())
+        XCTAssertTrue(early.waitFor("v199,"), early.output + early.errors)
+        XCTAssertEqual(early.finish(), 0, early.errors)
+        XCTAssertEqual(early.output.split(separator: "\n").count, 200)
+        // --max-wait 0 takes what has arrived, and on a file that is everything.
+        let file = try CLI.temp(self, "p.csv", header + first + second)
+        for command in ["contains", "nearest"] {
+            let zero = try CLI.run([command, "--fences", fences, "--positions", file, "--max-wait", "0"])
+            XCTAssertEqual(zero.status, 0, zero.err)
+            XCTAssertEqual(zero.out, try CLI.run([command, "--fences", fences, "--positions", file]).out)
+        }
+        // Idle before any batch: eval's --output, opened only with the first batch, is left as
+        // it was when the header is then refused.
+        let previous = try CLI.temp(self, "events.ndjson", "earlier run\n")
+        let refused = try Feed(["eval", "--fences", fences, "--positions", "-", "--max-wait", "0.1", "--output", previous])
+        Thread.sleep(forTimeInterval: 0.5)
+        refused.send("bogus,header\n")
+        XCTAssertEqual(refused.finish(), 1, refused.errors)
+        XCTAssertEqual(try String(contentsOfFile: previous, encoding: .utf8), "earlier run\n")
         // The option's values.
         for bad in ["-1", "x"] {
             XCTAssertEqual(try CLI.run(["contains", "--fences", fences, "--positions", "-", "--max-wait", bad], stdin: header).status, 2)
