@@ -26,30 +26,19 @@ public enum PositionField: Int, CaseIterable, Sendable {
         ["coord", "coordtype", "crs"],
     ]
 
-    /// Every name's field and rank: one hash per key instead of a compare with each name.
-    private static let byName: [String: (field: PositionField, rank: Int)] = {
-        var table: [String: (field: PositionField, rank: Int)] = [:]
-        for (k, names) in namesByField.enumerated() {
-            for (rank, name) in names.enumerated() { table[name] = (PositionField(rawValue: k)!, rank) }
-        }
-        return table
-    }()
-
     /// The field a column name stands for, or nil.
     public static func field(named raw: some StringProtocol) -> PositionField? {
         match(raw)?.field
     }
 
     /// The field a column name stands for and the name's rank in `names` (0: canonical), or nil.
+    /// An ASCII name is matched from its bytes (`match(ascii:)`); any other is lowercased as
+    /// Unicode first (`normalized`), which may make it ASCII (the Kelvin sign is a k).
     static func match(_ raw: some StringProtocol) -> (field: PositionField, rank: Int)? {
-        // Most names are written as matched already (`lon`, `time`): no copy for them.
-        if raw.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) }) { return match(normalized: String(raw)) }
-        return match(normalized: normalized(raw))
-    }
-
-    /// `match` of a name already `normalized`.
-    static func match(normalized name: String) -> (field: PositionField, rank: Int)? {
-        byName[name]
+        var name = String(raw)
+        if let found = name.withUTF8({ match(ascii: $0) }) { return found }
+        var lowered = normalized(name)
+        return lowered.withUTF8 { match(ascii: $0) } ?? nil
     }
 
     /// `match` of a name's UTF-8 bytes, without making a string: nil when they are not all
@@ -62,7 +51,7 @@ public enum PositionField: Int, CaseIterable, Sendable {
         var n = 0
         for b in raw {
             if b >= 0x80 { return nil }
-            if b == 32 || b == 95 || b == 45 || b == 46 || b == 47 { continue }
+            if isSeparator(b) { continue }
             guard n < 24 else { continue }
             let v = UInt64((65...90).contains(b) ? b + 32 : b) << (8 * UInt64(n % 8))
             switch n / 8 {
@@ -90,21 +79,14 @@ public enum PositionField: Int, CaseIterable, Sendable {
         return out
     }()
 
-    /// A name as `names` are written: lowercase, without spaces, `_`, `-`, `.` and `/`.
-    /// - Complexity: O(bytes); one allocation (two for a name with non-ASCII letters, which are
-    ///   lowercased as `String.lowercased` does).
+    /// The separators a name's words may have between them: space, `_`, `-`, `.`, `/`.
+    @inline(__always)
+    static func isSeparator(_ b: UInt8) -> Bool { b == 32 || b == 95 || b == 45 || b == 46 || b == 47 }
+
+    /// A name as `names` are written: lowercased (as `String.lowercased` does), without
+    /// separators (`isSeparator`).
+    /// - Complexity: O(bytes), two allocations.
     static func normalized(_ raw: some StringProtocol) -> String {
-        @inline(__always) func isSeparator(_ b: UInt8) -> Bool { b == 32 || b == 95 || b == 45 || b == 46 || b == 47 }
-        if raw.utf8.contains(where: { $0 >= 0x80 }) {
-            return String(String.UnicodeScalarView(raw.lowercased().unicodeScalars.filter { !($0.isASCII && isSeparator(UInt8($0.value))) }))
-        }
-        return String(unsafeUninitializedCapacity: raw.utf8.count) { out in
-            var n = 0
-            for b in raw.utf8 where !isSeparator(b) {
-                out[n] = (65...90).contains(b) ? b + 32 : b
-                n += 1
-            }
-            return n
-        }
+        String(String.UnicodeScalarView(raw.lowercased().unicodeScalars.filter { !($0.isASCII && isSeparator(UInt8($0.value))) }))
     }
 }

@@ -205,9 +205,10 @@ struct PositionLineParser: Sendable {
         func fail(_ reason: String) -> Result<Position?, PositionLineError> {
             .failure(PositionLineError(line: lineNumber, reason: reason))
         }
-        for r in repeated where best[r.field.rawValue]?.rank == r.rank { return fail("key \"\(r.key.prefix(40))\" appears twice") }
+        func ranked(_ f: PositionField) -> Ranked? { best[f.rawValue] }
+        for r in repeated where ranked(r.field)?.rank == r.rank { return fail("key \"\(r.key.prefix(40))\" appears twice") }
         func text(_ f: PositionField) -> String? {
-            switch best[f.rawValue]?.value {
+            switch ranked(f)?.value {
             case .string(let s)?: return s
             case .number(let s)?: return s
             default: return nil
@@ -215,7 +216,7 @@ struct PositionLineParser: Sendable {
         }
         /// The value as a message names it: its text in quotes, else what JSON value it is.
         func shown(_ f: PositionField) -> String {
-            switch best[f.rawValue]?.value {
+            switch ranked(f)?.value {
             case .bool(let b)?: return b ? "true" : "false"
             case .null?: return "null"
             case .nested?: return "an object or array"
@@ -227,30 +228,30 @@ struct PositionLineParser: Sendable {
             var t2 = t
             return t2.withUTF8 { NumberParser.parseDouble($0) }
         }
-        if best[PositionField.device.rawValue] == nil { return fail("no device") }
-        for f in [PositionField.time, .lon, .lat] where best[f.rawValue] == nil {
+        if ranked(.device) == nil { return fail("no device") }
+        for f in [PositionField.time, .lon, .lat] where ranked(f) == nil {
             return fail("no \(f.names[0])")
         }
         for f in PositionField.allCases {
-            if case .badText(let problem)? = best[f.rawValue]?.value { return fail("\(f == .device ? "device id" : f.names[0]) \(problem.reason)") }
+            if case .badText(let problem)? = ranked(f)?.value { return fail("\(f == .device ? "device id" : f.names[0]) \(problem.reason)") }
         }
         // A value of the wrong JSON type is named as such (it was "empty device", or a time "").
-        switch best[PositionField.device.rawValue]!.value {
+        switch ranked(.device)!.value {
         case .string, .number: break
         default: return fail("device has the wrong type: \(shown(.device)) (a string or a number expected)")
         }
-        switch best[PositionField.time.rawValue]!.value {
+        switch ranked(.time)!.value {
         case .string, .number: break
         default: return fail("time has the wrong type: \(shown(.time)) (epoch seconds or an ISO 8601 string expected)")
         }
-        switch best[PositionField.coord.rawValue]?.value {
+        switch ranked(.coord)?.value {
         case .bool?, .nested?: return fail("coord has the wrong type: \(shown(.coord)) (wgs84, gcj02 or bd09ll expected)")
         default: break
         }
         var time: Double?
         if var t = text(.time) { time = t.withUTF8 { self.readTime($0) } }
         let accuracy: Double??
-        switch best[PositionField.accuracy.rawValue]?.value {
+        switch ranked(.accuracy)?.value {
         case nil, .null?: accuracy = .some(nil)
         default: accuracy = number(.accuracy).map { .some($0) }
         }

@@ -62,12 +62,7 @@ extension Arguments {
     /// `--max-wait SECONDS` (0 takes whatever has arrived), `default` when absent; nil for
     /// "off" (a batch waits until it is full or the input ends).
     func maxWait(default d: Double?) throws(UsageError) -> Double? {
-        if values[MaxWait.option] == "off" { return nil }
-        guard let wait = try double(MaxWait.option, default: d) else { return nil }
-        guard wait >= 0, wait <= Arguments.maxSeconds else {
-            throw UsageError("--max-wait takes 0 to \(Int(Arguments.maxSeconds)) seconds, or off")
-        }
-        return wait
+        try secondsOrOff(MaxWait.option, default: d)
     }
 
     /// The position options (`PositionInput`), every one checked.

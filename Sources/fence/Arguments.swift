@@ -71,15 +71,21 @@ struct Arguments {
         return n
     }
 
+    /// A duration option that also takes "off": 0 to `maxSeconds` seconds, `default` when not
+    /// given, nil for "off".
+    func secondsOrOff(_ name: String, default d: Double?) throws(UsageError) -> Double? {
+        if values[name] == "off" { return nil }
+        guard let seconds = try double(name, default: d) else { return nil }
+        guard seconds >= 0, seconds <= Arguments.maxSeconds else {
+            throw UsageError("--\(name) takes 0 to \(Int(Arguments.maxSeconds)) seconds, or off")
+        }
+        return seconds
+    }
+
     /// `--max-lead`: seconds a fix may be dated after a clock (the machine's, or the server's
     /// when it stored the message), `default` when not given; nil for "off" (no bound).
     func maxLead(default d: Double?) throws(UsageError) -> Double? {
-        if values["max-lead"] == "off" { return nil }
-        guard let lead = try double("max-lead", default: d) else { return nil }
-        guard lead >= 0, lead <= Arguments.maxSeconds else {
-            throw UsageError("--max-lead takes 0 to \(Int(Arguments.maxSeconds)) seconds, or off")
-        }
-        return lead
+        try secondsOrOff("max-lead", default: d)
     }
 }
 
