@@ -55,15 +55,33 @@ public enum GeoJSONFences {
     /// whatever that is, for the caller to decide.
     static func readDeclaringCRS(path: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
         let data = try readDocument(path: path)
-        let layer = path == "-" ? "stdin" : URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        var name = URL(fileURLWithPath: path)
+        if name.pathExtension.lowercased() == "gz" { name.deletePathExtension() }
+        let layer = path == "-" ? "stdin" : name.deletingPathExtension().lastPathComponent
         return try parse(data, layer: layer, options: options)
     }
 
     /// A GeoJSON document's bytes: a file (mapped, not copied), or standard input for "-"
     /// (`readStandardInput`). The one read of a GeoJSON file, for fences and for the fence
-    /// changes `fence change --add` publishes.
-    /// - Throws: `malformedInput` naming the file and the system's reason.
+    /// changes `fence change --add` publishes. Gzip-compressed data (known by its first two
+    /// bytes, whatever the name) is inflated in memory (`GzipInflater.inflateAll`).
+    /// - Throws: `malformedInput` naming the file and the system's reason, or what is wrong
+    ///   with its gzip data.
     public static func readDocument(path: String) throws(FenceError) -> Data {
+        let data = try readBytes(path: path)
+        let outcome = data.withUnsafeBytes { raw -> Result<Data?, FenceError> in
+            guard GzipInflater.isGzip(raw) else { return .success(nil) }
+            return Result { () throws(FenceError) in Data(try GzipInflater.inflateAll(raw, refuseNUL: true)) }
+        }
+        switch outcome {
+        case .success(let inflated?): return inflated
+        case .success(nil): return data
+        case .failure(let e): throw e
+        }
+    }
+
+    /// The document's bytes as stored.
+    private static func readBytes(path: String) throws(FenceError) -> Data {
         if path == "-" { return try readStandardInput() }
         // Foundation names a folder only as "NSCocoaErrorDomain error 256".
         var info = stat()
@@ -88,6 +106,7 @@ public enum GeoJSONFences {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var started = false
+        var compressed = false
         while true {
             let n = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress!, $0.count) }
             if n < 0 {
@@ -96,6 +115,12 @@ public enum GeoJSONFences {
             }
             if n == 0 { return data }
             let bytes = chunk[0..<n]
+            // Gzip data (its magic first): read as it is, for `readDocument` to inflate.
+            if compressed || (!started && data.isEmpty && bytes[0] == 0x1F) {
+                compressed = true
+                data.append(contentsOf: bytes)
+                continue
+            }
             if bytes.contains(0) {
                 throw FenceError(.malformedInput, reason: "standard input holds binary data (a NUL byte): it is not GeoJSON")
             }

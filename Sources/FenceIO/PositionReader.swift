@@ -38,6 +38,18 @@ public final class PositionReader {
     public let maxLineBytes: Int
 
     private let fd: Int32
+    /// How the input's bytes arrive, decided by its first two: as they are, or gzip (magic
+    /// 1f 8b), inflated here (`GzipInflater`) into `buffer` as they are read.
+    private enum Encoding { case unknown, plain, gzip }
+    private var encoding = Encoding.unknown
+    private var inflater: GzipInflater?
+    /// Compressed bytes read and not yet inflated (`compressed[compressedStart..<compressedEnd]`).
+    private var compressed: [UInt8] = []
+    private var compressedStart = 0
+    private var compressedEnd = 0
+    private var compressedEOF = false
+    /// Why the input ended early (`failInput`); thrown once the lines before it are read.
+    private var inputFailure: FenceError?
     private var buffer: [UInt8]
     private var start = 0
     private var end = 0
@@ -162,10 +174,19 @@ public final class PositionReader {
     /// The current `read`'s deadline (`DispatchTime` nanoseconds) under `maxWait`.
     private var deadline: UInt64?
 
-    /// Whether the input can be read before the deadline (always, without one): a `poll`
+    /// Whether the input was gzip-compressed (known once the first bytes were read).
+    public var isCompressed: Bool { encoding == .gzip }
+
+    /// Whether the input can be read before the deadline (always, without one): compressed
+    /// bytes not yet inflated, or the descriptor ready.
+    private func inputReady() -> Bool {
+        (encoding == .gzip && compressedStart < compressedEnd) || descriptorReady()
+    }
+
+    /// Whether the descriptor can be read before the deadline (always, without one): a `poll`
     /// for the time left. A `poll` failure other than an interruption says yes, and the read
     /// that follows reports it.
-    private func inputReady() -> Bool {
+    private func descriptorReady() -> Bool {
         guard let deadline else { return true }
         while true {
             // Past the deadline the poll still looks once (timeout 0): input that is there is
@@ -177,6 +198,94 @@ public final class PositionReader {
             if r > 0 { return true }
             if r == 0 { return false }
             if errno != EINTR { return true }
+        }
+    }
+
+    /// Reads up to `count` input bytes into `buffer` at `end`, as they are or inflated: the
+    /// number read (0 at the input's end), or nil when the deadline passed first (gzip:
+    /// compressed bytes arrived that inflate to nothing yet). The first read decides the
+    /// encoding.
+    /// - Throws: a failed read; gzip data that is corrupt, truncated or followed by other
+    ///   data, naming the line it was in.
+    private func readInput(count: Int) throws(FenceError) -> Int? {
+        switch encoding {
+        case .plain:
+            return try readDescriptor(into: end, count: count)
+        case .unknown:
+            // Two bytes tell gzip: read one more when the first read brought only its first.
+            var got = try readDescriptor(into: end, count: count)
+            if got == 1 && buffer[end] == 0x1F && count > 1 { got += try readDescriptor(into: end + 1, count: 1) }
+            let gzip = got >= 2 && buffer[end] == 0x1F && buffer[end + 1] == 0x8B
+            guard gzip else {
+                encoding = .plain
+                return got
+            }
+            encoding = .gzip
+            inflater = GzipInflater()
+            // At least what the first read brought (up to the whole buffer).
+            compressed = [UInt8](repeating: 0, count: max(1 << 18, got))
+            compressed.replaceSubrange(0..<got, with: buffer[end..<(end + got)])
+            compressedEnd = got
+            return try inflated(count: count)
+        case .gzip:
+            return try inflated(count: count)
+        }
+    }
+
+    /// Inflates into `buffer` at `end`, reading compressed bytes as needed (`readInput`).
+    private func inflated(count: Int) throws(FenceError) -> Int? {
+        guard let inflater else { return 0 }
+        while true {
+            if compressedStart < compressedEnd {
+                let outcome = compressed.withUnsafeBytes { input in
+                    buffer.withUnsafeMutableBytes { output in
+                        Result { () throws(FenceError) in
+                            try inflater.inflate(
+                                UnsafeRawBufferPointer(rebasing: input[compressedStart..<compressedEnd]),
+                                into: UnsafeMutableRawBufferPointer(rebasing: output[end..<(end + count)]))
+                        }
+                    }
+                }
+                guard case .success(let (read, written)) = outcome else {
+                    if case .failure(let error) = outcome { failInput(error) }
+                    return 0
+                }
+                compressedStart += read
+                if written > 0 { return written }
+                if read > 0 { continue }
+            }
+            if compressedEOF {
+                do { try inflater.finish() } catch { failInput(error) }
+                return 0
+            }
+            // More compressed bytes, without waiting past the deadline.
+            guard descriptorReady() else { return nil }
+            compressedStart = 0
+            compressedEnd = 0
+            let got = try compressed.withUnsafeMutableBytes { b in Result { () throws(FenceError) in try Self.read(fd, b.baseAddress!, b.count) } }.get()
+            if got == 0 { compressedEOF = true } else { compressedEnd = got }
+        }
+    }
+
+    /// Ends the input at a failure of its gzip stream (corrupt, truncated, followed by other
+    /// data): the complete lines before it are still read, the line it cut is dropped, and
+    /// `read` then throws it, naming that line.
+    private func failInput(_ error: FenceError) {
+        inputFailure = FenceError(error.kind, line: lineNumber + 1, reason: error.reason)
+        compressedStart = compressedEnd
+        compressedEOF = true
+    }
+
+    /// `read(2)` into `buffer` at `offset`, retried when interrupted.
+    private func readDescriptor(into offset: Int, count: Int) throws(FenceError) -> Int {
+        try buffer.withUnsafeMutableBytes { b in Result { () throws(FenceError) in try Self.read(fd, b.baseAddress! + offset, count) } }.get()
+    }
+
+    private static func read(_ fd: Int32, _ to: UnsafeMutableRawPointer, _ count: Int) throws(FenceError) -> Int {
+        while true {
+            let got = Foundation.read(fd, to, count)
+            if got >= 0 { return got }
+            if errno != EINTR { throw FenceError(.malformedInput, reason: "read failed: \(String(cString: strerror(errno)))") }
         }
     }
 
@@ -196,6 +305,7 @@ public final class PositionReader {
         deadline = maxWait.map { DispatchTime.now().uptimeNanoseconds + UInt64(($0 > 0 ? min($0, 1e9) : 0) * 1e9) }
         defer { deadline = nil }
         var taken = 0
+        let errorsBefore = errors.count
         while taken < limit {
             if parseThreads > 1, let parser = lineParser, headerFailure == nil, !skippingLongLine,
                 let block = try bufferedLines(max: limit - taken)
@@ -204,6 +314,12 @@ public final class PositionReader {
                 continue
             }
             guard let (lo, hi) = try nextLine() else {
+                if let failure = inputFailure {
+                    // The lines before the failure go out first; the call that finds none left
+                    // reports it.
+                    if taken == 0 && errors.count == errorsBefore { throw failure }
+                    return true
+                }
                 if !sawContent {
                     throw FenceError(
                         .malformedInput,
@@ -285,7 +401,11 @@ public final class PositionReader {
                     lineNumber += 1
                     return (-1, -1)
                 }
-                guard start < end else { return nil }
+                // After a failed gzip stream the unterminated rest is a cut line: dropped.
+                guard start < end, inputFailure == nil else {
+                    start = end
+                    return nil
+                }
                 let lo = start
                 start = end
                 lineNumber += 1
@@ -316,14 +436,7 @@ public final class PositionReader {
                     buffer.append(contentsOf: repeatElement(0, count: min(buffer.count, maxLineBytes + 2 - buffer.count)))
                 }
             }
-            guard inputReady() else { return (-2, -2) }
-            let got = buffer.withUnsafeMutableBufferPointer { b in
-                Foundation.read(fd, b.baseAddress! + end, b.count - end)
-            }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw FenceError(.malformedInput, reason: "read failed: \(String(cString: strerror(errno)))")
-            }
+            guard inputReady(), let got = try readInput(count: buffer.count - end) else { return (-2, -2) }
             if got == 0 { eof = true } else { end += got }
         }
     }
@@ -356,11 +469,7 @@ public final class PositionReader {
         var at = start
         scanLines(from: &at, max: max, into: &spans)
         while topUp && spans.count < max && end < buffer.count && !eof && inputReady() {
-            let got = buffer.withUnsafeMutableBufferPointer { b in Foundation.read(fd, b.baseAddress! + end, b.count - end) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw FenceError(.malformedInput, reason: "read failed: \(String(cString: strerror(errno)))")
-            }
+            guard let got = try readInput(count: buffer.count - end) else { break }
             if got == 0 { eof = true } else { end += got }
             scanLines(from: &at, max: max, into: &spans)
         }
@@ -384,7 +493,7 @@ public final class PositionReader {
                     lineNumber += 1
                     spans.append(LineSpan(lo: hi - at > limit ? -1 : at, hi: hi, number: lineNumber))
                     at = nl + 1
-                } else if eof {
+                } else if eof && inputFailure == nil {
                     lineNumber += 1
                     spans.append(LineSpan(lo: end - at > limit ? -1 : at, hi: end, number: lineNumber))
                     at = end

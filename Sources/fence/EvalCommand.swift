@@ -13,7 +13,8 @@ enum EvalCommand {
 
         Input and output:
           --fences SOURCE       fences: GeoJSON or any OGR source (see below)
-          --positions FILE      CSV (a header line, or --columns) or NDJSON; "-" for standard input
+          --positions FILE      CSV (a header line, or --columns) or NDJSON, plain or gzip;
+                                "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
         \(PositionInput.help(column: 24))
           --coord SYSTEM        coordinate system of positions without a coord column:

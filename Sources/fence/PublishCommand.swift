@@ -16,7 +16,8 @@ enum PublishCommand {
 
         Options:
           --nats URLS           server URLs, comma-separated
-          --positions FILE      CSV (a header line, or --columns) or NDJSON; "-" for standard input
+          --positions FILE      CSV (a header line, or --columns) or NDJSON, plain or gzip;
+                                "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
         \(PositionInput.help(column: 24))
           --coord SYSTEM        coordinate system of positions without a coord column

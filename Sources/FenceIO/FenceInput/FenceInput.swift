@@ -70,14 +70,16 @@ public enum FenceInput {
         return result
     }
 
-    /// Standard input and files named `.geojson` or `.json` go to the built-in reader under
-    /// `.auto` (it reads them faster than OGR does; README "Fence loading"), except through
-    /// GDAL's virtual file systems (`/vsizip/...`).
+    /// Standard input and files named `.geojson` or `.json` (gzip-compressed or not:
+    /// `.geojson.gz`) go to the built-in reader under `.auto` (it reads them faster than OGR
+    /// does; README "Fence loading"), except through GDAL's virtual file systems
+    /// (`/vsizip/...`).
     public static func usesNativeReader(_ source: String) -> Bool {
         if source == "-" { return true }
         // GDAL's virtual file systems (/vsizip/, /vsicurl/, ...) only OGR can open.
         if source.hasPrefix("/vsi") { return false }
-        let lower = source.lowercased()
+        var lower = source.lowercased()
+        if lower.hasSuffix(".gz") { lower.removeLast(3) }
         return lower.hasSuffix(".geojson") || lower.hasSuffix(".json")
     }
 }

@@ -25,13 +25,27 @@ public enum OGRFences {
         try GDALErrorState.collecting { () throws(FenceError) in try readCollecting(source, options: options) }
     }
 
+    /// A compressed file as GDAL's virtual file systems open it: `x.gz` as `/vsigzip/x.gz` (a
+    /// gzip-compressed FlatGeobuf, CSV, GeoPackage, ...), `x.zip` as `/vsizip/x.zip` (a
+    /// zipped Shapefile: every layer of the archive). Other sources, and paths already
+    /// naming a virtual file system, are returned as they are.
+    static func openablePath(_ source: String) -> String {
+        guard !source.hasPrefix("/vsi") else { return source }
+        let lower = source.lowercased()
+        if lower.hasSuffix(".gz") { return "/vsigzip/" + source }
+        if lower.hasSuffix(".zip") { return "/vsizip/" + source }
+        return source
+    }
+
     private static func readCollecting(_ source: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         var openOptions = options.openOptions
         // A CSV's WKT column is the geometry, not an attribute to carry along.
-        if source.lowercased().hasSuffix(".csv") && !openOptions.contains(where: { $0.uppercased().hasPrefix("KEEP_GEOM_COLUMNS=") }) {
+        let lower = source.lowercased()
+        let isCSV = lower.hasSuffix(".csv") || lower.hasSuffix(".csv.gz")
+        if isCSV && !openOptions.contains(where: { $0.uppercased().hasPrefix("KEEP_GEOM_COLUMNS=") }) {
             openOptions.append("KEEP_GEOM_COLUMNS=NO")
         }
-        let dataset = try OGRDataset(opening: source, openOptions: openOptions)
+        let dataset = try OGRDataset(opening: openablePath(source), openOptions: openOptions)
         var layers: [OGRLayer] = []
         if options.layers.isEmpty {
             layers = dataset.layers
@@ -46,7 +60,7 @@ public enum OGRFences {
         }
         if layers.isEmpty { throw FenceError(.malformedInput, reason: "\(dataset.displayName) has no vector layer") }
         var reader = OGRLayerReader(options: options)
-        reader.geometryFromText = source.lowercased().hasSuffix(".csv")
+        reader.geometryFromText = isCSV
         for layer in layers { try reader.read(layer) }
         return reader.result
     }
