@@ -57,7 +57,10 @@ public enum FuzzSupport {
         } catch {
             out.thrown = error.description
         }
-        let lines = bytes.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } + ((bytes.last ?? 10) == 10 ? 0 : 1)
+        // Lines of the text: a gzip input (its magic first) is inflated by the reader, so its
+        // own line breaks say nothing.
+        let gzip = bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B
+        let lines = gzip ? Int.max : bytes.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } + ((bytes.last ?? 10) == 10 ? 0 : 1)
         check(reader.lineNumber <= lines, "line number \(reader.lineNumber) beyond the \(lines) lines of the input")
         check(out.positions.count + out.errors.count <= lines, "more results than lines")
         for p in out.positions {
