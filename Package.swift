@@ -3,8 +3,8 @@ import Foundation
 import PackageDescription
 
 // Dependencies point one way: fence -> FenceIO -> FenceEngine -> (SpatialIndex, CGEOS); FenceIO
-// also reads fences through GDAL/OGR (CGDAL) and inflates gzip inputs (CZlib), which the engine
-// core never sees. The NATS worker
+// also reads fences through GDAL/OGR (CGDAL) and decodes gzip and Zstandard inputs (CZlib,
+// CZstd), which the engine core never sees. The NATS worker
 // is its own module beside them: fence -> FenceNATS -> (FenceIO, CNATS); the core never links
 // libnats.
 // Invariant checks (R-tree `checkInvariants()`) are compiled into debug builds only.
@@ -65,13 +65,18 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
         .target(name: "SpatialIndex", swiftSettings: checks + hostCPU),
         // Reproducible random data for the benchmark and the tests; no product depends on it.
         .target(name: "SeededRandom"),
         // A cache prefetch hint, which Swift does not expose: one inline C function.
         .target(name: "CPrefetch"),
         .target(name: "FenceEngine", dependencies: ["CGEOS", "CPrefetch", "SpatialIndex"], swiftSettings: checks + hostCPU),
-        .target(name: "FenceIO", dependencies: ["FenceEngine", "CGDAL", "CZlib"], swiftSettings: hostCPU + readerSettings),
+        .target(name: "FenceIO", dependencies: ["FenceEngine", "CGDAL", "CZlib", "CZstd"], swiftSettings: hostCPU + readerSettings),
         .target(name: "FenceNATS", dependencies: ["FenceIO", "FenceEngine", "CNATS"], swiftSettings: hostCPU),
         .executableTarget(name: "fence", dependencies: ["FenceIO", "FenceEngine", "FenceNATS"]),
         .executableTarget(

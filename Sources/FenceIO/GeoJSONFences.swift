@@ -56,22 +56,22 @@ public enum GeoJSONFences {
     static func readDeclaringCRS(path: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
         let data = try readDocument(path: path)
         var name = URL(fileURLWithPath: path)
-        if name.pathExtension.lowercased() == "gz" { name.deletePathExtension() }
+        if ["gz", "zst"].contains(name.pathExtension.lowercased()) { name.deletePathExtension() }
         let layer = path == "-" ? "stdin" : name.deletingPathExtension().lastPathComponent
         return try parse(data, layer: layer, options: options)
     }
 
     /// A GeoJSON document's bytes: a file (mapped, not copied), or standard input for "-"
     /// (`readStandardInput`). The one read of a GeoJSON file, for fences and for the fence
-    /// changes `fence change --add` publishes. Gzip-compressed data (known by its first two
-    /// bytes, whatever the name) is inflated in memory (`GzipInflater.inflateAll`).
+    /// changes `fence change --add` publishes. Compressed data (gzip or Zstandard, known by
+    /// its magic, whatever the name) is decoded in memory (`Compression.decodeAll`).
     /// - Throws: `malformedInput` naming the file and the system's reason, or what is wrong
-    ///   with its gzip data.
+    ///   with its compressed data.
     public static func readDocument(path: String) throws(FenceError) -> Data {
         let data = try readBytes(path: path)
         let outcome = data.withUnsafeBytes { raw -> Result<Data?, FenceError> in
-            guard GzipInflater.isGzip(raw) else { return .success(nil) }
-            return Result { () throws(FenceError) in Data(try GzipInflater.inflateAll(raw, refuseNUL: true)) }
+            guard let compression = Compression.sniff(raw) else { return .success(nil) }
+            return Result { () throws(FenceError) in Data(try compression.decodeAll(raw, refuseNUL: true)) }
         }
         switch outcome {
         case .success(let inflated?): return inflated
@@ -115,8 +115,9 @@ public enum GeoJSONFences {
             }
             if n == 0 { return data }
             let bytes = chunk[0..<n]
-            // Gzip data (its magic first): read as it is, for `readDocument` to inflate.
-            if compressed || (!started && data.isEmpty && bytes[0] == 0x1F) {
+            // Compressed data (gzip's or Zstandard's magic in the first read; no JSON text
+            // starts with either): read as it is, for `readDocument` to decode.
+            if compressed || (!started && data.isEmpty && bytes.withUnsafeBytes { Compression.sniff($0) } != nil) {
                 compressed = true
                 data.append(contentsOf: bytes)
                 continue

@@ -38,17 +38,19 @@ public final class PositionReader {
     public let maxLineBytes: Int
 
     private let fd: Int32
-    /// How the input's bytes arrive, decided by its first two: as they are, or gzip (magic
-    /// 1f 8b), inflated here (`GzipInflater`) into `buffer` as they are read.
-    private enum Encoding { case unknown, plain, gzip }
+    /// How the input's bytes arrive, decided by its first bytes: as they are, or compressed
+    /// (`Compression`: gzip, Zstandard), decoded here into `buffer` as they are read.
+    private enum Encoding: Equatable { case unknown, plain, compressed(Compression) }
     private var encoding = Encoding.unknown
-    private var inflater: GzipInflater?
-    /// Compressed bytes read and not yet inflated (`compressed[compressedStart..<compressedEnd]`).
+    private var decoder: StreamDecoder?
+    /// Compressed bytes read and not yet decoded (`compressed[compressedStart..<compressedEnd]`).
     private var compressed: [UInt8] = []
     private var compressedStart = 0
     private var compressedEnd = 0
     private var compressedEOF = false
-    /// Why the input ended early (`failInput`); thrown once the lines before it are read.
+    /// The decoder filled the output last time, so it may hold more without new input.
+    private var decoderMayHoldOutput = false
+    /// Why a compressed input ended early (`failInput`); thrown once the lines before it are read.
     private var inputFailure: FenceError?
     private var buffer: [UInt8]
     private var start = 0
@@ -174,13 +176,16 @@ public final class PositionReader {
     /// The current `read`'s deadline (`DispatchTime` nanoseconds) under `maxWait`.
     private var deadline: UInt64?
 
-    /// Whether the input was gzip-compressed (known once the first bytes were read).
-    public var isCompressed: Bool { encoding == .gzip }
+    /// The input's compression, once its first bytes were read (nil: plain, or not read yet).
+    public var compression: String? {
+        if case .compressed(let c) = encoding { return c.rawValue }
+        return nil
+    }
 
-    /// Whether the input can be read before the deadline (always, without one): compressed
-    /// bytes not yet inflated, or the descriptor ready.
+    /// Whether the input can be read before the deadline (always, without one): decoded
+    /// bytes the decoder may hold, compressed bytes not yet decoded, or the descriptor ready.
     private func inputReady() -> Bool {
-        (encoding == .gzip && compressedStart < compressedEnd) || descriptorReady()
+        decoderMayHoldOutput || compressedStart < compressedEnd || descriptorReady()
     }
 
     /// Whether the descriptor can be read before the deadline (always, without one): a `poll`
@@ -201,46 +206,52 @@ public final class PositionReader {
         }
     }
 
-    /// Reads up to `count` input bytes into `buffer` at `end`, as they are or inflated: the
-    /// number read (0 at the input's end), or nil when the deadline passed first (gzip:
-    /// compressed bytes arrived that inflate to nothing yet). The first read decides the
-    /// encoding.
-    /// - Throws: a failed read; gzip data that is corrupt, truncated or followed by other
-    ///   data, naming the line it was in.
+    /// Reads up to `count` input bytes into `buffer` at `end`, as they are or decoded: the
+    /// number read (0 at the input's end), or nil when the deadline passed first (compressed
+    /// bytes arrived that decode to nothing yet). The first read decides the encoding.
+    /// - Throws: a failed read. (A compressed stream that is corrupt, truncated or followed by
+    ///   other data ends the input instead: `failInput`.)
     private func readInput(count: Int) throws(FenceError) -> Int? {
         switch encoding {
         case .plain:
             return try readDescriptor(into: end, count: count)
         case .unknown:
-            // Two bytes tell gzip: read one more when the first read brought only its first.
+            // A few bytes tell a compressed input: read on while what came is a magic's start.
             var got = try readDescriptor(into: end, count: count)
-            if got == 1 && buffer[end] == 0x1F && count > 1 { got += try readDescriptor(into: end + 1, count: 1) }
-            let gzip = got >= 2 && buffer[end] == 0x1F && buffer[end + 1] == 0x8B
-            guard gzip else {
+            while got > 0 && got < Compression.magicLength && got < count,
+                buffer.withUnsafeBytes({ Compression.couldStartMagic(UnsafeRawBufferPointer(rebasing: $0[end..<(end + got)])) })
+            {
+                let more = try readDescriptor(into: end + got, count: count - got)
+                if more == 0 { break }
+                got += more
+            }
+            let sniffed = buffer.withUnsafeBytes { Compression.sniff(UnsafeRawBufferPointer(rebasing: $0[end..<(end + got)])) }
+            guard let sniffed else {
                 encoding = .plain
                 return got
             }
-            encoding = .gzip
-            inflater = GzipInflater()
+            encoding = .compressed(sniffed)
+            decoder = sniffed.decoder()
             // At least what the first read brought (up to the whole buffer).
             compressed = [UInt8](repeating: 0, count: max(1 << 18, got))
             compressed.replaceSubrange(0..<got, with: buffer[end..<(end + got)])
             compressedEnd = got
-            return try inflated(count: count)
-        case .gzip:
-            return try inflated(count: count)
+            return try decoded(count: count)
+        case .compressed:
+            return try decoded(count: count)
         }
     }
 
-    /// Inflates into `buffer` at `end`, reading compressed bytes as needed (`readInput`).
-    private func inflated(count: Int) throws(FenceError) -> Int? {
-        guard let inflater else { return 0 }
+    /// Decodes into `buffer` at `end`, reading compressed bytes as needed (`readInput`).
+    private func decoded(count: Int) throws(FenceError) -> Int? {
+        guard let decoder, inputFailure == nil else { return 0 }
         while true {
-            if compressedStart < compressedEnd {
+            // Also with no compressed bytes left: the decoder may still hold output.
+            if compressedStart < compressedEnd || decoderMayHoldOutput {
                 let outcome = compressed.withUnsafeBytes { input in
                     buffer.withUnsafeMutableBytes { output in
                         Result { () throws(FenceError) in
-                            try inflater.inflate(
+                            try decoder.decode(
                                 UnsafeRawBufferPointer(rebasing: input[compressedStart..<compressedEnd]),
                                 into: UnsafeMutableRawBufferPointer(rebasing: output[end..<(end + count)]))
                         }
@@ -251,11 +262,12 @@ public final class PositionReader {
                     return 0
                 }
                 compressedStart += read
+                decoderMayHoldOutput = written == count
                 if written > 0 { return written }
                 if read > 0 { continue }
             }
             if compressedEOF {
-                do { try inflater.finish() } catch { failInput(error) }
+                do { try decoder.finish() } catch { failInput(error) }
                 return 0
             }
             // More compressed bytes, without waiting past the deadline.
@@ -267,13 +279,14 @@ public final class PositionReader {
         }
     }
 
-    /// Ends the input at a failure of its gzip stream (corrupt, truncated, followed by other
-    /// data): the complete lines before it are still read, the line it cut is dropped, and
-    /// `read` then throws it, naming that line.
+    /// Ends the input at a failure of its compressed stream (corrupt, truncated, followed by
+    /// other data): the complete lines before it are still read, the line it cut is dropped,
+    /// and `read` then throws it, naming that line.
     private func failInput(_ error: FenceError) {
         inputFailure = FenceError(error.kind, line: lineNumber + 1, reason: error.reason)
         compressedStart = compressedEnd
         compressedEOF = true
+        decoderMayHoldOutput = false
     }
 
     /// `read(2)` into `buffer` at `offset`, retried when interrupted.

@@ -11,8 +11,8 @@ enum ContainsCommand {
 
         Options:
           --fences SOURCE      fences: GeoJSON or any OGR source (see below)
-          --positions FILE     CSV (a header line, or --columns) or NDJSON positions, plain or
-                               gzip; "-" for standard input
+          --positions FILE     CSV (a header line, or --columns) or NDJSON positions, plain,
+                               gzip or zstd; "-" for standard input
           --format FORMAT      csv (default): device,time,id;id;...  or ndjson
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
         \(PositionInput.help(column: 23))

@@ -13,7 +13,7 @@ enum EvalCommand {
 
         Input and output:
           --fences SOURCE       fences: GeoJSON or any OGR source (see below)
-          --positions FILE      CSV (a header line, or --columns) or NDJSON, plain or gzip;
+          --positions FILE      CSV (a header line, or --columns) or NDJSON, plain, gzip or zstd;
                                 "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
         \(PositionInput.help(column: 24))

@@ -16,7 +16,7 @@ enum PublishCommand {
 
         Options:
           --nats URLS           server URLs, comma-separated
-          --positions FILE      CSV (a header line, or --columns) or NDJSON, plain or gzip;
+          --positions FILE      CSV (a header line, or --columns) or NDJSON, plain, gzip or zstd;
                                 "-" for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
         \(PositionInput.help(column: 24))

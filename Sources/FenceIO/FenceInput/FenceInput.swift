@@ -70,8 +70,8 @@ public enum FenceInput {
         return result
     }
 
-    /// Standard input and files named `.geojson` or `.json` (gzip-compressed or not:
-    /// `.geojson.gz`) go to the built-in reader under `.auto` (it reads them faster than OGR
+    /// Standard input and files named `.geojson` or `.json` (compressed or not: `.geojson.gz`,
+    /// `.geojson.zst`) go to the built-in reader under `.auto` (it reads them faster than OGR
     /// does; README "Fence loading"), except through GDAL's virtual file systems
     /// (`/vsizip/...`).
     public static func usesNativeReader(_ source: String) -> Bool {
@@ -79,7 +79,7 @@ public enum FenceInput {
         // GDAL's virtual file systems (/vsizip/, /vsicurl/, ...) only OGR can open.
         if source.hasPrefix("/vsi") { return false }
         var lower = source.lowercased()
-        if lower.hasSuffix(".gz") { lower.removeLast(3) }
+        if lower.hasSuffix(".gz") { lower.removeLast(3) } else if lower.hasSuffix(".zst") { lower.removeLast(4) }
         return lower.hasSuffix(".geojson") || lower.hasSuffix(".json")
     }
 }

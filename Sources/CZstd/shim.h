@@ -1,0 +1,8 @@
+// The one door to libzstd, used by FenceIO only, to read Zstandard-compressed inputs
+// (positions and GeoJSON fences): the streaming decompression API and its error names.
+#ifndef CZSTD_SHIM_H
+#define CZSTD_SHIM_H
+
+#include <zstd.h>
+
+#endif

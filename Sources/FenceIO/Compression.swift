@@ -1,0 +1,110 @@
+import FenceEngine
+
+/// A compressed input format, known by the magic its data starts with (never by the name: a
+/// pipe has none, and files are misnamed).
+enum Compression: String, Sendable {
+    /// gzip (RFC 1952): 1f 8b. Inflated by zlib (`GzipInflater`).
+    case gzip
+    /// Zstandard (RFC 8878): 28 b5 2f fd, or a skippable frame's 5? 2a 4d 18 first.
+    /// Decoded by libzstd (`ZstdDecoder`).
+    case zstd
+
+    /// Bytes `sniff` needs to tell every format.
+    static let magicLength = 4
+
+    /// The format `bytes` start with; nil for anything else (plain text), or when `bytes` are
+    /// fewer than `magicLength` and not a prefix of any magic.
+    static func sniff(_ bytes: UnsafeRawBufferPointer) -> Compression? {
+        if bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B { return .gzip }
+        guard bytes.count >= 4 else { return nil }
+        if bytes[0] == 0x28 && bytes[1] == 0xB5 && bytes[2] == 0x2F && bytes[3] == 0xFD { return .zstd }
+        if bytes[0] & 0xF0 == 0x50 && bytes[1] == 0x2A && bytes[2] == 0x4D && bytes[3] == 0x18 { return .zstd }
+        return nil
+    }
+
+    /// Whether `bytes` (fewer than `magicLength`) could still be the start of a magic: the
+    /// reader then reads on before deciding.
+    static func couldStartMagic(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let magics: [[UInt8]] = [[0x1F, 0x8B], [0x28, 0xB5, 0x2F, 0xFD]]
+        if magics.contains(where: { m in bytes.count < m.count && zip(bytes, m).allSatisfy { $0 == $1 } }) { return true }
+        // A skippable frame: 5? 2a 4d 18.
+        let skippable: [UInt8] = [0x2A, 0x4D, 0x18]
+        return bytes.count < 4 && (bytes.isEmpty || bytes[0] & 0xF0 == 0x50) && zip(bytes.dropFirst(), skippable).allSatisfy { $0 == $1 }
+    }
+
+    /// A fresh decoder for this format.
+    func decoder() -> StreamDecoder {
+        switch self {
+        case .gzip: GzipInflater()
+        case .zstd: ZstdDecoder()
+        }
+    }
+}
+
+/// A decoder of one compressed stream, fed piece by piece: `PositionReader` decodes into its
+/// line buffer as it reads, `decodeAll` a whole document. Errors name the compressed byte where
+/// they were found; what a call wrote before a fault is returned first and the fault thrown by
+/// the next call, so nothing decoded is lost.
+protocol StreamDecoder: AnyObject {
+    /// Compressed bytes taken so far.
+    var consumed: Int { get }
+    /// Decoded bytes handed out so far.
+    var produced: Int { get }
+    /// Decodes from `input` into `output` until one is used up or no progress can be made;
+    /// `input` may be empty, to take output the decoder still holds.
+    /// - Returns: input bytes taken and output bytes written (both 0: it needs more input).
+    /// - Throws: `malformedInput` for data that is not of the format or is corrupt.
+    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(FenceError) -> (
+        read: Int, written: Int
+    )
+    /// At the end of the input, once `decode` makes no more progress: refuses a stream that
+    /// stops inside a member or frame (a truncated file).
+    func finish() throws(FenceError)
+}
+
+/// A byte to point at where a buffer is empty: the C decoders want an address even for no bytes.
+nonisolated(unsafe) let emptyInputByte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+
+extension Compression {
+    /// The whole of a compressed document, decoded: for inputs read at once (GeoJSON fences).
+    /// Decoding stops with an error when the text holds a NUL byte (no JSON text has one: a
+    /// bomb of zeros is refused at once), or once the decoded size passes both `floor` (256
+    /// MiB) and `maxRatio` times the compressed size (deflate reaches about 1,000 to 1, and
+    /// Zstandard far more, only on repetitive filler; GeoJSON compresses about 3 to 15 to 1).
+    /// - Complexity: O(decoded bytes); memory: the decoded document.
+    func decodeAll(
+        _ compressed: UnsafeRawBufferPointer, refuseNUL: Bool, maxRatio: Int = 100, floor: Int = 256 << 20
+    ) throws(FenceError) -> [UInt8] {
+        let decoder = decoder()
+        var out = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var at = 0
+        while true {
+            let (read, written) = try chunk.withUnsafeMutableBytes { buffer in
+                Result { () throws(FenceError) in try decoder.decode(UnsafeRawBufferPointer(rebasing: compressed[at...]), into: buffer) }
+            }.get()
+            at += read
+            if written > 0 {
+                if refuseNUL && chunk[0..<written].contains(0) {
+                    throw FenceError(
+                        .malformedInput,
+                        reason: "the decompressed \(rawValue) data holds binary data (a NUL byte) within its first \(decoder.produced) bytes: it is not text")
+                }
+                out.append(contentsOf: chunk[0..<written])
+                if out.count > floor && out.count / maxRatio > at {
+                    throw FenceError(
+                        .malformedInput,
+                        reason: "the \(rawValue) data decompresses more than \(maxRatio) times (\(at) compressed bytes gave \(out.count)): refused as a decompression bomb")
+                }
+            }
+            if read == 0 && written == 0 {
+                guard at == compressed.count else {
+                    // No progress with input left and room to write: named, not looped on.
+                    throw FenceError(.malformedInput, reason: "the \(rawValue) data stops decoding at compressed byte \(at)")
+                }
+                try decoder.finish()
+                return out
+            }
+        }
+    }
+}
