@@ -57,10 +57,11 @@ public enum FuzzSupport {
         } catch {
             out.thrown = error.description
         }
-        // Lines of the text: a gzip input (its magic first) is inflated by the reader, so its
-        // own line breaks say nothing.
+        // Lines of the text: a compressed input (gzip's or zstd's magic first) is decoded by
+        // the reader, so its own line breaks say nothing.
         let gzip = bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B
-        let lines = gzip ? Int.max : bytes.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } + ((bytes.last ?? 10) == 10 ? 0 : 1)
+        let zstd = bytes.count >= 4 && (bytes[0] == 0x28 || bytes[0] & 0xF0 == 0x50)
+        let lines = gzip || zstd ? Int.max : bytes.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } + ((bytes.last ?? 10) == 10 ? 0 : 1)
         check(reader.lineNumber <= lines, "line number \(reader.lineNumber) beyond the \(lines) lines of the input")
         check(out.positions.count + out.errors.count <= lines, "more results than lines")
         for p in out.positions {
