@@ -50,6 +50,12 @@ protocol StreamDecoder: AnyObject {
     var consumed: Int { get }
     /// Decoded bytes handed out so far.
     var produced: Int { get }
+    /// Whether a fault was found and is held for the next `decode` or `finish` (which throws it
+    /// without waiting for input).
+    var hasPendingFault: Bool { get }
+    /// Whether the stream stands between members or frames: the text so far ended cleanly
+    /// (checksum and length verified), so what follows cannot have cut it.
+    var atBoundary: Bool { get }
     /// Decodes from `input` into `output` until one is used up or no progress can be made;
     /// `input` may be empty, to take output the decoder still holds.
     /// - Returns: input bytes taken and output bytes written (both 0: it needs more input).
@@ -65,46 +71,80 @@ protocol StreamDecoder: AnyObject {
 /// A byte to point at where a buffer is empty: the C decoders want an address even for no bytes.
 nonisolated(unsafe) let emptyInputByte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
-extension Compression {
-    /// The whole of a compressed document, decoded: for inputs read at once (GeoJSON fences).
-    /// Decoding stops with an error when the text holds a NUL byte (no JSON text has one: a
-    /// bomb of zeros is refused at once), or once the decoded size passes both `floor` (256
-    /// MiB) and `maxRatio` times the compressed size (deflate reaches about 1,000 to 1, and
-    /// Zstandard far more, only on repetitive filler; GeoJSON compresses about 3 to 15 to 1).
-    /// - Complexity: O(decoded bytes); memory: the decoded document.
-    func decodeAll(
-        _ compressed: UnsafeRawBufferPointer, refuseNUL: Bool, maxRatio: Int = 100, floor: Int = 256 << 20
-    ) throws(FenceError) -> [UInt8] {
-        let decoder = decoder()
-        var out = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+/// A compressed document decoded as its pieces arrive, for inputs read whole (GeoJSON fences,
+/// from a file or standard input). Decoding stops with an error when the text holds a NUL
+/// byte (no JSON text has one: a bomb of zeros is refused at once), or once the decoded size
+/// passes both `floor` (256 MiB) and `maxRatio` times the compressed size (deflate reaches
+/// about 1,000 to 1, and Zstandard far more, only on repetitive filler; GeoJSON compresses
+/// about 3 to 15 to 1). So standard input is never held whole in compressed form.
+struct DocumentDecoding {
+    let compression: Compression
+    let refuseNUL: Bool
+    var maxRatio = 100
+    var floor = 256 << 20
+    private let decoder: StreamDecoder
+    private var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    private var taken = 0
+    /// The decoded text so far.
+    private(set) var text: [UInt8] = []
+
+    init(_ compression: Compression, refuseNUL: Bool) {
+        self.compression = compression
+        self.refuseNUL = refuseNUL
+        decoder = compression.decoder()
+    }
+
+    /// Decodes `input` (and what the decoder still holds, with an empty `input`).
+    /// - Complexity: O(input + decoded bytes).
+    mutating func feed(_ input: UnsafeRawBufferPointer) throws(FenceError) {
         var at = 0
         while true {
-            let (read, written) = try chunk.withUnsafeMutableBytes { buffer in
-                Result { () throws(FenceError) in try decoder.decode(UnsafeRawBufferPointer(rebasing: compressed[at...]), into: buffer) }
+            let (read, written) = try chunk.withUnsafeMutableBytes { [decoder] buffer in
+                Result { () throws(FenceError) in try decoder.decode(UnsafeRawBufferPointer(rebasing: input[at...]), into: buffer) }
             }.get()
             at += read
+            taken += read
             if written > 0 {
                 if refuseNUL && chunk[0..<written].contains(0) {
                     throw FenceError(
                         .malformedInput,
-                        reason: "the decompressed \(rawValue) data holds binary data (a NUL byte) within its first \(decoder.produced) bytes: it is not text")
+                        reason: "the decompressed \(compression.rawValue) data holds binary data (a NUL byte) within its first \(decoder.produced) bytes: it is not text")
                 }
-                out.append(contentsOf: chunk[0..<written])
-                if out.count > floor && out.count / maxRatio > at {
+                text.append(contentsOf: chunk[0..<written])
+                if text.count > floor && text.count / maxRatio > taken {
                     throw FenceError(
                         .malformedInput,
-                        reason: "the \(rawValue) data decompresses more than \(maxRatio) times (\(at) compressed bytes gave \(out.count)): refused as a decompression bomb")
+                        reason: "the \(compression.rawValue) data decompresses more than \(maxRatio) times (\(taken) compressed bytes gave \(text.count)): refused as a decompression bomb")
                 }
             }
             if read == 0 && written == 0 {
-                guard at == compressed.count else {
+                guard at == input.count else {
                     // No progress with input left and room to write: named, not looped on.
-                    throw FenceError(.malformedInput, reason: "the \(rawValue) data stops decoding at compressed byte \(at)")
+                    throw FenceError(.malformedInput, reason: "the \(compression.rawValue) data stops decoding at compressed byte \(taken)")
                 }
-                try decoder.finish()
-                return out
+                return
             }
         }
+    }
+
+    /// The whole text, once the input has ended; refuses a stream cut short.
+    mutating func finish() throws(FenceError) -> [UInt8] {
+        try feed(UnsafeRawBufferPointer(start: emptyInputByte, count: 0))
+        try decoder.finish()
+        return text
+    }
+}
+
+extension Compression {
+    /// The whole of a compressed document, decoded (`DocumentDecoding`).
+    /// - Complexity: O(decoded bytes); memory: the decoded document.
+    func decodeAll(
+        _ compressed: UnsafeRawBufferPointer, refuseNUL: Bool, maxRatio: Int = 100, floor: Int = 256 << 20
+    ) throws(FenceError) -> [UInt8] {
+        var decoding = DocumentDecoding(self, refuseNUL: refuseNUL)
+        decoding.maxRatio = maxRatio
+        decoding.floor = floor
+        try decoding.feed(compressed)
+        return try decoding.finish()
     }
 }

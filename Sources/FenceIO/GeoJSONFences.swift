@@ -68,21 +68,21 @@ public enum GeoJSONFences {
     /// - Throws: `malformedInput` naming the file and the system's reason, or what is wrong
     ///   with its compressed data.
     public static func readDocument(path: String) throws(FenceError) -> Data {
-        let data = try readBytes(path: path)
+        if path == "-" { return try readStandardInput() }
+        let data = try readFile(path: path)
         let outcome = data.withUnsafeBytes { raw -> Result<Data?, FenceError> in
             guard let compression = Compression.sniff(raw) else { return .success(nil) }
             return Result { () throws(FenceError) in Data(try compression.decodeAll(raw, refuseNUL: true)) }
         }
         switch outcome {
-        case .success(let inflated?): return inflated
+        case .success(let decoded?): return decoded
         case .success(nil): return data
         case .failure(let e): throw e
         }
     }
 
-    /// The document's bytes as stored.
-    private static func readBytes(path: String) throws(FenceError) -> Data {
-        if path == "-" { return try readStandardInput() }
+    /// A file's bytes as stored, mapped.
+    private static func readFile(path: String) throws(FenceError) -> Data {
         // Foundation names a folder only as "NSCocoaErrorDomain error 256".
         var info = stat()
         if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
@@ -95,7 +95,8 @@ public enum GeoJSONFences {
         }
     }
 
-    /// All of standard input, read with `read(2)`: Foundation's `readDataToEndOfFile` traps
+    /// All of standard input, read with `read(2)` (and decoded as it arrives when it is
+    /// compressed): Foundation's `readDataToEndOfFile` traps
     /// when standard input is closed or a directory. Reading stops at the first chunk that
     /// cannot be the start of a GeoJSON document (its first byte past white space and a byte
     /// order mark is not `{`) or that holds a NUL byte, which no JSON text has: `< /dev/zero`
@@ -106,20 +107,25 @@ public enum GeoJSONFences {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var started = false
-        var compressed = false
+        var decoding: DocumentDecoding?
         while true {
             let n = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw FenceError(.malformedInput, reason: "cannot read standard input: \(String(cString: strerror(errno)))")
             }
-            if n == 0 { return data }
+            if n == 0 {
+                if var decoding { return Data(try decoding.finish()) }
+                return data
+            }
             let bytes = chunk[0..<n]
             // Compressed data (gzip's or Zstandard's magic in the first read; no JSON text
-            // starts with either): read as it is, for `readDocument` to decode.
-            if compressed || (!started && data.isEmpty && bytes.withUnsafeBytes { Compression.sniff($0) } != nil) {
-                compressed = true
-                data.append(contentsOf: bytes)
+            // starts with either): decoded as it arrives, under the NUL and bomb checks.
+            if decoding == nil && !started && data.isEmpty, let compression = bytes.withUnsafeBytes({ Compression.sniff($0) }) {
+                decoding = DocumentDecoding(compression, refuseNUL: true)
+            }
+            if decoding != nil {
+                try bytes.withUnsafeBytes { raw in Result { () throws(FenceError) in try decoding!.feed(raw) } }.get()
                 continue
             }
             if bytes.contains(0) {

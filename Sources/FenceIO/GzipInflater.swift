@@ -14,6 +14,8 @@ final class GzipInflater: StreamDecoder {
     private(set) var atMemberEnd = false
     /// A fault found after inflating some bytes in the same call, thrown by the next.
     private var pendingFault: FenceError?
+    var hasPendingFault: Bool { pendingFault != nil }
+    var atBoundary: Bool { atMemberEnd }
 
     init() {
         stream = .allocate(capacity: 1)

@@ -50,8 +50,11 @@ public final class PositionReader {
     private var compressedEOF = false
     /// The decoder filled the output last time, so it may hold more without new input.
     private var decoderMayHoldOutput = false
-    /// Why a compressed input ended early (`failInput`); thrown once the lines before it are read.
+    /// Why a compressed input ended early (`failInput`); thrown once the lines before it are
+    /// read, naming the line after them.
     private var inputFailure: FenceError?
+    /// Whether that failure cut the line it came in (then dropped, not read short).
+    private var failureCutLine = false
     private var buffer: [UInt8]
     private var start = 0
     private var end = 0
@@ -183,9 +186,10 @@ public final class PositionReader {
     }
 
     /// Whether the input can be read before the deadline (always, without one): decoded
-    /// bytes the decoder may hold, compressed bytes not yet decoded, or the descriptor ready.
+    /// bytes the decoder may hold, compressed bytes not yet decoded, a fault the decoder holds
+    /// (it ends the input without waiting for more), or the descriptor ready.
     private func inputReady() -> Bool {
-        decoderMayHoldOutput || compressedStart < compressedEnd || descriptorReady()
+        decoderMayHoldOutput || compressedStart < compressedEnd || decoder?.hasPendingFault == true || descriptorReady()
     }
 
     /// Whether the descriptor can be read before the deadline (always, without one): a `poll`
@@ -247,7 +251,7 @@ public final class PositionReader {
         guard let decoder, inputFailure == nil else { return 0 }
         while true {
             // Also with no compressed bytes left: the decoder may still hold output.
-            if compressedStart < compressedEnd || decoderMayHoldOutput {
+            if compressedStart < compressedEnd || decoderMayHoldOutput || decoder.hasPendingFault {
                 let outcome = compressed.withUnsafeBytes { input in
                     buffer.withUnsafeMutableBytes { output in
                         Result { () throws(FenceError) in
@@ -283,7 +287,10 @@ public final class PositionReader {
     /// other data): the complete lines before it are still read, the line it cut is dropped,
     /// and `read` then throws it, naming that line.
     private func failInput(_ error: FenceError) {
-        inputFailure = FenceError(error.kind, line: lineNumber + 1, reason: error.reason)
+        // Between members or frames the text so far ended cleanly (its checksum held): what
+        // follows cut no line, and an unterminated last line is read as one.
+        failureCutLine = !(decoder?.atBoundary ?? false)
+        inputFailure = error
         compressedStart = compressedEnd
         compressedEOF = true
         decoderMayHoldOutput = false
@@ -327,7 +334,10 @@ public final class PositionReader {
                 continue
             }
             guard let (lo, hi) = try nextLine() else {
-                if let failure = inputFailure {
+                if let cause = inputFailure {
+                    // Named at the line after the last one read: the one the failure cut, or
+                    // the one after the text's clean end.
+                    let failure = FenceError(cause.kind, line: lineNumber + 1, reason: cause.reason)
                     // The lines before the failure go out first; the call that finds none left
                     // reports it.
                     if taken == 0 && errors.count == errorsBefore { throw failure }
@@ -414,8 +424,9 @@ public final class PositionReader {
                     lineNumber += 1
                     return (-1, -1)
                 }
-                // After a failed gzip stream the unterminated rest is a cut line: dropped.
-                guard start < end, inputFailure == nil else {
+                // After a compressed stream failed inside a member or frame, the unterminated
+                // rest is a cut line: dropped.
+                guard start < end, !failureCutLine else {
                     start = end
                     return nil
                 }
@@ -506,7 +517,7 @@ public final class PositionReader {
                     lineNumber += 1
                     spans.append(LineSpan(lo: hi - at > limit ? -1 : at, hi: hi, number: lineNumber))
                     at = nl + 1
-                } else if eof && inputFailure == nil {
+                } else if eof && !failureCutLine {
                     lineNumber += 1
                     spans.append(LineSpan(lo: end - at > limit ? -1 : at, hi: end, number: lineNumber))
                     at = end

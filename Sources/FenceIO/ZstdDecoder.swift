@@ -14,6 +14,9 @@ final class ZstdDecoder: StreamDecoder {
     private var inFrame = false
     /// A fault found after decoding some bytes in the same call, thrown by the next.
     private var pendingFault: FenceError?
+    var hasPendingFault: Bool { pendingFault != nil }
+    /// Between frames, or before the first: no frame begun and not ended.
+    var atBoundary: Bool { !inFrame }
 
     init() {
         // Fails only without memory for the context: then nothing can go on.

@@ -237,6 +237,81 @@ final class CompressedInputTests: XCTestCase {
         }
     }
 
+    /// zlib can hold output (the rest of a back-reference) when the reader's buffer fills
+    /// exactly as the compressed bytes run out: it is still read before the input's end is
+    /// called (Tests/Fixtures/held-output-cut.csv.gz, cut at such a point: `gzip -dc` gives
+    /// 52,439 complete lines; 11 of them were lost, and the wrong line named, before).
+    func testOutputHeldWhenTheBytesRunOutIsRead() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/held-output-cut.csv.gz").path
+        for threads in [1, 2] {
+            let got = try readAll(fixture, threads: threads, limit: 1 << 20)
+            XCTAssertEqual(got.positions.count, 52_439, "\(threads) threads")
+            XCTAssertTrue(got.positions.allSatisfy { $0.device == "aaaaaaaaaa" && $0.lon == 1 && $0.lat == 1 })
+            XCTAssertEqual(got.failure?.line, 52_441)
+            XCTAssertTrue(got.failure?.reason.contains("truncated") == true, "\(String(describing: got.failure))")
+        }
+    }
+
+    /// After a member that ended cleanly (checksum and length good), data that is not gzip cut
+    /// nothing: the text's last line, without a line break, is read, and the error names the
+    /// line after it.
+    func testTheLastLineOfACleanMemberIsReadBeforeTrailingData() throws {
+        let dir = try folder()
+        let text = "device,time,lon,lat\nd1,1600000000,1,1\nd2,1600000001,2,2"
+        let path = dir + "/nonl.csv.gz"
+        try (try gzip(Data(text.utf8)) + Data("XX".utf8)).write(to: URL(fileURLWithPath: path))
+        let got = try readAll(path, threads: 1, limit: 1 << 20)
+        XCTAssertEqual(got.positions.map(\.device), ["d1", "d2"])
+        XCTAssertEqual(got.failure?.line, 4)
+        // Cut inside the member instead, the unterminated line is dropped.
+        let compressed = try gzip(Data(text.utf8))
+        try compressed.prefix(compressed.count - 4).write(to: URL(fileURLWithPath: path))
+        let cut = try readAll(path, threads: 1, limit: 1 << 20)
+        XCTAssertEqual(cut.positions.map(\.device), ["d1"])
+        XCTAssertEqual(cut.failure?.line, 3)
+    }
+
+    /// A fault found at the stream's very end (a wrong length in the last trailer) ends a live
+    /// pipe's input at once, with zlib's reason, not when the writer closes the pipe.
+    func testAFaultAtTheEndOfALivePipeEndsItAtOnce() throws {
+        var rng = SplitMix64(seed: 9)
+        var damaged = try gzip(Data(positionsText(&rng, count: 3000, ndjson: false).utf8))
+        damaged[damaged.count - 1] ^= 0x01  // the length's last byte
+        let compressed = damaged
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer { close(fds[0]) }
+        let writeEnd = fds[1]
+        let writer = DispatchQueue(label: "fault-feed")
+        writer.async {
+            compressed.withUnsafeBytes { b in
+                var at = 0
+                while at < b.count {
+                    let n = Foundation.write(writeEnd, b.baseAddress! + at, b.count - at)
+                    if n < 0 && errno != EINTR { return }
+                    at += max(0, n)
+                }
+            }
+        }
+        // The pipe stays open 8 s.
+        writer.asyncAfter(deadline: .now() + 8) { close(writeEnd) }
+        let reader = PositionReader(fileDescriptor: fds[0])
+        reader.maxWait = 0.2
+        var got: [Position] = []
+        var errors: [PositionLineError] = []
+        let t0 = Date()
+        var failure: FenceError?
+        do {
+            while try reader.read(limit: 1 << 20, into: &got, errors: &errors) {}
+        } catch {
+            failure = error
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 5, "the read waited for the writer to close the pipe")
+        XCTAssertTrue(failure?.reason.contains("incorrect length check") == true, "\(String(describing: failure))")
+        writer.sync {}
+    }
+
     /// Data after the last member that is not gzip (text appended, zero padding): every line
     /// of the stream is read, then the read fails saying so.
     func testDataAfterTheStreamIsRefusedAfterItsLines() throws {
@@ -387,6 +462,27 @@ final class CompressedInputTests: XCTestCase {
             XCTAssertTrue(report.contains("fence c: ring-too-short"), report)
             XCTAssertEqual(report.split(separator: "\n").count, 1, report)
         }
+    }
+
+    /// Compressed GeoJSON on standard input is decoded as it arrives: endless zeros after the
+    /// gzip magic are refused at once (zlib's header check), as plain `/dev/zero` is, instead
+    /// of being held until the input ends.
+    func testEndlessCompressedStandardInputIsRefusedAtOnce() throws {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "(printf '\\037\\213'; cat /dev/zero) | \"$0\" check --fences -", CLI.binary.path]
+        let err = Pipe()
+        shell.standardError = err
+        shell.standardOutput = FileHandle.nullDevice
+        let t0 = Date()
+        try shell.run()
+        // Killed after 20 s if it reads on (the test then fails on the time).
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { if shell.isRunning { shell.terminate() } }
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 10, message)
+        XCTAssertEqual(shell.terminationStatus, 1, message)
+        XCTAssertTrue(message.contains("gzip data is corrupt"), message)
     }
 
     /// Damaged compressed GeoJSON is refused as a whole, saying why: cut short, holding
