@@ -95,6 +95,18 @@ final class CompressedInputTests: XCTestCase {
         XCTFail("\(message): \(got.count) positions against \(expected.count), first difference at \(first)", line: line)
     }
 
+    /// Writes all of `data` to a pipe (blocking while it is full); stops at an error.
+    static func write(_ data: Data, to fd: Int32) {
+        data.withUnsafeBytes { b in
+            var at = 0
+            while at < b.count {
+                let n = Foundation.write(fd, b.baseAddress! + at, b.count - at)
+                if n < 0 && errno != EINTR { return }
+                at += max(0, n)
+            }
+        }
+    }
+
     /// A clean read that gave what `expected` (the plain text's read) gave.
     func assertSameRead(
         _ got: (positions: [Position], errors: [PositionLineError], failure: FenceError?),
@@ -284,16 +296,7 @@ final class CompressedInputTests: XCTestCase {
         defer { close(fds[0]) }
         let writeEnd = fds[1]
         let writer = DispatchQueue(label: "fault-feed")
-        writer.async {
-            compressed.withUnsafeBytes { b in
-                var at = 0
-                while at < b.count {
-                    let n = Foundation.write(writeEnd, b.baseAddress! + at, b.count - at)
-                    if n < 0 && errno != EINTR { return }
-                    at += max(0, n)
-                }
-            }
-        }
+        writer.async { Self.write(compressed, to: writeEnd) }
         // The pipe stays open 8 s.
         writer.asyncAfter(deadline: .now() + 8) { close(writeEnd) }
         let reader = PositionReader(fileDescriptor: fds[0])
@@ -380,15 +383,8 @@ final class CompressedInputTests: XCTestCase {
         let writeEnd = fds[1]
         func send(_ part: Data, after delay: Double = 0, thenClose: Bool = false) {
             writer.asyncAfter(deadline: .now() + delay) {
-                defer { if thenClose { close(writeEnd) } }
-                part.withUnsafeBytes { b in
-                    var at = 0
-                    while at < b.count {
-                        let n = Foundation.write(writeEnd, b.baseAddress! + at, b.count - at)
-                        if n < 0 && errno != EINTR { return }
-                        at += max(0, n)
-                    }
-                }
+                Self.write(part, to: writeEnd)
+                if thenClose { close(writeEnd) }
             }
         }
         // First the 10-byte gzip header alone, which inflates to nothing: a read must still
