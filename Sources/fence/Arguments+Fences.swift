@@ -15,8 +15,8 @@ extension Arguments {
         GDAL/OGR opens: GeoJSONSeq, Shapefile, GeoPackage, FlatGeobuf, CSV with a WKT column,
         PostGIS ("PG:host=... dbname=..."), ... Polygons and MultiPolygons are fences, Points
         with a radius (metres) circles; layers in another CRS are reprojected to WGS84. Gzip
-        files (zones.geojson.gz, zones.fgb.gz), zstd GeoJSON (zones.geojson.zst) and zip
-        archives (a zipped Shapefile) are read as they are.
+        files (zones.geojson.gz, zones.fgb.gz), zstd GeoJSON (zones.geojson.zst) and zip or
+        tar archives (a Shapefile's files) are read as they are.
           --fence-reader R      auto (default: .geojson/.json/stdin built in, the rest OGR),
                                 native or ogr
           --layer NAMES         OGR layers to read, comma-separated (default: all)

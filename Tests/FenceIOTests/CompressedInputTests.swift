@@ -509,8 +509,8 @@ final class CompressedInputTests: XCTestCase {
     }
 
     /// Compressed sources for OGR: a gzip-compressed CSV with WKT and FlatGeobuf through
-    /// `/vsigzip/`, a zipped Shapefile through `/vsizip/`, added by the name's ending; the
-    /// fences are those of the GeoJSON they were made from.
+    /// `/vsigzip/`, a zipped Shapefile through `/vsizip/`, a tarred one through `/vsitar/`,
+    /// added by the name's ending; the fences are those of the uncompressed sources.
     func testCompressedOGRSourcesOpenThroughGDAL() throws {
         try GDALFixtures.requireOgr2ogr()
         let dir = try folder()
@@ -537,6 +537,17 @@ final class CompressedInputTests: XCTestCase {
         let shapefile = try FenceInput.read(dir + "/shp/zones.shp")
         XCTAssertEqual(shapefile.fences.count, 2)
         XCTAssertEqual(try FenceInput.read(dir + "/zones.zip").fences, shapefile.fences)
+        // A tar archive of it, compressed or not (the system's tar).
+        for (name, flags) in [("zones.tar.gz", "czf"), ("zones.tar", "cf")] {
+            let tar = Process()
+            tar.executableURL = URL(fileURLWithPath: "/bin/tar")
+            tar.arguments = [flags, dir + "/" + name, "-C", dir + "/shp", "."]
+            try tar.run()
+            tar.waitUntilExit()
+            XCTAssertEqual(tar.terminationStatus, 0)
+            XCTAssertEqual(try FenceInput.read(dir + "/" + name).fences, shapefile.fences, name)
+        }
+        XCTAssertEqual(OGRFences.openablePath("a.TAR.GZ"), "/vsitar/a.TAR.GZ")
         XCTAssertEqual(OGRFences.openablePath("/vsizip/x.zip"), "/vsizip/x.zip")
         XCTAssertEqual(OGRFences.openablePath("PG:dbname=x"), "PG:dbname=x")
     }

@@ -26,12 +26,14 @@ public enum OGRFences {
     }
 
     /// A compressed file as GDAL's virtual file systems open it: `x.gz` as `/vsigzip/x.gz` (a
-    /// gzip-compressed FlatGeobuf, CSV, GeoPackage, ...), `x.zip` as `/vsizip/x.zip` (a
-    /// zipped Shapefile: every layer of the archive). Other sources, and paths already
-    /// naming a virtual file system, are returned as they are.
+    /// gzip-compressed FlatGeobuf, CSV, GeoPackage, ...), `x.zip` as `/vsizip/x.zip` and
+    /// `x.tar.gz` or `x.tar` as `/vsitar/...` (an archive of a Shapefile: every layer in it;
+    /// GDAL 3.6 lists a `.tgz` only as one file, so that name is left as it is). Other
+    /// sources, and paths already naming a virtual file system, are returned as they are.
     static func openablePath(_ source: String) -> String {
         guard !source.hasPrefix("/vsi") else { return source }
         let lower = source.lowercased()
+        if lower.hasSuffix(".tar.gz") || lower.hasSuffix(".tar") { return "/vsitar/" + source }
         if lower.hasSuffix(".gz") { return "/vsigzip/" + source }
         if lower.hasSuffix(".zip") { return "/vsizip/" + source }
         return source
