@@ -53,9 +53,7 @@ protocol StreamDecoder: AnyObject {
     /// Whether a fault was found and is held for the next `decode` or `finish` (which throws it
     /// without waiting for input).
     var hasPendingFault: Bool { get }
-    /// Whether the stream stands between members or frames: the text so far ended cleanly
-    /// (checksum and length verified), so what follows cannot have cut it.
-    var atBoundary: Bool { get }
+
     /// Decodes from `input` into `output` until one is used up or no progress can be made;
     /// `input` may be empty, to take output the decoder still holds.
     /// - Returns: input bytes taken and output bytes written (both 0: it needs more input).
@@ -67,6 +65,12 @@ protocol StreamDecoder: AnyObject {
     /// stops inside a member or frame (a truncated file).
     func finish() throws(FenceError)
 }
+
+/// Compressed bytes a decoder may take without giving any output before the stream is refused:
+/// no real stream comes near it (a deflate or zstd block gives output every few hundred KB at
+/// worst), while endless empty blocks (a magic followed by `/dev/zero` reads as a zstd frame of
+/// empty raw blocks) would otherwise be read forever.
+let maxCompressedBytesWithoutOutput = 64 << 20
 
 /// A byte to point at where a buffer is empty: the C decoders want an address even for no bytes.
 nonisolated(unsafe) let emptyInputByte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)

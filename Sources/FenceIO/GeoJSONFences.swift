@@ -108,26 +108,37 @@ public enum GeoJSONFences {
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var started = false
         var decoding: DocumentDecoding?
+        var head: [UInt8] = []
         while true {
             let n = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw FenceError(.malformedInput, reason: "cannot read standard input: \(String(cString: strerror(errno)))")
             }
-            if n == 0 {
+            if n == 0 && head.isEmpty {
                 if var decoding { return Data(try decoding.finish()) }
                 return data
             }
-            let bytes = chunk[0..<n]
-            // Compressed data (gzip's or Zstandard's magic in the first read; no JSON text
-            // starts with either): decoded as it arrives, under the NUL and bomb checks.
-            if decoding == nil && !started && data.isEmpty, let compression = bytes.withUnsafeBytes({ Compression.sniff($0) }) {
-                decoding = DocumentDecoding(compression, refuseNUL: true)
+            // The first bytes, held while they could still be a compression magic (a pipe may
+            // bring them one read at a time).
+            var bytes = ArraySlice(chunk[0..<n])
+            if !started && data.isEmpty && decoding == nil && (n > 0 || !head.isEmpty) {
+                head += bytes
+                let undecided = n > 0 && head.count < Compression.magicLength && head.withUnsafeBytes { Compression.couldStartMagic($0) }
+                if undecided { continue }
+                bytes = ArraySlice(head)
+                head = []
+                // Compressed data (gzip's or Zstandard's magic; no JSON text starts with
+                // either): decoded as it arrives, under the NUL, bomb and endless checks.
+                if let compression = bytes.withUnsafeBytes({ Compression.sniff($0) }) {
+                    decoding = DocumentDecoding(compression, refuseNUL: true)
+                }
             }
             if decoding != nil {
                 try bytes.withUnsafeBytes { raw in Result { () throws(FenceError) in try decoding!.feed(raw) } }.get()
                 continue
             }
+            if bytes.isEmpty { continue }
             if bytes.contains(0) {
                 throw FenceError(.malformedInput, reason: "standard input holds binary data (a NUL byte): it is not GeoJSON")
             }

@@ -53,8 +53,6 @@ public final class PositionReader {
     /// Why a compressed input ended early (`failInput`); thrown once the lines before it are
     /// read, naming the line after them.
     private var inputFailure: FenceError?
-    /// Whether that failure cut the line it came in (then dropped, not read short).
-    private var failureCutLine = false
     private var buffer: [UInt8]
     private var start = 0
     private var end = 0
@@ -287,9 +285,6 @@ public final class PositionReader {
     /// other data): the complete lines before it are still read, the line it cut is dropped,
     /// and `read` then throws it, naming that line.
     private func failInput(_ error: FenceError) {
-        // Between members or frames the text so far ended cleanly (its checksum held): what
-        // follows cut no line, and an unterminated last line is read as one.
-        failureCutLine = !(decoder?.atBoundary ?? false)
         inputFailure = error
         compressedStart = compressedEnd
         compressedEOF = true
@@ -424,9 +419,10 @@ public final class PositionReader {
                     lineNumber += 1
                     return (-1, -1)
                 }
-                // After a compressed stream failed inside a member or frame, the unterminated
-                // rest is a cut line: dropped.
-                guard start < end, !failureCutLine else {
+                // After a compressed stream failed, the unterminated rest may be a cut line
+                // (even after a member or frame that ended cleanly, the text may have gone on
+                // in what the damage took): dropped, never read short.
+                guard start < end, inputFailure == nil else {
                     start = end
                     return nil
                 }
@@ -517,7 +513,7 @@ public final class PositionReader {
                     lineNumber += 1
                     spans.append(LineSpan(lo: hi - at > limit ? -1 : at, hi: hi, number: lineNumber))
                     at = nl + 1
-                } else if eof && !failureCutLine {
+                } else if eof && inputFailure == nil {
                     lineNumber += 1
                     spans.append(LineSpan(lo: end - at > limit ? -1 : at, hi: end, number: lineNumber))
                     at = end

@@ -15,8 +15,12 @@ final class ZstdDecoder: StreamDecoder {
     /// A fault found after decoding some bytes in the same call, thrown by the next.
     private var pendingFault: FenceError?
     var hasPendingFault: Bool { pendingFault != nil }
-    /// Between frames, or before the first: no frame begun and not ended.
-    var atBoundary: Bool { !inFrame }
+    /// `consumed` when output last came.
+    private var consumedAtOutput = 0
+    /// Compressed bytes given to libzstd per call. On a fault libzstd reports no progress for
+    /// the whole call, so what that call decoded before the faulty block is lost: small calls
+    /// keep that loss to the blocks of one slice.
+    static let slice = 1024
 
     init() {
         // Fails only without memory for the context: then nothing can go on.
@@ -34,17 +38,29 @@ final class ZstdDecoder: StreamDecoder {
         read: Int, written: Int
     ) {
         if let pendingFault { throw pendingFault }
-        var source = ZSTD_inBuffer(src: input.count > 0 ? input.baseAddress : UnsafeRawPointer(emptyInputByte), size: input.count, pos: 0)
+        let base = input.count > 0 ? input.baseAddress! : UnsafeRawPointer(emptyInputByte)
+        var taken = 0
         var target = ZSTD_outBuffer(dst: output.baseAddress, size: output.count, pos: 0)
         while target.pos < target.size {
-            let before = (source.pos, target.pos)
+            var source = ZSTD_inBuffer(src: base + taken, size: min(Self.slice, input.count - taken), pos: 0)
+            let before = target.pos
             let r = ZSTD_decompressStream(stream, &target, &source)
-            consumed += source.pos - before.0
-            produced += target.pos - before.1
+            if ZSTD_isError(r) == 0 {
+                taken += source.pos
+                consumed += source.pos
+                produced += target.pos - before
+                if target.pos > before {
+                    consumedAtOutput = consumed
+                } else if consumed - consumedAtOutput > maxCompressedBytesWithoutOutput {
+                    throw FenceError(
+                        .malformedInput,
+                        reason: "the zstd data gives no output for \(consumed - consumedAtOutput) compressed bytes (from byte \(consumedAtOutput)): refused as endless")
+                }
+            }
             if ZSTD_isError(r) != 0 {
                 let fault = FenceError(
                     .malformedInput,
-                    reason: "the zstd data is corrupt at compressed byte \(consumed) (\(String(cString: ZSTD_getErrorName(r))); \(produced) bytes decoded before it)")
+                    reason: "the zstd data is corrupt within \(Self.slice) bytes after compressed byte \(consumed) (\(String(cString: ZSTD_getErrorName(r))); \(produced) bytes decoded before it)")
                 // What came out before the fault goes out first; the next call refuses the rest.
                 guard target.pos == 0 else {
                     pendingFault = fault
@@ -54,10 +70,10 @@ final class ZstdDecoder: StreamDecoder {
             }
             // A call without progress says nothing of the frame (at a frame's end, with no
             // input, it asks for the next frame's header).
-            if source.pos == before.0 && target.pos == before.1 { break }
+            if source.pos == 0 && target.pos == before { break }
             inFrame = r != 0
         }
-        return (source.pos, target.pos)
+        return (taken, target.pos)
     }
 
     func finish() throws(FenceError) {

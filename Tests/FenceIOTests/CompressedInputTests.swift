@@ -265,23 +265,49 @@ final class CompressedInputTests: XCTestCase {
         }
     }
 
-    /// After a member that ended cleanly (checksum and length good), data that is not gzip cut
-    /// nothing: the text's last line, without a line break, is read, and the error names the
-    /// line after it.
-    func testTheLastLineOfACleanMemberIsReadBeforeTrailingData() throws {
+    /// After a failure, an unterminated last line is dropped even when its member ended
+    /// cleanly and junk follows: the text may have gone on in what the damage took (a member
+    /// or frame ending mid-line), and a shortened line would be a wrong position. The error
+    /// names the line after the last one read.
+    func testAnUnterminatedLineBeforeAFailureIsDropped() throws {
         let dir = try folder()
         let text = "device,time,lon,lat\nd1,1600000000,1,1\nd2,1600000001,2,2"
         let path = dir + "/nonl.csv.gz"
-        try (try gzip(Data(text.utf8)) + Data("XX".utf8)).write(to: URL(fileURLWithPath: path))
+        for codec in try codecs() {
+            let compressed = try compress(Data(text.utf8), codec)
+            // Junk after the stream, a partial next magic, or the stream cut inside.
+            for damaged in [compressed + Data("XX".utf8), compressed + Data([0x1F]), compressed + Data([0x28, 0xB5]),
+                compressed.prefix(compressed.count - 4)]
+            {
+                try damaged.write(to: URL(fileURLWithPath: path))
+                let got = try readAll(path, threads: 1, limit: 1 << 20)
+                XCTAssertEqual(got.positions.map(\.device), ["d1"], codec.name)
+                XCTAssertEqual(got.failure?.line, 3, codec.name)
+            }
+        }
+    }
+
+    /// A fault inside a zstd frame (a flipped bit near its end, found by the checksum or the
+    /// block's own decoding) keeps the lines of the blocks before it: libzstd reports no
+    /// progress for a call that fails, so it is given the input in small slices.
+    func testAZstdFaultKeepsTheBlocksBeforeIt() throws {
+        guard let codec = Self.zstdCodec else { throw XCTSkip("zstd is not installed") }
+        let dir = try folder()
+        var rng = SplitMix64(seed: 21)
+        var text = "device,time,lon,lat\n"
+        for i in 0..<20_000 { text += "dev-\(i % 97),\(1_600_000_000 + i),\(rng.uniform(-180, 180)),\(rng.uniform(-90, 90))\n" }
+        let plain = dir + "/p.csv"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: plain))
+        let all = try readAll(plain, threads: 1, limit: 1 << 20).positions
+        var compressed = try compress(Data(text.utf8), codec)
+        compressed[compressed.count - 2000] ^= 0x40
+        let path = dir + "/flip.csv.zst"
+        try compressed.write(to: URL(fileURLWithPath: path))
         let got = try readAll(path, threads: 1, limit: 1 << 20)
-        XCTAssertEqual(got.positions.map(\.device), ["d1", "d2"])
-        XCTAssertEqual(got.failure?.line, 4)
-        // Cut inside the member instead, the unterminated line is dropped.
-        let compressed = try gzip(Data(text.utf8))
-        try compressed.prefix(compressed.count - 4).write(to: URL(fileURLWithPath: path))
-        let cut = try readAll(path, threads: 1, limit: 1 << 20)
-        XCTAssertEqual(cut.positions.map(\.device), ["d1"])
-        XCTAssertEqual(cut.failure?.line, 3)
+        XCTAssertNotNil(got.failure)
+        // The text is about 900 KB: 7 or 8 blocks of 128 KB, the flip in the last.
+        XCTAssertGreaterThan(got.positions.count, 15_000)
+        assertSame(got.positions, Array(all.prefix(got.positions.count)), "zstd flip")
     }
 
     /// A fault found at the stream's very end (a wrong length in the last trailer) ends a live
@@ -446,7 +472,8 @@ final class CompressedInputTests: XCTestCase {
             // Standard input, through the CLI.
             let shell = Process()
             shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-            shell.arguments = ["-c", "\"$0\" check --fences - < \"$1\"", CLI.binary.path, dir + "/packed-\(ending).geojson"]
+            // Its first byte alone, then the rest: the magic is told across reads.
+            shell.arguments = ["-c", "(head -c 1 \"$1\"; sleep 0.3; tail -c +2 \"$1\") | \"$0\" check --fences -", CLI.binary.path, dir + "/packed-\(ending).geojson"]
             let out = Pipe()
             shell.standardOutput = out
             shell.standardError = FileHandle.nullDevice
@@ -461,24 +488,26 @@ final class CompressedInputTests: XCTestCase {
     }
 
     /// Compressed GeoJSON on standard input is decoded as it arrives: endless zeros after the
-    /// gzip magic are refused at once (zlib's header check), as plain `/dev/zero` is, instead
-    /// of being held until the input ends.
+    /// gzip magic are refused at once (zlib's header check), and after the zstd magic (a frame
+    /// of endless empty blocks, no output) once 64 MiB gave nothing, as plain `/dev/zero` is
+    /// refused, instead of being held until the input ends.
     func testEndlessCompressedStandardInputIsRefusedAtOnce() throws {
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "(printf '\\037\\213'; cat /dev/zero) | \"$0\" check --fences -", CLI.binary.path]
-        let err = Pipe()
-        shell.standardError = err
-        shell.standardOutput = FileHandle.nullDevice
-        let t0 = Date()
-        try shell.run()
-        // Killed after 20 s if it reads on (the test then fails on the time).
-        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { if shell.isRunning { shell.terminate() } }
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
-        XCTAssertLessThan(Date().timeIntervalSince(t0), 10, message)
-        XCTAssertEqual(shell.terminationStatus, 1, message)
-        XCTAssertTrue(message.contains("gzip data is corrupt"), message)
+        for (magic, said) in [("\\037\\213", "gzip data is corrupt"), ("\\050\\265\\057\\375", "zstd data gives no output")] {
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            // `timeout` ends a run that reads on (the test then fails on the time and status).
+            shell.arguments = ["-c", "(printf '\(magic)'; cat /dev/zero) | timeout 20 \"$0\" check --fences -", CLI.binary.path]
+            let err = Pipe()
+            shell.standardError = err
+            shell.standardOutput = FileHandle.nullDevice
+            let t0 = Date()
+            try shell.run()
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            shell.waitUntilExit()
+            XCTAssertLessThan(Date().timeIntervalSince(t0), 10, message)
+            XCTAssertEqual(shell.terminationStatus, 1, message)
+            XCTAssertTrue(message.contains(said), message)
+        }
     }
 
     /// Damaged compressed GeoJSON is refused as a whole, saying why: cut short, holding
