@@ -107,6 +107,16 @@ final class CompressedInputTests: XCTestCase {
         }
     }
 
+    /// A CSV of `lines` good random positions, and its positions read plain (from a file in `dir`).
+    func goodCSV(lines: Int, seed: UInt64, in dir: String) throws -> (text: String, positions: [Position]) {
+        var rng = SplitMix64(seed: seed)
+        var text = "device,time,lon,lat\n"
+        for i in 0..<lines { text += "dev-\(i % 97),\(1_600_000_000 + i),\(rng.uniform(-180, 180)),\(rng.uniform(-90, 90))\n" }
+        let plain = dir + "/good-\(seed).csv"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: plain))
+        return (text, try readAll(plain, threads: 1, limit: 1 << 20).positions)
+    }
+
     /// A clean read that gave what `expected` (the plain text's read) gave.
     func assertSameRead(
         _ got: (positions: [Position], errors: [PositionLineError], failure: FenceError?),
@@ -182,12 +192,7 @@ final class CompressedInputTests: XCTestCase {
     /// read fails naming that line and saying the file is truncated.
     func testATruncatedFileGivesItsLinesThenFails() throws {
         let dir = try folder()
-        var rng = SplitMix64(seed: 7)
-        var text = "device,time,lon,lat\n"
-        for i in 0..<40_000 { text += "dev-\(i % 97),\(1_600_000_000 + i),\(rng.uniform(-180, 180)),\(rng.uniform(-90, 90))\n" }
-        let plain = dir + "/all.csv"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: plain))
-        let all = try readAll(plain, threads: 1, limit: 1 << 20).positions
+        let (text, all) = try goodCSV(lines: 40_000, seed: 7, in: dir)
         XCTAssertEqual(all.count, 40_000)
         for codec in try codecs() {
         let compressed = try compress(Data(text.utf8), codec)
@@ -293,12 +298,7 @@ final class CompressedInputTests: XCTestCase {
     func testAZstdFaultKeepsTheBlocksBeforeIt() throws {
         guard let codec = Self.zstdCodec else { throw XCTSkip("zstd is not installed") }
         let dir = try folder()
-        var rng = SplitMix64(seed: 21)
-        var text = "device,time,lon,lat\n"
-        for i in 0..<20_000 { text += "dev-\(i % 97),\(1_600_000_000 + i),\(rng.uniform(-180, 180)),\(rng.uniform(-90, 90))\n" }
-        let plain = dir + "/p.csv"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: plain))
-        let all = try readAll(plain, threads: 1, limit: 1 << 20).positions
+        let (text, all) = try goodCSV(lines: 20_000, seed: 21, in: dir)
         var compressed = try compress(Data(text.utf8), codec)
         compressed[compressed.count - 2000] ^= 0x40
         let path = dir + "/flip.csv.zst"
