@@ -32,6 +32,16 @@ enum Compression: String, Sendable {
         return bytes.count < 4 && (bytes.isEmpty || bytes[0] & 0xF0 == 0x50) && zip(bytes.dropFirst(), skippable).allSatisfy { $0 == $1 }
     }
 
+    /// `name` without a compressed file's ending (`.gz`, `.zst`, any case): the name of what
+    /// it holds (`zones.geojson.gz` -> `zones.geojson`), for choosing a reader or naming a
+    /// layer. Other names are returned as they are.
+    static func strippingEnding(_ name: String) -> String {
+        let lower = name.lowercased()
+        if lower.hasSuffix(".gz") { return String(name.dropLast(3)) }
+        if lower.hasSuffix(".zst") { return String(name.dropLast(4)) }
+        return name
+    }
+
     /// A fresh decoder for this format.
     func decoder() -> StreamDecoder {
         switch self {
@@ -66,11 +76,28 @@ protocol StreamDecoder: AnyObject {
     func finish() throws(FenceError)
 }
 
-/// Compressed bytes a decoder may take without giving any output before the stream is refused:
-/// no real stream comes near it (a deflate or zstd block gives output every few hundred KB at
-/// worst), while endless empty blocks (a magic followed by `/dev/zero` reads as a zstd frame of
-/// empty raw blocks) would otherwise be read forever.
-let maxCompressedBytesWithoutOutput = 64 << 20
+/// Refuses a stream that keeps taking compressed bytes without giving output: no real stream
+/// comes near `limit` (a deflate or zstd block gives output every few hundred KB at worst),
+/// while endless empty blocks (a magic followed by `/dev/zero` reads as a zstd frame of empty
+/// raw blocks) would otherwise be read forever. Each decoder keeps one and tells it of every
+/// step.
+struct SilenceGuard {
+    static let limit = 64 << 20
+    /// Compressed bytes taken when output last came.
+    private var consumedAtOutput = 0
+
+    /// After a step that left `consumed` bytes taken in all and gave `gave` bytes.
+    /// - Throws: `malformedInput` once more than `limit` bytes gave nothing.
+    mutating func step(consumed: Int, gave: Int, format: Compression) throws(FenceError) {
+        if gave > 0 {
+            consumedAtOutput = consumed
+        } else if consumed - consumedAtOutput > Self.limit {
+            throw FenceError(
+                .malformedInput,
+                reason: "the \(format.rawValue) data gives no output for \(consumed - consumedAtOutput) compressed bytes (from byte \(consumedAtOutput)): refused as endless")
+        }
+    }
+}
 
 /// A byte to point at where a buffer is empty: the C decoders want an address even for no bytes.
 nonisolated(unsafe) let emptyInputByte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)

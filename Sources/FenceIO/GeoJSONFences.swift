@@ -55,9 +55,7 @@ public enum GeoJSONFences {
     /// whatever that is, for the caller to decide.
     static func readDeclaringCRS(path: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
         let data = try readDocument(path: path)
-        var name = URL(fileURLWithPath: path)
-        if ["gz", "zst"].contains(name.pathExtension.lowercased()) { name.deletePathExtension() }
-        let layer = path == "-" ? "stdin" : name.deletingPathExtension().lastPathComponent
+        let layer = path == "-" ? "stdin" : URL(fileURLWithPath: Compression.strippingEnding(path)).deletingPathExtension().lastPathComponent
         return try parse(data, layer: layer, options: options)
     }
 

@@ -15,8 +15,7 @@ final class GzipInflater: StreamDecoder {
     /// A fault found after inflating some bytes in the same call, thrown by the next.
     private var pendingFault: FenceError?
     var hasPendingFault: Bool { pendingFault != nil }
-    /// `consumed` when output last came.
-    private var consumedAtOutput = 0
+    private var silence = SilenceGuard()
 
     init() {
         stream = .allocate(capacity: 1)
@@ -77,13 +76,7 @@ final class GzipInflater: StreamDecoder {
             written += gave
             consumed += took
             produced += gave
-            if gave > 0 {
-                consumedAtOutput = consumed
-            } else if consumed - consumedAtOutput > maxCompressedBytesWithoutOutput {
-                throw FenceError(
-                    .malformedInput,
-                    reason: "the gzip data gives no output for \(consumed - consumedAtOutput) compressed bytes (from byte \(consumedAtOutput)): refused as endless")
-            }
+            try silence.step(consumed: consumed, gave: gave, format: .gzip)
             switch status {
             case Z_OK, Z_BUF_ERROR:
                 if took == 0 && gave == 0 { return (read, written) }

@@ -177,12 +177,6 @@ public final class PositionReader {
     /// The current `read`'s deadline (`DispatchTime` nanoseconds) under `maxWait`.
     private var deadline: UInt64?
 
-    /// The input's compression, once its first bytes were read (nil: plain, or not read yet).
-    public var compression: String? {
-        if case .compressed(let c) = encoding { return c.rawValue }
-        return nil
-    }
-
     /// Whether the input can be read before the deadline (always, without one): decoded
     /// bytes the decoder may hold, compressed bytes not yet decoded, a fault the decoder holds
     /// (it ends the input without waiting for more), or the descriptor ready.

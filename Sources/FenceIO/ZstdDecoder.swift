@@ -15,8 +15,7 @@ final class ZstdDecoder: StreamDecoder {
     /// A fault found after decoding some bytes in the same call, thrown by the next.
     private var pendingFault: FenceError?
     var hasPendingFault: Bool { pendingFault != nil }
-    /// `consumed` when output last came.
-    private var consumedAtOutput = 0
+    private var silence = SilenceGuard()
     /// Compressed bytes given to libzstd per call. On a fault libzstd reports no progress for
     /// the whole call, so what that call decoded before the faulty block is lost: small calls
     /// keep that loss to the blocks of one slice.
@@ -45,18 +44,6 @@ final class ZstdDecoder: StreamDecoder {
             var source = ZSTD_inBuffer(src: base + taken, size: min(Self.slice, input.count - taken), pos: 0)
             let before = target.pos
             let r = ZSTD_decompressStream(stream, &target, &source)
-            if ZSTD_isError(r) == 0 {
-                taken += source.pos
-                consumed += source.pos
-                produced += target.pos - before
-                if target.pos > before {
-                    consumedAtOutput = consumed
-                } else if consumed - consumedAtOutput > maxCompressedBytesWithoutOutput {
-                    throw FenceError(
-                        .malformedInput,
-                        reason: "the zstd data gives no output for \(consumed - consumedAtOutput) compressed bytes (from byte \(consumedAtOutput)): refused as endless")
-                }
-            }
             if ZSTD_isError(r) != 0 {
                 let fault = FenceError(
                     .malformedInput,
@@ -68,6 +55,10 @@ final class ZstdDecoder: StreamDecoder {
                 }
                 throw fault
             }
+            taken += source.pos
+            consumed += source.pos
+            produced += target.pos - before
+            try silence.step(consumed: consumed, gave: target.pos - before, format: .zstd)
             // A call without progress says nothing of the frame (at a frame's end, with no
             // input, it asks for the next frame's header).
             if source.pos == 0 && target.pos == before { break }

@@ -78,8 +78,7 @@ public enum FenceInput {
         if source == "-" { return true }
         // GDAL's virtual file systems (/vsizip/, /vsicurl/, ...) only OGR can open.
         if source.hasPrefix("/vsi") { return false }
-        var lower = source.lowercased()
-        if lower.hasSuffix(".gz") { lower.removeLast(3) } else if lower.hasSuffix(".zst") { lower.removeLast(4) }
+        let lower = Compression.strippingEnding(source).lowercased()
         return lower.hasSuffix(".geojson") || lower.hasSuffix(".json")
     }
 }

@@ -42,8 +42,7 @@ public enum OGRFences {
     private static func readCollecting(_ source: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         var openOptions = options.openOptions
         // A CSV's WKT column is the geometry, not an attribute to carry along.
-        let lower = source.lowercased()
-        let isCSV = lower.hasSuffix(".csv") || lower.hasSuffix(".csv.gz")
+        let isCSV = Compression.strippingEnding(source).lowercased().hasSuffix(".csv")
         if isCSV && !openOptions.contains(where: { $0.uppercased().hasPrefix("KEEP_GEOM_COLUMNS=") }) {
             openOptions.append("KEEP_GEOM_COLUMNS=NO")
         }
