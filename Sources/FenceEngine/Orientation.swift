@@ -333,7 +333,7 @@ enum RingSimplicity {
                 let maxY = box[4 * i + 3]
                 for j in stride(from: i + 2, to: edges, by: 1) {
                     if box[4 * j + 1] < minX || box[4 * j] > maxX || box[4 * j + 3] < minY || box[4 * j + 2] > maxY { continue }
-                    if pairMayMeet(coords, i, j, edges: edges) { return .notProven }
+                    if !areNeighbours(i, j, edges: edges) && linesMayMeet(coords, i, j) { return .notProven }
                 }
             }
             return .simple
@@ -369,15 +369,27 @@ enum RingSimplicity {
     /// and are never reported.
     @inline(__always)
     static func pairMayMeet(_ coords: UnsafePointer<Double>, _ i: Int, _ j: Int, edges: Int) -> Bool {
-        if j == i + 1 || (i == 0 && j == edges - 1) { return false }
+        !areNeighbours(i, j, edges: edges) && !boxesApart(coords, i, j) && linesMayMeet(coords, i, j)
+    }
+
+    /// Whether edges i < j share a vertex: j = i + 1, or the ring's first and last edge.
+    @inline(__always)
+    static func areNeighbours(_ i: Int, _ j: Int, edges: Int) -> Bool { j == i + 1 || (i == 0 && j == edges - 1) }
+
+    /// Whether the boxes of edges i and j are strictly apart, so the edges cannot meet (exact
+    /// compares, so sound).
+    @inline(__always)
+    static func boxesApart(_ coords: UnsafePointer<Double>, _ i: Int, _ j: Int) -> Bool {
         let (ax, ay, bx, by) = (coords[2 * i], coords[2 * i + 1], coords[2 * i + 2], coords[2 * i + 3])
         let (cx, cy, dx, dy) = (coords[2 * j], coords[2 * j + 1], coords[2 * j + 2], coords[2 * j + 3])
-        // Boxes strictly apart: the edges cannot meet (exact compares, so sound).
-        if (cx < ax && cx < bx && dx < ax && dx < bx) || (cx > ax && cx > bx && dx > ax && dx > bx)
+        return (cx < ax && cx < bx && dx < ax && dx < bx) || (cx > ax && cx > bx && dx > ax && dx > bx)
             || (cy < ay && cy < by && dy < ay && dy < by) || (cy > ay && cy > by && dy > ay && dy > by)
-        {
-            return false
-        }
+    }
+
+    /// `pairMayMeet`'s last step, for edges whose boxes are not apart: false only when all
+    /// four orientations are certain, nonzero and show no crossing.
+    @inline(__always)
+    static func linesMayMeet(_ coords: UnsafePointer<Double>, _ i: Int, _ j: Int) -> Bool {
         let (o1, o2, o3, o4) = orientations(coords, i, j)
         if o1 == 2 || o2 == 2 || o3 == 2 || o4 == 2 { return true }
         if o1 == 0 || o2 == 0 || o3 == 0 || o4 == 0 { return true }
@@ -425,55 +437,69 @@ enum RingSimplicity {
         // 1e-6 cells: rounding here is below 1e-12 cells, so a point of the edge is always in
         // a cell the edge is filed under.
         let margin = 1e-6
-        var start = [Int32](repeating: 0, count: side * side + 1)
-        for pass in 0..<2 {
-            var fill = pass == 0 ? [] : Array(start[0..<(side * side)])
-            var filed = pass == 0 ? [] : [Int32](repeating: 0, count: Int(start[side * side]))
-            var cells = 0
-            for e in 0..<edges {
-                let ux1 = (coords[2 * e] - minX) * scaleX
-                let uy1 = (coords[2 * e + 1] - minY) * scaleY
-                let ux2 = (coords[2 * e + 2] - minX) * scaleX
-                let uy2 = (coords[2 * e + 3] - minY) * scaleY
-                let lowY = Swift.min(uy1, uy2)
-                let highY = Swift.max(uy1, uy2)
-                let slope = (ux2 - ux1) / (uy2 - uy1)
-                // An error in y moves x by the slope times as much.
-                let widen = slope.isFinite ? margin + abs(slope) * 1e-9 : 0
-                for row in cell(lowY - margin)...cell(highY + margin) {
-                    var x0 = Swift.min(ux1, ux2)
-                    var x1 = Swift.max(ux1, ux2)
-                    if highY > lowY && slope.isFinite {
-                        // Where the edge enters and leaves the band, clamped to the edge.
-                        let b0 = Swift.max(lowY, Double(row) - margin)
-                        let b1 = Swift.min(highY, Double(row + 1) + margin)
-                        let xa = ux1 + (b0 - uy1) * slope
-                        let xb = ux1 + (b1 - uy1) * slope
-                        x0 = Swift.max(x0, Swift.min(xa, xb) - widen)
-                        x1 = Swift.min(x1, Swift.max(xa, xb) + widen)
-                    }
-                    guard x0 <= x1 + 2 * margin else { continue }
-                    for cx in cell(x0 - margin)...cell(x1 + margin) {
-                        let c = row * side + cx
-                        if pass == 0 {
-                            start[c + 1] += 1
-                        } else {
-                            filed[Int(fill[c])] = Int32(e)
-                            fill[c] += 1
-                        }
-                        cells += 1
+        // One pass files (cell, edge) in edge order; a counting sort by cell then gives each
+        // cell's edges, ascending.
+        var cellOf: [UInt32] = []
+        var edgeOf: [Int32] = []
+        cellOf.reserveCapacity(4 * edges)
+        edgeOf.reserveCapacity(4 * edges)
+        for e in 0..<edges {
+            let ux1 = (coords[2 * e] - minX) * scaleX
+            let uy1 = (coords[2 * e + 1] - minY) * scaleY
+            let ux2 = (coords[2 * e + 2] - minX) * scaleX
+            let uy2 = (coords[2 * e + 3] - minY) * scaleY
+            let lowY = Swift.min(uy1, uy2)
+            let highY = Swift.max(uy1, uy2)
+            let slope = (ux2 - ux1) / (uy2 - uy1)
+            // An error in y moves x by the slope times as much.
+            let widen = slope.isFinite ? margin + abs(slope) * 1e-9 : 0
+            for row in cell(lowY - margin)...cell(highY + margin) {
+                var x0 = Swift.min(ux1, ux2)
+                var x1 = Swift.max(ux1, ux2)
+                if highY > lowY && slope.isFinite {
+                    // Where the edge enters and leaves the band, clamped to the edge.
+                    let b0 = Swift.max(lowY, Double(row) - margin)
+                    let b1 = Swift.min(highY, Double(row + 1) + margin)
+                    let xa = ux1 + (b0 - uy1) * slope
+                    let xb = ux1 + (b1 - uy1) * slope
+                    x0 = Swift.max(x0, Swift.min(xa, xb) - widen)
+                    x1 = Swift.min(x1, Swift.max(xa, xb) + widen)
+                }
+                guard x0 <= x1 + 2 * margin else { continue }
+                for cx in cell(x0 - margin)...cell(x1 + margin) {
+                    cellOf.append(UInt32(row * side + cx))
+                    edgeOf.append(Int32(e))
+                }
+            }
+            // Edges that cross much of the box make the grid useless: left to the sweep.
+            if cellOf.count > 64 * (edges + side) { return .crowded }
+        }
+        let cellCount = side * side
+        var start = [Int32](repeating: 0, count: cellCount + 1)
+        var filed = [Int32](repeating: 0, count: cellOf.count)
+        start.withUnsafeMutableBufferPointer { start in
+            for c in cellOf { start[Int(c) + 1] &+= 1 }
+            for c in 0..<cellCount { start[c + 1] &+= start[c] }
+            var fill = Array(start[0..<cellCount])
+            filed.withUnsafeMutableBufferPointer { filed in
+                fill.withUnsafeMutableBufferPointer { fill in
+                    for (c, e) in zip(cellOf, edgeOf) {
+                        filed[Int(fill[Int(c)])] = e
+                        fill[Int(c)] &+= 1
                     }
                 }
-                // Edges that cross much of the box make the grid useless: left to the sweep.
-                if cells > 64 * (edges + side) { return .crowded }
             }
-            if pass == 0 {
-                for c in 0..<(side * side) { start[c + 1] += start[c] }
-                continue
-            }
-            // Pairs are bounded too: a ring crowded into a few cells is left to the sweep.
+        }
+        // Pairs are bounded too: a ring crowded into a few cells is left to the sweep.
+        // Edges side by side along their length (a star's spikes) share several cells and
+        // come up in each: a pair found apart is remembered in a small direct-mapped table,
+        // so its orientations are computed about once (on a 1,000-vertex star they were
+        // a third of the check).
+        let memoSize = 1 << Swift.max(8, Swift.min(12, Int.bitWidth - edges.leadingZeroBitCount + 1))
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: memoSize) { memo -> GridOutcome in
+            memo.initialize(repeating: .max)
             var pairs = 0
-            for c in 0..<(side * side) {
+            for c in 0..<cellCount {
                 let lo = Int(start[c])
                 let hi = Int(start[c + 1])
                 if hi - lo < 2 { continue }
@@ -481,13 +507,18 @@ enum RingSimplicity {
                 if pairs > 256 * edges { return .crowded }
                 for p in lo..<(hi - 1) {
                     for q in (p + 1)..<hi {
-                        let i = Int(filed[p])
-                        let j = Int(filed[q])
-                        if pairMayMeet(coords, min(i, j), max(i, j), edges: edges) { return .mayMeet }
+                        let i = Swift.min(Int(filed[p]), Int(filed[q]))
+                        let j = Swift.max(Int(filed[p]), Int(filed[q]))
+                        if areNeighbours(i, j, edges: edges) || boxesApart(coords, i, j) { continue }
+                        let key = UInt64(i) << 32 | UInt64(j)
+                        let slot = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 52) & (memoSize - 1)
+                        if memo[slot] == key { continue }
+                        if linesMayMeet(coords, i, j) { return .mayMeet }
+                        memo[slot] = key
                     }
                 }
             }
+            return .apart
         }
-        return .apart
     }
 }
