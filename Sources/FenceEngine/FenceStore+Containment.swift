@@ -45,12 +45,44 @@ struct ContainmentScratch {
     /// Times GEOS decided a polygon test.
     var geosCalls = 0
 
+    /// The polygons GEOS was asked about, built and prepared in `geos`, by slot. A position
+    /// the fast filters leave undecided lies within about 1e-15 of an edge, and its neighbours
+    /// often do too (fixes snapped to a road that is a boundary, points along one edge): each
+    /// polygon is then built and prepared once per worker, not once per position, which cost
+    /// 2.6 ms a position on a 100,000-vertex polygon. A scratch serves one store value and is
+    /// never kept across an edit (a slot may then hold another fence). Emptied when it holds
+    /// `preparedLimit` polygons or `preparedPositionLimit` positions in all.
+    private var prepared: [Int32: GEOSPreparedGeometry] = [:]
+    private(set) var preparedPositions = 0
+    /// Polygons built and prepared in GEOS so far (each slot once while it is kept).
+    private(set) var preparations = 0
+    var preparedCount: Int { prepared.count }
+    var preparedLimit = 4096
+    var preparedPositionLimit = 4_000_000
+
     init() { candidates.reserveCapacity(64) }
 
     mutating func context() -> GEOSContext {
         if let geos { return geos }
         let made = GEOSContext()
         geos = made
+        return made
+    }
+
+    /// The GEOS prepared geometry of the polygon fence in `slot` of `store`, made in this
+    /// scratch's context on first need and kept (see `prepared`). Nil when GEOS cannot build it.
+    /// - Complexity: O(1) when kept; otherwise O(v) to build it, and GEOS indexes it on first use.
+    mutating func preparedGeometry(slot: Int32, in store: FenceStore) -> GEOSPreparedGeometry? {
+        if let kept = prepared[slot] { return kept }
+        let context = context()
+        guard let (made, positions) = store.preparedGeometry(slot: slot, context: context) else { return nil }
+        if prepared.count >= preparedLimit || preparedPositions + positions > preparedPositionLimit {
+            prepared.removeAll()
+            preparedPositions = 0
+        }
+        prepared[slot] = made
+        preparedPositions += positions
+        preparations += 1
         return made
     }
 }
@@ -448,27 +480,26 @@ extension FenceStore {
         // envelope test looks at the whole MultiPolygon's box only.
         guard RingLocator.inExteriorBox(x: p.lon, y: p.lat, record: record) else { return false }
         scratch.geosCalls += 1
-        return geosCovers(slot: slot, p, context: scratch.context())
-    }
-
-    /// GEOS decides: the fence is rebuilt in this worker's context, prepared, and asked
-    /// `GEOSPreparedCovers_r`. Only points within ~1e-15 relative of an edge come here.
-    func geosCovers(slot: Int32, _ p: LonLat, context: GEOSContext) -> Bool {
-        guard let prepared = preparedGeometry(slot: slot, context: context) else { return false }
+        // GEOS decides, `GEOSPreparedCovers_r` on the fence rebuilt in this worker's context
+        // (kept in the scratch for the positions after this one).
+        guard let prepared = scratch.preparedGeometry(slot: slot, in: self) else { return false }
         return prepared.covers(x: p.lon, y: p.lat) ?? false
     }
 
-    /// A GEOS prepared geometry for a stored polygon fence, made in `context`.
-    func preparedGeometry(slot: Int32, context: GEOSContext) -> GEOSPreparedGeometry? {
+    /// A GEOS prepared geometry for a stored polygon fence, made in `context`, and its number
+    /// of positions. Callers go through `ContainmentScratch.preparedGeometry`, which keeps it.
+    /// - Complexity: O(v) for v positions.
+    func preparedGeometry(slot: Int32, context: GEOSContext) -> (GEOSPreparedGeometry, positions: Int)? {
         let s = Int(slot)
         let start = geometryStart(s)
+        var positions = 0
         let made = geometry.withUnsafeBufferPointer { g -> GEOSGeometry? in
             let record = g.baseAddress! + start
             let (rings, offset) = FlatGeometry.rings(of: record)
-            let coordinateCount = 2 * rings.reduce(0) { $0 + $1.count }
-            return context.makePolygonal(coords: UnsafeBufferPointer(start: record + offset, count: coordinateCount), rings: rings)
+            positions = rings.reduce(0) { $0 + $1.count }
+            return context.makePolygonal(coords: UnsafeBufferPointer(start: record + offset, count: 2 * positions), rings: rings)
         }
-        return made.flatMap(GEOSPreparedGeometry.init)
+        return made.flatMap(GEOSPreparedGeometry.init).map { ($0, positions) }
     }
 }
 

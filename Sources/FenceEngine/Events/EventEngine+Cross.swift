@@ -84,17 +84,9 @@ extension EventEngine {
             let closest = LonLat(lon: p.lon + t * (q.lon - p.lon), lat: p.lat + t * (q.lat - p.lat))
             return Geodesic.distance(lon1: center.lon, lat1: center.lat, lon2: closest.lon, lat2: closest.lat) <= r[2]
         }
-        let context = scratch.containment.context()
-        let prepared: GEOSPreparedGeometry
-        if let cached = scratch.prepared[slot] {
-            prepared = cached
-        } else {
-            guard let made = store.preparedGeometry(slot: slot, context: context) else { return false }
-            if scratch.prepared.count > 4096 { scratch.prepared.removeAll() }
-            scratch.prepared[slot] = made
-            prepared = made
-        }
-        guard let line = context.makeSegment(p, q) else { return false }
+        guard let prepared = scratch.containment.preparedGeometry(slot: slot, in: store),
+            let line = scratch.containment.context().makeSegment(p, q)
+        else { return false }
         return prepared.intersects(line) ?? false
     }
 }

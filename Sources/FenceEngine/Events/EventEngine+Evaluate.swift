@@ -494,5 +494,4 @@ struct ApplyScratch {
     var stored: [PairState] = []
     var containment = ContainmentScratch()
     var segment = ContiguousArray<Int32>()
-    var prepared: [Int32: GEOSPreparedGeometry] = [:]
 }
