@@ -22,11 +22,11 @@ public struct FenceLimits: Sendable, Hashable {
     public init() {}
 }
 
-enum FenceValidation {
+package enum FenceValidation {
     /// How far past ±180 or ±90 degrees a fence coordinate may lie and be taken as the bound:
     /// 1e-9 degrees (0.1 mm). Reprojected data carries that much floating-point noise
     /// (Natural Earth's Russia reaches 180.00000000000006); beyond it is out of range.
-    static let rangeTolerance = 1e-9
+    package static let rangeTolerance = 1e-9
     /// The largest circle radius taken, in metres: half a meridian of WGS84 (20,003,931.5 m,
     /// the longest geodesic) rounded up to the kilometre. Such a circle covers the globe.
     static let maxRadius = 20_004_000.0

@@ -34,7 +34,8 @@ extension OGRReprojection {
         guard OSRIsGeographic(crs) != 0 else { return nil }
         let radians = OSRGetAngularUnits(crs, nil)
         let degreesPerUnit = radians > 0 ? radians * 180 / .pi : 1
-        return ((180 + 1e-9) / degreesPerUnit, (90 + 1e-9) / degreesPerUnit)
+        let noise = FenceValidation.rangeTolerance
+        return ((180 + noise) / degreesPerUnit, (90 + noise) / degreesPerUnit)
     }
 
     /// How far a coordinate may come back from the round trip source -> WGS84 -> source: 1 m

@@ -195,6 +195,7 @@ final class OGRReprojection {
         }
         let transformed = OGROwnedGeometry(owning: raw)
         if !mapsBack(g, transformed.raw) { try checkCoordinates(g) }
+        removeCutSpikes(transformed.raw)
         return transformed
     }
 }
