@@ -111,10 +111,18 @@ final class OGRReprojectionTests: XCTestCase {
         guard case .circle(let centre, 100) = read.fences.last?.shape else { return XCTFail("pin is no 100 m circle") }
         XCTAssertEqual(centre.lon, 9, accuracy: 1e-9)
         XCTAssertEqual(centre.lat, 50, accuracy: 1e-9)
-        // Without the assumption the same numbers are not longitude/latitude: refused per feature.
+        // Without the assumption the same numbers are not longitude/latitude: refused per
+        // feature as it is read, with the way out (a missing .prj is the usual cause).
         let plain = try FenceInput.read(dir + "/utm.csv")
-        var store = FenceStore()
-        XCTAssertEqual(store.add(plain.fences).compactMap(\.error?.kind), [.coordinateOutOfRange, .coordinateOutOfRange])
+        XCTAssertEqual(plain.fences.count, 0)
+        XCTAssertEqual(plain.rejected.map(\.error.kind), [.coordinateOutOfRange, .coordinateOutOfRange])
+        for r in plain.rejected {
+            XCTAssertTrue(r.error.reason.hasPrefix("coordinates span x 500000"), r.error.reason)
+            XCTAssertTrue(r.error.reason.contains("the layer declares no CRS") && r.error.reason.contains("--fence-crs"), r.error.reason)
+        }
+        // In range (a small projected extent), the numbers are taken as degrees, as documented.
+        try G.write("id,WKT\nsmall,\"POLYGON ((5 5,6 5,6 6,5 5))\"\n", to: dir + "/small.csv")
+        XCTAssertEqual(try FenceInput.read(dir + "/small.csv").fences.map(\.id), ["small"])
         // A file that declares the CRS needs no assumption.
         try G.convert(["-a_srs", "EPSG:32632", "-lco", "SPATIAL_INDEX=NO", dir + "/utm.fgb", dir + "/utm.csv"])
         let fgb = try FenceInput.read(dir + "/utm.fgb")

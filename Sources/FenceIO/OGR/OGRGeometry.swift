@@ -85,6 +85,27 @@ enum OGRGeometry {
         }
     }
 
+    /// For a layer that declares no CRS (and none is named): `coordinateOutOfRange` when the
+    /// geometry's box reaches past longitude ±180 or latitude ±90 (beyond the 1e-9 degrees of
+    /// noise every reader takes as the bound), with its extent and the way out, since such
+    /// coordinates are almost always metres or feet of a projected CRS whose `.prj` went
+    /// missing. Nil when the box is within range: the engine's own check then applies as to
+    /// any fence.
+    /// - Complexity: O(n) in the positions (OGR's envelope).
+    static func beyondDegrees(_ g: OGRGeometryH) -> FenceError? {
+        var box = OGREnvelope()
+        OGR_G_GetEnvelope(g, &box)
+        let noise = FenceValidation.rangeTolerance
+        guard box.MinX < -180 - noise || box.MaxX > 180 + noise || box.MinY < -90 - noise || box.MaxY > 90 + noise else {
+            return nil
+        }
+        return FenceError(
+            .coordinateOutOfRange,
+            reason: "coordinates span x \(box.MinX) to \(box.MaxX), y \(box.MinY) to \(box.MaxY), outside [-180, 180] x [-90, 90]: "
+                + "the layer declares no CRS, so they are read as WGS84 longitude/latitude; name the CRS they are in with "
+                + "--fence-crs (for example EPSG:32618 for UTM zone 18N)")
+    }
+
     /// Curves (CurvePolygon, MultiSurface: GeoPackage and PostGIS may hold them) as straight
     /// segments, by OGR's default step; nil when the geometry has none.
     static func linearised(_ g: OGRGeometryH) -> OGROwnedGeometry? {

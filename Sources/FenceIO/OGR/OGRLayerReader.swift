@@ -37,6 +37,8 @@ struct OGRLayerReader {
         let settingNames = Set(mapping.allNames.map { $0.lowercased() })
         let propertyFields = fields.filter { !settingNames.contains($0.name.lowercased()) }
         let reprojection = try OGRReprojection.forLayer(layer.spatialReference, assumed: options.assumedCRS)
+        // No CRS declared and none named: coordinates are taken as WGS84 degrees.
+        let takenAsDegrees = layer.spatialReference == nil && options.assumedCRS == nil
         let limits = options.limits.geometry
 
         let announced = layer.announcedFeatureCount
@@ -120,6 +122,10 @@ struct OGRLayerReader {
                 }
                 projected = made
                 geometry = made.raw
+            }
+            if takenAsDegrees, let e = OGRGeometry.beyondDegrees(geometry) {
+                reject(e)
+                continue
             }
             guard let count = OGRGeometry.isoWKB(geometry, into: &wkb) else {
                 reject(FenceError(.malformedInput, reason: "OGR could not write the \(OGRGeometry.typeName(geometry)) as WKB"))
