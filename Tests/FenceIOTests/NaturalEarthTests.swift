@@ -101,6 +101,7 @@ final class NaturalEarthTests: XCTestCase {
             if got != want { mismatches.append("\(p): engine \(got), GEOS \(want)") }
         }
         XCTAssertGreaterThan(points.count, 30_000)
+        print("NaturalEarthTests: \(points.count) positions")
         XCTAssertEqual(mismatches.count, 0, "\(mismatches.prefix(10))")
         // The batch path on two workers gives the same pairs.
         let coverage = store.covering(points, threads: 2)
