@@ -76,6 +76,8 @@ struct ContainmentScratch {
         if let kept = prepared[slot] { return kept }
         let context = context()
         guard let (made, positions) = store.preparedGeometry(slot: slot, context: context) else { return nil }
+        // One polygon over the whole budget is used and not kept.
+        if positions > preparedPositionLimit { return made }
         if prepared.count >= preparedLimit || preparedPositions + positions > preparedPositionLimit {
             prepared.removeAll()
             preparedPositions = 0

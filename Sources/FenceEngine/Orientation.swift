@@ -437,13 +437,9 @@ enum RingSimplicity {
         // 1e-6 cells: rounding here is below 1e-12 cells, so a point of the edge is always in
         // a cell the edge is filed under.
         let margin = 1e-6
-        // One pass files (cell, edge) in edge order; a counting sort by cell then gives each
-        // cell's edges, ascending.
-        var cellOf: [UInt32] = []
-        var edgeOf: [Int32] = []
-        cellOf.reserveCapacity(4 * edges)
-        edgeOf.reserveCapacity(4 * edges)
-        for e in 0..<edges {
+        let cellCount = side * side
+        // The cells of edge e, one call of `body` each.
+        @inline(__always) func forEachCell(of e: Int, _ body: (Int) -> Void) {
             let ux1 = (coords[2 * e] - minX) * scaleX
             let uy1 = (coords[2 * e + 1] - minY) * scaleY
             let ux2 = (coords[2 * e + 2] - minX) * scaleX
@@ -466,26 +462,37 @@ enum RingSimplicity {
                     x1 = Swift.min(x1, Swift.max(xa, xb) + widen)
                 }
                 guard x0 <= x1 + 2 * margin else { continue }
-                for cx in cell(x0 - margin)...cell(x1 + margin) {
-                    cellOf.append(UInt32(row * side + cx))
-                    edgeOf.append(Int32(e))
-                }
+                for cx in cell(x0 - margin)...cell(x1 + margin) { body(row * side + cx) }
             }
-            // Edges that cross much of the box make the grid useless: left to the sweep.
-            if cellOf.count > 64 * (edges + side) { return .crowded }
         }
-        let cellCount = side * side
+        // Counted first, so a ring whose edges cross much of the box is left to the sweep
+        // before anything is stored (storing the cells first took 512 bytes an edge, 933 MB
+        // for a million-position sawtooth); then each cell's edges filed, ascending.
         var start = [Int32](repeating: 0, count: cellCount + 1)
-        var filed = [Int32](repeating: 0, count: cellOf.count)
-        start.withUnsafeMutableBufferPointer { start in
-            for c in cellOf { start[Int(c) + 1] &+= 1 }
+        var total = 0
+        let crowded = start.withUnsafeMutableBufferPointer { start -> Bool in
+            for e in 0..<edges {
+                forEachCell(of: e) { c in
+                    start[c + 1] &+= 1
+                    total &+= 1
+                }
+                // Edges that cross much of the box make the grid useless: left to the sweep.
+                if total > 64 * (edges + side) { return true }
+            }
             for c in 0..<cellCount { start[c + 1] &+= start[c] }
+            return false
+        }
+        if crowded { return .crowded }
+        var filed = [Int32](repeating: 0, count: total)
+        start.withUnsafeBufferPointer { start in
             var fill = Array(start[0..<cellCount])
             filed.withUnsafeMutableBufferPointer { filed in
                 fill.withUnsafeMutableBufferPointer { fill in
-                    for (c, e) in zip(cellOf, edgeOf) {
-                        filed[Int(fill[Int(c)])] = e
-                        fill[Int(c)] &+= 1
+                    for e in 0..<edges {
+                        forEachCell(of: e) { c in
+                            filed[Int(fill[c])] = Int32(e)
+                            fill[c] &+= 1
+                        }
                     }
                 }
             }

@@ -62,7 +62,8 @@ final class PreparedGeometryCacheTests: XCTestCase {
         var store = FenceStore()
         XCTAssertTrue(store.add(fences).allSatisfy { $0.error == nil })
         let oracle = Oracle(fences)
-        for (polygons, positions) in [(8, 1_000_000), (1000, 120)] {
+        // The last budget is below the largest ring (29 positions): those are used, not kept.
+        for (polygons, positions) in [(8, 1_000_000), (1000, 120), (1000, 25)] {
             var scratch = ContainmentScratch()
             scratch.preparedLimit = polygons
             scratch.preparedPositionLimit = positions

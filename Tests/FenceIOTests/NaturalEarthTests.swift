@@ -83,13 +83,15 @@ final class NaturalEarthTests: XCTestCase {
                 for i in stride(from: 0, to: ring.count - 1, by: step) {
                     let a = ring[i]
                     let b = ring[i + 1]
-                    points.append(a)
-                    points.append(LonLat(lon: (a.lon + b.lon) / 2, lat: (a.lat + b.lat) / 2))
-                    for _ in 0..<3 {
-                        let d = pow(10, rng.uniform(-10, -4))
-                        let angle = rng.uniform(0, 2 * .pi)
-                        let q = LonLat(lon: a.lon + d * cos(angle), lat: a.lat + d * sin(angle))
-                        if abs(q.lon) <= 180 && abs(q.lat) <= 90 { points.append(q) }
+                    let mid = LonLat(lon: (a.lon + b.lon) / 2, lat: (a.lat + b.lat) / 2)
+                    for c in [a, mid] {
+                        points.append(c)
+                        for _ in 0..<3 {
+                            let d = pow(10, rng.uniform(-10, -4))
+                            let angle = rng.uniform(0, 2 * .pi)
+                            let q = LonLat(lon: c.lon + d * cos(angle), lat: c.lat + d * sin(angle))
+                            if abs(q.lon) <= 180 && abs(q.lat) <= 90 { points.append(q) }
+                        }
                     }
                 }
             }

@@ -7,11 +7,10 @@ extension OGRReprojection {
     ///
     /// `WRAPDATELINE` snaps a vertex within a fraction of a millimetre of the antimeridian onto
     /// it, so a ring that passes that close can run along the line down and back up again
-    /// (-16.5552165631, -16.5552165634, -16.5362597581 at lon -180 in a real case): collinear
-    /// edges doubling back, which GEOS calls a self-intersection. The user's polygon was valid;
-    /// the cut made it not. Every vertex between the first and the last of a run on one side
-    /// of the line is dropped (`withoutRunsOnAntimeridian`): they all lie on one straight
-    /// line, so the area is unchanged to the last bit, and the cut edge GDAL meant remains.
+    /// (-16.5552165631, -16.5552165634, -16.5362597581 at lon -180 in a real case), or a
+    /// western piece can step to +180 and back at one latitude: edges doubling back, which
+    /// GEOS calls a self-intersection. The user's polygon was valid; the cut made it not. The
+    /// vertices inside each run on the line are dropped (`withoutRunsOnAntimeridian`).
     /// - Complexity: O(n) in the positions: a copy of each ring, and a write-back of the rings
     ///   that change.
     func removeCutSpikes(_ g: OGRGeometryH) {
@@ -23,27 +22,29 @@ extension OGRReprojection {
         }
     }
 
-    /// A closed ring (last position = first) with each run of consecutive vertices on the
-    /// antimeridian (|lon| within `FenceValidation.rangeTolerance` of 180) cut down to the
-    /// run's first and last vertex (one, when those coincide), closed again; nil when nothing
-    /// changes. +180 and -180 are one meridian, and GDAL's cut may put a vertex of a western
-    /// piece at +180 (an edge across the whole map and back): the kept vertices take the side
-    /// of the ring's vertices either side of the run. A run between vertices on opposite sides
-    /// (a ring that really crosses the line) leaves the ring as it is, and so does a ring
-    /// lying wholly on the line, or one that would keep under three vertices. The ring may start elsewhere than it did (at a vertex off the
-    /// line), which changes no point of it.
+    /// A closed ring (last position = first) with each run of consecutive vertices exactly on
+    /// the antimeridian (longitude ±180, as GDAL's cut writes it) cut down to the run's first
+    /// and last vertex (one, when those coincide), closed again; nil when nothing is dropped.
+    ///
+    /// Only what changes no area goes: vertices inside a run on one name of the line are
+    /// collinear with its ends. A vertex inside the run on the other name (+180 in a run at
+    /// -180) is the same point of the Earth as its neighbour in the run, and must lie at that
+    /// neighbour's latitude (to 1e-9 degrees): otherwise the ring really spans the map there,
+    /// and it is left as it is. So is a ring whose run begins on one name and ends on the other,
+    /// one lying wholly on the line, and one that would keep under three vertices. No vertex is
+    /// moved. The ring may start elsewhere than it did (at a vertex off the line), which
+    /// changes no point of it.
     /// - Complexity: O(n).
     static func withoutRunsOnAntimeridian(xs: ArraySlice<Double>, ys: ArraySlice<Double>) -> [(x: Double, y: Double)]? {
         let m = xs.count - 1
         guard m >= 3 else { return nil }
-        let edge = 180 - FenceValidation.rangeTolerance
         @inline(__always) func x(_ k: Int) -> Double { xs[xs.startIndex + k % m] }
         @inline(__always) func y(_ k: Int) -> Double { ys[ys.startIndex + k % m] }
-        @inline(__always) func onLine(_ k: Int) -> Bool { abs(x(k)) >= edge }
+        @inline(__always) func onLine(_ k: Int) -> Bool { abs(x(k)) == 180 }
         guard let start = (0..<m).first(where: { !onLine($0) }) else { return nil }
         var out: [(x: Double, y: Double)] = []
         out.reserveCapacity(m + 1)
-        var changed = false
+        var dropped = false
         var k = start
         let end = start + m
         while k < end {
@@ -54,19 +55,18 @@ extension OGRReprojection {
             }
             var last = k
             while last + 1 < end && onLine(last + 1) { last += 1 }
-            // The vertices either side are off the line (the walk starts off it).
-            let west = x(k - 1 + m) < 0
-            guard west == (x(last + 1) < 0) else { return nil }
-            let line = west ? -180.0 : 180.0
-            let first = (x: (x(k) < 0) == west ? x(k) : line, y: y(k))
-            let final = (x: (x(last) < 0) == west ? x(last) : line, y: y(last))
-            out.append(first)
-            if last > k && final != first { out.append(final) }
-            if first.x != x(k) || final.x != x(last) || last - k + 1 > (last > k && final != first ? 2 : 1) { changed = true }
+            guard x(last) == x(k) else { return nil }
+            // A vertex on the other name is a step across the map and back at one latitude.
+            for j in (k + 1)..<Swift.max(k + 1, last) where x(j) != x(k) {
+                guard abs(y(j) - y(j - 1)) <= 1e-9 || abs(y(j) - y(j + 1)) <= 1e-9 else { return nil }
+            }
+            out.append((x(k), y(k)))
+            if last > k && y(last) != y(k) { out.append((x(last), y(last))) }
+            if last - k + 1 > (last > k && y(last) != y(k) ? 2 : 1) { dropped = true }
             k = last + 1
         }
         // A ring left with under three vertices was degenerate: validation says why.
-        guard changed, out.count >= 3 else { return nil }
+        guard dropped, out.count >= 3 else { return nil }
         out.append(out[0])
         return out
     }
