@@ -111,4 +111,47 @@ final class NaturalEarthTests: XCTestCase {
             XCTAssertEqual(coverage[k].map { store.slotSettings[Int($0.rawValue)].id }.sorted(), oracle.ids(covering: p), "\(p)")
         }
     }
+
+    /// The same countries through GDAL: written in a Pacific-centred Mercator (EPSG:3832,
+    /// without Antarctica, which Mercator cannot hold), read back through OGR, reprojected
+    /// to WGS84 and cut again at the antimeridian (`WRAPDATELINE` and the reader's cleanup of
+    /// its runs on the line). Fiji's and Russia's parts share an edge along 180 there (each
+    /// was cut at it), which is invalid as GEOS sees it, and they are refused with Sudan.
+    /// Every other country covers what the original does, away from its boundary by more
+    /// than the round trip's noise (1 m).
+    func testCountriesReprojectedThroughGDALCoverTheSame() throws {
+        try GDALFixtures.requireOgr2ogr()
+        let dir = try GDALFixtures.folder(self)
+        try GDALFixtures.convert(["-t_srs", "EPSG:3832", "-where", "iso_a3 <> 'ATA'", dir + "/ne3832.gpkg", "/vsigzip/" + Self.fixture])
+        let read = try FenceInput.read(dir + "/ne3832.gpkg")
+        XCTAssertEqual(read.reader, .ogr)
+        XCTAssertEqual(read.fences.count, 176)
+        var projected = FenceStore()
+        let results = projected.add(read.fences)
+        XCTAssertEqual(results.filter { $0.error != nil }.map(\.id).sorted(), ["Fiji", "Russia", "Sudan"])
+        let original = try FenceInput.read(Self.fixture)
+        var oracle = Oracle()
+        var store = FenceStore()
+        store.add(original.fences)
+        let refused: Set<String> = ["Fiji", "Russia", "Sudan", "Antarctica"]
+        for fence in original.fences where !refused.contains(fence.id) { _ = oracle.add(fence) }
+        var rng = SplitMix64(seed: 3832)
+        var compared = 0
+        var nearBoundary = 0
+        var mismatches: [String] = []
+        for _ in 0..<20_000 {
+            let p = LonLat(lon: rng.uniform(-180, 180), lat: rng.uniform(-84, 84))
+            let got = projected.ids(covering: p).sorted()
+            let want = oracle.ids(covering: p)
+            if got == want {
+                compared += 1
+            } else if abs(store.nearestBoundary(to: p).distance) < 1 {
+                nearBoundary += 1
+            } else {
+                mismatches.append("\(p): through GDAL \(got), original \(want)")
+            }
+        }
+        XCTAssertEqual(mismatches.count, 0, "\(mismatches.prefix(10))")
+        XCTAssertGreaterThan(compared, 19_900, "\(nearBoundary) within 1 m of a boundary")
+    }
 }
