@@ -37,22 +37,35 @@ public struct EventWriter {
     public func append(_ e: FenceEvent, to out: inout [UInt8]) {
         switch format {
         case .ndjson:
-            out.append(contentsOf: "{\"time\":\"".utf8)
+            out.appendUTF8("{\"time\":\"")
             ISO8601.append(e.time, to: &out)
-            out.append(contentsOf: "\",\"device\":".utf8)
+            out.appendUTF8("\",\"device\":")
             OutputEscaping.appendJSONString(e.device, to: &out)
-            out.append(contentsOf: ",\"fence\":".utf8)
+            out.appendUTF8(",\"fence\":")
             OutputEscaping.appendJSONString(e.fence, to: &out)
             if let g = e.group {
-                out.append(contentsOf: ",\"group\":".utf8)
+                out.appendUTF8(",\"group\":")
                 OutputEscaping.appendJSONString(g, to: &out)
             }
-            out.append(contentsOf: ",\"event\":\"\(e.kind)\",\"lon\":\(e.lon),\"lat\":\(e.lat)".utf8)
-            if e.initial { out.append(contentsOf: ",\"initial\":true".utf8) }
-            if let r = e.reason { out.append(contentsOf: ",\"reason\":\"\(r.rawValue)\"".utf8) }
-            if let s = e.insideSeconds { out.append(contentsOf: ",\"inside_s\":\(Self.seconds(s))".utf8) }
+            // Piece by piece: one interpolated string made and grown a heap string per event.
+            out.appendUTF8(",\"event\":\"")
+            out.appendUTF8(e.kind.description)
+            out.appendUTF8("\",\"lon\":")
+            out.appendUTF8(e.lon.description)
+            out.appendUTF8(",\"lat\":")
+            out.appendUTF8(e.lat.description)
+            if e.initial { out.appendUTF8(",\"initial\":true") }
+            if let r = e.reason {
+                out.appendUTF8(",\"reason\":\"")
+                out.appendUTF8(r.rawValue)
+                out.append(34)
+            }
+            if let s = e.insideSeconds {
+                out.appendUTF8(",\"inside_s\":")
+                out.appendUTF8(Self.seconds(s))
+            }
             if !propertyNames.isEmpty {
-                out.append(contentsOf: ",\"properties\":{".utf8)
+                out.appendUTF8(",\"properties\":{")
                 let values = properties[e.fence] ?? []
                 var first = true
                 for (k, name) in propertyNames.enumerated() {
@@ -65,17 +78,27 @@ public struct EventWriter {
                 }
                 out.append(125)
             }
-            out.append(contentsOf: "}\n".utf8)
+            out.appendUTF8("}\n")
         case .csv:
             ISO8601.append(e.time, to: &out)
             out.append(44)
-            out.append(contentsOf: OutputEscaping.csvField(e.device).utf8)
+            out.appendUTF8(OutputEscaping.csvField(e.device))
             out.append(44)
-            out.append(contentsOf: OutputEscaping.csvField(e.fence).utf8)
+            out.appendUTF8(OutputEscaping.csvField(e.fence))
             out.append(44)
-            out.append(contentsOf: OutputEscaping.csvField(e.group ?? "").utf8)
-            out.append(contentsOf: ",\(e.kind),\(e.lon),\(e.lat),\(e.initial ? "true" : ""),\(e.reason?.rawValue ?? ""),".utf8)
-            if let s = e.insideSeconds { out.append(contentsOf: Self.seconds(s).utf8) }
+            if let g = e.group { out.appendUTF8(OutputEscaping.csvField(g)) }
+            out.append(44)
+            out.appendUTF8(e.kind.description)
+            out.append(44)
+            out.appendUTF8(e.lon.description)
+            out.append(44)
+            out.appendUTF8(e.lat.description)
+            out.append(44)
+            if e.initial { out.appendUTF8("true") }
+            out.append(44)
+            if let r = e.reason { out.appendUTF8(r.rawValue) }
+            out.append(44)
+            if let s = e.insideSeconds { out.appendUTF8(Self.seconds(s)) }
             if !propertyNames.isEmpty {
                 let values = properties[e.fence] ?? []
                 for k in propertyNames.indices {

@@ -135,13 +135,16 @@ enum EvalCommand {
         var byKind: [FenceEventKind: Int] = [:]
         var eventCount = 0
         func write(_ events: ArraySlice<FenceEvent>) {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(events.count * 160)
-            for e in events {
-                byKind[e.kind, default: 0] += 1
-                writer.append(e, to: &bytes)
+            var kinds = [Int](repeating: 0, count: FenceEventKind.allCases.count)
+            for e in events { kinds[Int(e.kind.rawValue)] += 1 }
+            for kind in FenceEventKind.allCases where kinds[Int(kind.rawValue)] > 0 { byKind[kind, default: 0] += kinds[Int(kind.rawValue)] }
+            // Formatted on the workers, a chunk each, and written in order.
+            let rows = events.withUnsafeBufferPointer { records in
+                ChunkedRows.formatted(count: records.count, chunkSize: 16_384, threads: threads, bytesPerRow: 160) { i, bytes in
+                    writer.append(records[i], to: &bytes)
+                }
             }
-            out.write(bytes)
+            for piece in rows { out.write(piece) }
             eventCount += events.count
         }
         // Events in the last written millisecond of what was applied so far wait for the next

@@ -7,14 +7,10 @@ import XCTest
 /// it exit non-zero and the test fail. Output must equal the one-thread run's.
 final class CLIParallelTests: XCTestCase {
     func testEvalAndContainsOnEightThreads() throws {
-        var rng = UInt64(99)
-        func next() -> Double {
-            rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Double(rng >> 11) * 0x1p-53
-        }
+        var rng = LCG(99)
         var lines = ["device,time,lon,lat"]
         for t in 0..<60 {
-            for d in 0..<100 { lines.append("v\(d),\(t * 20 + d % 20),\(0.05 * next() - 0.005),\(0.03 * next() - 0.005)") }
+            for d in 0..<100 { lines.append("v\(d),\(t * 20 + d % 20),\(0.05 * rng.next() - 0.005),\(0.03 * rng.next() - 0.005)") }
         }
         let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
         let positions = try CLI.temp(self, "p.csv", lines.joined(separator: "\n") + "\n")
@@ -37,6 +33,43 @@ final class CLIParallelTests: XCTestCase {
             XCTAssertFalse(n8.err.contains("ThreadSanitizer"), n8.err)
             XCTAssertEqual(n1.out.split(separator: "\n").count, lines.count + (format == "csv" ? 0 : -1))
             XCTAssertEqual(n8.out, n1.out)
+        }
+    }
+
+    /// Output rows are formatted on the workers in chunks (8,192 positions for `contains`,
+    /// 16,384 events for `eval`) and written in order: a batch of many chunks gives the
+    /// one-thread bytes, in both formats.
+    func testOutputFormattedInChunksKeepsItsOrder() throws {
+        var rng = LCG(7)
+        // Devices jumping about the fences' area: most fixes enter or leave one.
+        var lines = ["device,time,lon,lat"]
+        for t in 0..<200 {
+            for d in 0..<400 { lines.append("dev-\(d),\(t * 30 + d % 30),\(0.05 * rng.next() - 0.005),\(0.03 * rng.next() - 0.005)") }
+        }
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let positions = try CLI.temp(self, "p.csv", lines.joined(separator: "\n") + "\n")
+        for format in ["ndjson", "csv"] {
+            let one = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--threads", "1", "--format", format])
+            let two = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--threads", "2", "--format", format])
+            XCTAssertEqual(one.status, 0, one.err)
+            XCTAssertEqual(two.status, 0, two.err)
+            XCTAssertGreaterThan(one.out.split(separator: "\n").count, 2 * 16_384, "several chunks of events")
+            XCTAssertEqual(two.out, one.out, format)
+            let c1 = try CLI.run(["contains", "--fences", fences, "--positions", positions, "--threads", "1", "--format", format])
+            let c2 = try CLI.run(["contains", "--fences", fences, "--positions", positions, "--threads", "2", "--format", format])
+            XCTAssertEqual(c2.status, 0, c2.err)
+            XCTAssertEqual(c1.out.split(separator: "\n").count, 80_000)
+            XCTAssertEqual(c2.out, c1.out, format)
+            // Both runs format in the same chunks, so also against the input itself: row k is
+            // position k (its device), and events go in time order.
+            let devices = c2.out.split(separator: "\n").map { row -> Substring in
+                format == "csv" ? row.split(separator: ",", omittingEmptySubsequences: false)[0] : row.split(separator: "\"")[3]
+            }
+            XCTAssertEqual(devices, lines.dropFirst().map { $0.split(separator: ",")[0] }, format)
+            let times = two.out.split(separator: "\n").dropFirst(format == "csv" ? 1 : 0).map { row -> Substring in
+                format == "csv" ? row.split(separator: ",")[0] : row.split(separator: "\"")[3]
+            }
+            XCTAssertEqual(times, times.sorted(), "\(format): events out of time order")
         }
     }
 }

@@ -2,6 +2,17 @@ import Foundation
 import XCTest
 
 /// The `fence` binary, run as a user runs it (built next to the test bundle).
+/// The tests' 64-bit linear congruential generator (Knuth's MMIX constants): doubles in
+/// [0, 1) from the top 53 bits, the sequence every seed gave in the tests that wrote it inline.
+struct LCG {
+    var state: UInt64
+    init(_ seed: UInt64) { state = seed }
+    mutating func next() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) * 0x1p-53
+    }
+}
+
 enum CLI {
     /// The build's products folder holds the test bundle (on Linux the bundle URL is that
     /// folder itself) and the `fence` executable.
