@@ -154,4 +154,41 @@ final class NaturalEarthTests: XCTestCase {
         XCTAssertEqual(mismatches.count, 0, "\(mismatches.prefix(10))")
         XCTAssertGreaterThan(compared, 19_900, "\(nearBoundary) within 1 m of a boundary")
     }
+
+    /// Fiji, Russia, New Zealand and the USA in a Pacific-centred Mercator with their parts
+    /// joined across 180 (Tests/Fixtures/ne_pacific_3832_joined.gpkg, from an independent
+    /// audit): GDAL's cut back at the antimeridian snapped vertices near the line onto it and
+    /// left zero-width spikes, and Fiji and Russia were refused as self-intersecting. They load,
+    /// and cover what Natural Earth's originals do, on both sides of the line.
+    func testPacificCountriesJoinedAcrossTheLineLoad() throws {
+        let path = URL(fileURLWithPath: Self.fixture).deletingLastPathComponent().appendingPathComponent("ne_pacific_3832_joined.gpkg").path
+        let read = try FenceInput.read(path)
+        XCTAssertEqual(read.reader, .ogr)
+        let ids = ["Fiji", "New Zealand", "Russia", "United States of America"]
+        XCTAssertEqual(read.fences.map(\.id).sorted(), ids)
+        var joined = FenceStore()
+        XCTAssertEqual(joined.add(read.fences).compactMap(\.error), [])
+        let originals = try FenceInput.read(Self.fixture).fences.filter { ids.contains($0.id) }
+        var oracle = Oracle()
+        var store = FenceStore()
+        store.add(originals)
+        for fence in originals { XCTAssertNil(oracle.add(fence)) }
+        var rng = SplitMix64(seed: 180)
+        var compared = 0
+        var mismatches: [String] = []
+        for k in 0..<22_000 {
+            let lat = rng.uniform(-50, 72)
+            let lon = k < 20_000 ? (rng.next() % 2 == 0 ? rng.uniform(165, 180) : rng.uniform(-180, -165)) : (k % 2 == 0 ? 180 : -180)
+            let p = LonLat(lon: lon, lat: lat)
+            let got = joined.ids(covering: p).sorted()
+            let want = oracle.ids(covering: p)
+            if got == want {
+                compared += 1
+            } else if abs(store.nearestBoundary(to: p).distance) >= 1 {
+                mismatches.append("\(p): joined \(got), original \(want)")
+            }
+        }
+        XCTAssertEqual(mismatches.count, 0, "\(mismatches.prefix(10))")
+        XCTAssertGreaterThan(compared, 21_900)
+    }
 }
