@@ -64,16 +64,27 @@ enum FlatGeometry {
     /// - Complexity: O(n + entries) plus the slabs' sorts, entries <= about 4n.
     static func appendEdgeIndex(to record: inout [Double]) {
         let k = Int(record[0])
-        let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
         let c = 1 + k
         let header = record.count
+        // Every edge's index (its first position), ring by ring: a ring's last position
+        // closes it and starts no edge.
+        let ringLengths = (0..<k).map { Int(abs(record[1 + $0])) }
+        func forEachEdge(_ body: (Int) -> Void) {
+            var at = 0
+            for len in ringLengths {
+                for i in at..<(at + len - 1) { body(i) }
+                at += len
+            }
+        }
+        let n = ringLengths.reduce(0, +)
         var slabs = 1
         var minY = Double.infinity
         var scale = 0.0
-        // The slabs of each edge's two ends (unused for the last position of each ring).
+        // The slabs of each edge's two ends, and each slab's count of edges (at s + 1: the
+        // offsets are their running sums).
         var lowSlab = [Int32](repeating: 0, count: n)
         var highSlab = [Int32](repeating: 0, count: n)
-        var entries = 0
+        var counts: [Int32] = []
         record.withUnsafeBufferPointer { r in
             let coords = r.baseAddress! + c
             var maxY = -Double.infinity
@@ -82,33 +93,25 @@ enum FlatGeometry {
                 maxY = max(maxY, coords[2 * i + 1])
             }
             var travel = 0.0
-            var at = 0
-            for ring in 0..<k {
-                let len = Int(abs(r[1 + ring]))
-                for i in at..<(at + len - 1) { travel += abs(coords[2 * i + 3] - coords[2 * i + 1]) }
-                at += len
-            }
+            forEachEdge { i in travel += abs(coords[2 * i + 3] - coords[2 * i + 1]) }
             let height = maxY - minY
             let bound = travel > 0 ? 3 * Double(n) * height / travel : Double(n)
             slabs = max(1, min(4096, n / 2, Int(bound.rounded(.down))))
             scale = maxY > minY ? Double(slabs) / (maxY - minY) : 0
-            at = 0
-            for ring in 0..<k {
-                let len = Int(abs(r[1 + ring]))
-                for i in at..<(at + len - 1) {
-                    let y1 = coords[2 * i + 1]
-                    let y2 = coords[2 * i + 3]
-                    let lo = slab(min(y1, y2), minY: minY, scale: scale, slabs: slabs)
-                    let hi = slab(max(y1, y2), minY: minY, scale: scale, slabs: slabs)
-                    lowSlab[i] = Int32(lo)
-                    highSlab[i] = Int32(hi)
-                    entries += hi - lo + 1
-                }
-                at += len
+            counts = [Int32](repeating: 0, count: slabs + 1)
+            forEachEdge { i in
+                let y1 = coords[2 * i + 1]
+                let y2 = coords[2 * i + 3]
+                let lo = slab(min(y1, y2), minY: minY, scale: scale, slabs: slabs)
+                let hi = slab(max(y1, y2), minY: minY, scale: scale, slabs: slabs)
+                lowSlab[i] = Int32(lo)
+                highSlab[i] = Int32(hi)
+                for s in lo...hi { counts[s + 1] += 1 }
             }
         }
+        for s in 0..<slabs { counts[s + 1] += counts[s] }
         // Offsets and entries as Int32, padded to an even count, in whole doubles.
-        let ints = slabs + 1 + entries
+        let ints = slabs + 1 + Int(counts[slabs])
         let doubles = (ints + 1) / 2
         record.append(Double(slabs))
         record.append(minY)
@@ -118,38 +121,21 @@ enum FlatGeometry {
             let coords = UnsafePointer(r.baseAddress! + c)
             // The Int32s are written and read as raw bytes: the memory stays bound to Double.
             let raw = UnsafeMutableRawPointer(r.baseAddress! + header + 3)
-            @inline(__always) func offset(_ s: Int) -> Int { Int(raw.load(fromByteOffset: 4 * s, as: Int32.self)) }
-            @inline(__always) func setOffset(_ s: Int, _ v: Int) { raw.storeBytes(of: Int32(v), toByteOffset: 4 * s, as: Int32.self) }
+            for s in 0...slabs { raw.storeBytes(of: counts[s], toByteOffset: 4 * s, as: Int32.self) }
             let list = raw + 4 * (slabs + 1)
             @inline(__always) func entry(_ p: Int) -> Int32 { list.load(fromByteOffset: 4 * p, as: Int32.self) }
             @inline(__always) func setEntry(_ p: Int, _ e: Int32) { list.storeBytes(of: e, toByteOffset: 4 * p, as: Int32.self) }
-            // Counts per slab, then where each slab's run starts; `fill` walks each run, so
-            // every slab's edges arrive ascending.
-            var at = 0
-            for ring in 0..<k {
-                let len = Int(abs(r[1 + ring]))
-                for i in at..<(at + len - 1) {
-                    for s in Int(lowSlab[i])...Int(highSlab[i]) { setOffset(s + 1, offset(s + 1) + 1) }
+            // Each slab's run filled from its start, so every slab's edges arrive ascending.
+            var fill = counts
+            forEachEdge { i in
+                for s in Int(lowSlab[i])...Int(highSlab[i]) {
+                    setEntry(Int(fill[s]), Int32(i))
+                    fill[s] += 1
                 }
-                at += len
-            }
-            for s in 0..<slabs { setOffset(s + 1, offset(s + 1) + offset(s)) }
-            var fill = (0..<slabs).map { offset($0) }
-            at = 0
-            for ring in 0..<k {
-                let len = Int(abs(r[1 + ring]))
-                for i in at..<(at + len - 1) {
-                    for s in Int(lowSlab[i])...Int(highSlab[i]) {
-                        setEntry(fill[s], Int32(i))
-                        fill[s] += 1
-                    }
-                }
-                at += len
             }
             // Each slab's edges by their east end, easternmost first, ties by edge: the count of
             // a ray to the east stops at the first edge wholly west of the point
-            // (`locateIndexedBySlab`).
-            // Each edge's east end once, in edge order (a slab's edges are near in it).
+            // (`locateIndexedBySlab`). Each edge's east end is taken once, in edge order.
             var eastEnd = [Double](repeating: 0, count: n)
             for i in 0..<(n - 1) { eastEnd[i] = max(coords[2 * i], coords[2 * i + 2]) }
             @inline(__always) func before(_ a: Int32, _ b: Int32) -> Bool {
@@ -159,8 +145,8 @@ enum FlatGeometry {
             }
             var keys: [(Double, Int32)] = []
             for s in 0..<slabs {
-                let lo = offset(s)
-                let hi = offset(s + 1)
+                let lo = Int(counts[s])
+                let hi = Int(counts[s + 1])
                 if hi - lo <= 1 { continue }
                 if hi - lo <= 16 {
                     for p in (lo + 1)..<hi {

@@ -155,7 +155,7 @@ public enum ISO8601 {
     /// Appends the formatted time to a byte buffer (the event writers' hot path).
     public static func append(_ epoch: Double, to out: inout [UInt8]) {
         guard epoch.isFinite, abs(epoch) < 253_402_300_800 * 4 else {
-            out.append(contentsOf: "invalid-time".utf8)
+            out.appendUTF8("invalid-time")
             return
         }
         let ms = Int64((epoch * 1000).rounded())

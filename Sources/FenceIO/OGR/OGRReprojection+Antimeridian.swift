@@ -11,9 +11,13 @@ extension OGRReprojection {
     /// western piece can step to +180 and back at one latitude: edges doubling back, which
     /// GEOS calls a self-intersection. The user's polygon was valid; the cut made it not. The
     /// vertices inside each run on the line are dropped (`withoutRunsOnAntimeridian`).
-    /// - Complexity: O(n) in the positions: a copy of each ring, and a write-back of the rings
-    ///   that change.
+    /// - Complexity: O(n) in the positions: the envelope, and for a geometry reaching ±180 a copy
+    ///   of each ring and a write-back of the rings that change.
     func removeCutSpikes(_ g: OGRGeometryH) {
+        // Most geometries reach neither name of the line: no ring is copied for them.
+        var box = OGREnvelope()
+        OGR_G_GetEnvelope(g, &box)
+        guard box.MinX <= -180 || box.MaxX >= 180 else { return }
         try? OGRGeometry.forEachPointSequence(g) { (ring: OGRGeometryH) throws(FenceError) in
             let n = OGRGeometry.copyXY(ring, xs: &xs, ys: &ys)
             guard n >= 4, let kept = Self.withoutRunsOnAntimeridian(xs: xs[0..<n], ys: ys[0..<n]) else { return }
