@@ -99,6 +99,7 @@ final class FenceEditCostTests: XCTestCase {
                 t += 60
                 _ = engine.evaluate(batch, threads: 1 + Int(seed % 3))
                 XCTAssertTrue(engine.pairCountsAreExact, "\(ctx): after a batch")
+                XCTAssertTrue(engine.heldKeysAreExact, "\(ctx): key bits after a batch")
                 switch rng.next() % 6 {
                 case 0: _ = engine.remove(id: "f\(rng.next() % 30)")
                 case 1: _ = engine.remove(group: "g\(rng.next() % 4)")
@@ -117,9 +118,35 @@ final class FenceEditCostTests: XCTestCase {
                     engine = next
                 }
                 XCTAssertTrue(engine.pairCountsAreExact, "\(ctx): after an edit")
+                XCTAssertTrue(engine.heldKeysAreExact, "\(ctx): key bits after an edit")
             }
             fences = []
         }
+    }
+
+    /// Within the partitions an edit reads, it reads the pairs only of devices whose key bits
+    /// (`DeviceState.heldKeys`) meet the fence's: with 50 fences (50 distinct bits), removing,
+    /// reshaping or re-masking one reads exactly the devices inside it, not every device inside
+    /// some fence of those partitions.
+    func testAnEditReadsThePairsOnlyOfDevicesWhoseKeyBitsMeetItsFence() {
+        var engine = EventEngine()
+        let fences = (0..<50).map { Self.square("f\($0)", lon: Double(2 * $0)) }
+        XCTAssertTrue(engine.add(fences).results.allSatisfy { $0.error == nil })
+        XCTAssertTrue((0..<50).allSatisfy { engine.store.key(ofSlot: engine.store.slotByID["f\($0)"]!) < 64 })
+        // 3,000 devices, 60 inside each fence.
+        let fixes = (0..<3000).map { d in Position(device: "d\(d)", time: 10, lon: Double(2 * (d % 50)) + 0.5, lat: 0.5) }
+        XCTAssertEqual(engine.evaluate(fixes, threads: 2).events.count, 3000)
+        XCTAssertEqual(engine.remove(id: "f7", at: 20).count, 60)
+        XCTAssertEqual(engine.pairListsReadByEdits, 60)
+        XCTAssertEqual(engine.add([Self.square("f8", lon: 120)]).events.count, 60)
+        XCTAssertEqual(engine.pairListsReadByEdits, 120)
+        XCTAssertEqual(engine.setActions([.exit], fence: "f9"), [])
+        XCTAssertEqual(summary(engine.setActions(nil, fence: "f9")).count, 60)
+        XCTAssertEqual(engine.remove(ids: ["f10", "f11"], at: 20).count, 120)
+        XCTAssertEqual(engine.pairListsReadByEdits, 240)
+        XCTAssertGreaterThan(engine.partitionsReadByEdits, 40, "the devices are spread over the partitions")
+        XCTAssertTrue(engine.pairCountsAreExact)
+        XCTAssertTrue(engine.heldKeysAreExact)
     }
 
     /// Counts that went below 0 (a change that was not logged) are not used: the next edit

@@ -36,10 +36,63 @@ struct DeviceState: Sendable, Hashable {
     var lastLon: Double = .nan
     var lastLat: Double = .nan
     /// Inside / stayed / exit-pending pairs, and with hysteresis undetermined ones, ascending
-    /// by fence key.
-    var pairs: [PairState] = []
+    /// by fence key. Changed only through the methods below, which keep `heldKeys`.
+    private(set) var pairs: [PairState] = []
+    /// Bit `key % 64` (`keyBit`) of every pair's fence key: a device whose bits miss all of
+    /// an edit's keys holds a pair with none of them, and the edit skips it without reading
+    /// its pairs, which are a heap block of their own (a cache miss a device: removing or
+    /// reshaping one fence read about 100,000 of them with a million devices).
+    private(set) var heldKeys: UInt64 = 0
+
+    init(id: String, lastTime: Double = -.infinity, lastLon: Double = .nan, lastLat: Double = .nan) {
+        self.id = id
+        self.lastTime = lastTime
+        self.lastLon = lastLon
+        self.lastLat = lastLat
+    }
 
     var hasFix: Bool { lastTime > -.infinity }
+
+    /// The bit of `heldKeys` a pair with the fence of `key` sets.
+    @inline(__always)
+    static func keyBit(_ key: Int32) -> UInt64 { 1 << UInt64(UInt32(bitPattern: key) & 63) }
+
+    /// The bits of these fence keys (`keyBit`).
+    static func keyBits(_ keys: some Sequence<Int32>) -> UInt64 { keys.reduce(0) { $0 | keyBit($1) } }
+
+    /// Whether the device may hold a pair with a fence whose key bit `bits` sets: false
+    /// means it certainly holds none.
+    @inline(__always)
+    func mayHold(anyOf bits: UInt64) -> Bool { heldKeys & bits != 0 }
+
+    /// Replaces the pairs (ascending by fence key). An empty list frees their storage.
+    mutating func setPairs(_ new: [PairState]) {
+        pairs = new
+        heldKeys = Self.keyBits(new.lazy.map(\.fence))
+    }
+
+    /// Replaces the pairs with a copy of `new` (ascending by fence key), in the storage they
+    /// have when it is large enough.
+    mutating func copyPairs(from new: [PairState]) {
+        pairs.removeAll(keepingCapacity: true)
+        pairs.append(contentsOf: new)
+        heldKeys = Self.keyBits(new.lazy.map(\.fence))
+    }
+
+    /// Adds a pair whose fence key is above every one held (the order stays ascending).
+    mutating func appendPair(_ pair: PairState) {
+        assert(pairs.last.map { $0.fence < pair.fence } ?? true, "pairs out of key order")
+        pairs.append(pair)
+        heldKeys |= Self.keyBit(pair.fence)
+    }
+
+    /// Changes pair `k` in place; its fence key stays what it is.
+    @inline(__always)
+    mutating func updatePair<R>(_ k: Int, _ body: (inout PairState) -> R) -> R {
+        let key = pairs[k].fence
+        defer { assert(pairs[k].fence == key, "a pair's fence key changed in place") }
+        return body(&pairs[k])
+    }
 }
 
 /// The devices whose id hashes to one partition: each partition's state is touched by one

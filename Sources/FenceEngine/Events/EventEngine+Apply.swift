@@ -63,7 +63,7 @@ extension EventEngine {
                 }
                 // Freed, as `apply` does: a device outside everything holds no pair storage.
                 log.left(pair.fence)
-                state.pairs = []
+                state.setPairs([])
             } else if p != 0 {
                 return false
             }
@@ -76,9 +76,10 @@ extension EventEngine {
                 var pair = PairState(fence: key, flags: 0, enterTime: t, pendingSince: 0)
                 dwellIfDue(&pair, slot: slot, device: state.id, time: t, point: point, events: &events)
                 log.entered(key)
-                state.pairs.append(pair)
+                state.appendPair(pair)
             } else if p == 1 && state.pairs[0].fence == key && !state.pairs[0].isExitPending {
-                dwellIfDue(&state.pairs[0], slot: slot, device: state.id, time: t, point: point, events: &events)
+                let id = state.id
+                state.updatePair(0) { dwellIfDue(&$0, slot: slot, device: id, time: t, point: point, events: &events) }
             } else {
                 return false
             }
@@ -107,8 +108,9 @@ extension EventEngine {
         if !settings.crossDetection && state.hasFix && Self.unchanged(state.pairs, near) {
             // The common case: the device is inside exactly the fences it was inside, deeply
             // (or outside all of them), with no exit pending. Only dwell can fire.
+            let id = state.id
             for k in state.pairs.indices where !state.pairs[k].isStayed {
-                dwellIfDue(&state.pairs[k], slot: Int(near[k].slot), device: state.id, time: t, point: point, events: &events)
+                state.updatePair(k) { dwellIfDue(&$0, slot: Int(near[k].slot), device: id, time: t, point: point, events: &events) }
             }
             state.lastTime = t
             state.lastLon = point.lon
@@ -203,10 +205,9 @@ extension EventEngine {
         }
         log.changed(from: stored, to: pairs)
         if pairs.isEmpty {
-            state.pairs = []
+            state.setPairs([])
         } else {
-            state.pairs.removeAll(keepingCapacity: true)
-            state.pairs.append(contentsOf: pairs)
+            state.copyPairs(from: pairs)
         }
         swap(&pairs, &scratch.pairs)
         swap(&stored, &scratch.stored)

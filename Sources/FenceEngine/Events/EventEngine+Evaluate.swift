@@ -348,7 +348,7 @@ extension EventEngine {
                 .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
                 reason: .fenceExpired, inside: t - pair.enterTime, into: &events)
         }
-        state.pairs = kept
+        state.setPairs(kept)
     }
 }
 

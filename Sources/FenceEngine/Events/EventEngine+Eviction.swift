@@ -23,7 +23,7 @@ extension EventEngine {
                 reason: .deviceIdle, inside: max(0, state.lastTime - pair.enterTime), into: &events)
         }
         log.left(state.pairs)
-        state.pairs = []
+        state.setPairs([])
     }
 
     /// Drops from a partition every device whose last fix is at least `after` seconds before

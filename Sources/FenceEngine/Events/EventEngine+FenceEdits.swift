@@ -38,7 +38,9 @@ extension EventEngine {
         // A replacement that brings another mask re-triggers, as `setActions(_:fence:)` does.
         if !remasked.isEmpty {
             let within = counts.partitions(keys: remasked)
-            events += retrigger(previous: { before[store.slotSettings[$0].id]?.actions ?? [] }, within: within) { slot in
+            events += retrigger(
+                previous: { before[store.slotSettings[$0].id]?.actions ?? [] }, within: within, keyBits: DeviceState.keyBits(remasked)
+            ) { slot in
                 remasked.contains(store.slotKey[slot])
             }
         }
@@ -63,7 +65,7 @@ extension EventEngine {
         defer { pairCounts.apply(log) }
         var scratch = ContainmentScratch()
         let within = counts.partitions(keys: reshaped)
-        updateDevices(touching: { reshaped.contains($0) }, within: within) { state, engine in
+        updateDevices(touching: { reshaped.contains($0) }, keyBits: DeviceState.keyBits(reshaped), within: within) { state, engine in
             let last = LonLat(lon: state.lastLon, lat: state.lastLat)
             var unit: (Double, Double, Double)?
             var kept: [PairState] = []
@@ -86,7 +88,7 @@ extension EventEngine {
                     kept.append(pair)
                 }
             }
-            state.pairs = kept
+            state.setPairs(kept)
         }
         return events
     }
@@ -155,7 +157,8 @@ extension EventEngine {
         var log = PairLog()
         if !slotOfKey.isEmpty {
             let within = counts.partitions(keys: slotOfKey.keys)
-            updateDevices(touching: { slotOfKey[$0] != nil }, within: within) { state, engine in
+            updateDevices(touching: { slotOfKey[$0] != nil }, keyBits: DeviceState.keyBits(slotOfKey.keys), within: within) {
+                state, engine in
                 var kept: [PairState] = []
                 for pair in state.pairs {
                     guard let slot = slotOfKey[pair.fence] else {
@@ -169,7 +172,7 @@ extension EventEngine {
                         .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
                         reason: .fenceRemoved, inside: t - pair.enterTime, into: &events)
                 }
-                state.pairs = kept
+                state.setPairs(kept)
             }
         }
         pairCounts.apply(log)
@@ -204,7 +207,9 @@ extension EventEngine {
         let counts = trustedPairCounts()
         guard counts[key] > 0 else { return [] }
         let store = self.store
-        return retrigger(previous: { _ in before }, within: counts.partitions(key: key)) { s in store.slotKey[s] == key }
+        return retrigger(previous: { _ in before }, within: counts.partitions(key: key), keyBits: DeviceState.keyBit(key)) { s in
+            store.slotKey[s] == key
+        }
     }
 
     /// Changes settings other than the action mask (dwell, hysteresis, exit delay, initial
@@ -225,12 +230,17 @@ extension EventEngine {
 
     /// The re-trigger events of the pairs whose fence `affects` (by slot), whose status
     /// `previous` (the fence's mask before, by slot) did not report and its mask now does, in
-    /// the partitions whose bit `within` sets.
-    /// - Complexity: O(devices + pairs) of those partitions.
-    func retrigger(previous: (Int) -> FenceActions, within: UInt64 = ~0, affects: (Int) -> Bool) -> [FenceEvent] {
+    /// the partitions whose bit `within` sets. `keyBits` holds the `DeviceState.keyBit` of
+    /// every fence key `affects` accepts (all bits: any); devices whose `heldKeys` miss them
+    /// are passed over without reading their pairs.
+    /// - Complexity: O(devices) of those partitions, plus the pairs of devices whose bits meet
+    ///   `keyBits`.
+    func retrigger(previous: (Int) -> FenceActions, within: UInt64 = ~0, keyBits: UInt64 = ~0, affects: (Int) -> Bool)
+        -> [FenceEvent]
+    {
         var events: [FenceEvent] = []
         for (p, partition) in partitions.enumerated() where within & (1 << UInt64(p)) != 0 {
-            for state in partition.states where !state.pairs.isEmpty {
+            for state in partition.states where state.mayHold(anyOf: keyBits) {
                 for pair in state.pairs where !pair.isUndetermined {
                     guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
                     let kind: FenceEventKind = pair.isStayed ? .dwell : .enter

@@ -39,6 +39,9 @@ public struct EventEngine: Sendable {
     /// Partitions whose devices edits have read (`updateDevices`), for tests of what an edit
     /// costs.
     var partitionsReadByEdits = 0
+    /// Devices whose pairs edits have read (`updateDevices`: those whose `heldKeys` meet the
+    /// edit's keys), for the same tests.
+    var pairListsReadByEdits = 0
     /// The latest event time applied (fences expire against it).
     public internal(set) var watermark: Double = -.infinity
     /// The latest `expires` of a fence `evaluate` removed at the end of a batch (-infinity
@@ -73,11 +76,18 @@ public struct EventEngine: Sendable {
     /// True when `pairCounts` holds what the device states do: a recount, O(devices + pairs).
     var pairCountsAreExact: Bool { pairCounts.agrees(with: PairCounts(partitions)) }
 
-    /// For `assert` after a batch or an edit: the recount of an engine of up to 4,096 devices
-    /// and 65,536 fence keys (debug builds only: a recount costs O(devices + pairs + keys), and
+    /// For `assert` after a batch or an edit: the recount, and every device's key bits
+    /// (`heldKeysAreExact`), of an engine of up to 4,096 devices and 65,536 fence keys (debug builds only: a recount costs O(devices + pairs + keys), and
     /// after every small batch of a larger engine it made debug runs of a stream 70 times
     /// slower).
-    var pairCountsCheck: Bool { deviceCount > 4_096 || store.keySlot.count > 65_536 || pairCountsAreExact }
+    var pairCountsCheck: Bool {
+        deviceCount > 4_096 || store.keySlot.count > 65_536 || (pairCountsAreExact && heldKeysAreExact)
+    }
+
+    /// True when every device's `heldKeys` are the bits of the pairs it holds. O(devices + pairs).
+    var heldKeysAreExact: Bool {
+        partitions.allSatisfy { $0.states.allSatisfy { $0.heldKeys == DeviceState.keyBits($0.pairs.lazy.map(\.fence)) } }
+    }
 
     /// `pairCounts`, recounted first if they went wrong (`PairCounts.trusted`): what the edits
     /// read.
@@ -88,12 +98,15 @@ public struct EventEngine: Sendable {
 
     /// Calls `body` with the state of every device that holds a pair whose fence key
     /// `touches`, in the partitions whose bit `within` sets (`PairCounts.partitions(key:)`), and
-    /// the engine to read (the fences, settings); the other devices' pairs are only read. The
-    /// partitions are moved out of the engine while it runs, so that reading it copies none of
-    /// them, and `body` can change a state in place.
-    /// - Complexity: O(devices + pairs) of those partitions, plus `body`.
+    /// the engine to read (the fences, settings). `keyBits` has the `DeviceState.keyBit` of
+    /// every key `touches` accepts: a device whose `heldKeys` miss them is passed over without
+    /// reading its pairs. The partitions are moved out of the engine while it runs, so that
+    /// reading it copies none of them, and `body` can change a state in place.
+    /// - Complexity: O(devices) of those partitions, plus O(pairs) of the devices whose bits
+    ///   meet `keyBits` (about 1 in 64 of those holding one pair, for one fence), plus `body`.
     mutating func updateDevices(
-        touching touches: (Int32) -> Bool, within: UInt64, _ body: (inout DeviceState, borrowing EventEngine) -> Void
+        touching touches: (Int32) -> Bool, keyBits: UInt64, within: UInt64,
+        _ body: (inout DeviceState, borrowing EventEngine) -> Void
     ) {
         var parts: [DevicePartition] = []
         swap(&parts, &partitions)
@@ -101,7 +114,14 @@ public struct EventEngine: Sendable {
         for p in parts.indices where within & (1 << UInt64(p)) != 0 {
             partitionsReadByEdits += 1
             parts[p].states.withUnsafeMutableBufferPointer { states in
-                for d in states.indices where states[d].pairs.contains(where: { touches($0.fence) }) { body(&states[d], engine) }
+                for d in states.indices {
+                    guard states[d].mayHold(anyOf: keyBits) else {
+                        assert(!states[d].pairs.contains { touches($0.fence) }, "a device's key bits miss a pair it holds")
+                        continue
+                    }
+                    pairListsReadByEdits += 1
+                    if states[d].pairs.contains(where: { touches($0.fence) }) { body(&states[d], engine) }
+                }
             }
         }
         swap(&parts, &partitions)

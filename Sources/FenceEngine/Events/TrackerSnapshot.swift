@@ -179,20 +179,22 @@ extension EventEngine {
         for device in snapshot.devices {
             let p = Self.partition(of: device.id)
             let d = partitions[p].intern(device.id)
-            var state = DeviceState(id: device.id, lastTime: device.lastTime, lastLon: device.lastLon, lastLat: device.lastLat, pairs: [])
+            var state = DeviceState(id: device.id, lastTime: device.lastTime, lastLon: device.lastLon, lastLat: device.lastLat)
+            var pairs: [PairState] = []
             for pair in device.pairs {
                 guard let slot = store.slotByID[pair.fence] else {
                     if !pair.undetermined { dropped += 1 }
                     continue
                 }
-                state.pairs.append(
+                pairs.append(
                     PairState(
                         fence: store.key(ofSlot: slot),
                         flags: (pair.stayed ? PairState.stayed : 0) | (pair.exitPending ? PairState.exitPending : 0)
                             | (pair.undetermined ? PairState.undetermined : 0),
                         enterTime: pair.enterTime, pendingSince: pair.pendingSince))
             }
-            state.pairs.sort { $0.fence < $1.fence }
+            pairs.sort { $0.fence < $1.fence }
+            state.setPairs(pairs)
             partitions[p].states[Int(d)] = state
         }
         pairCounts = PairCounts(partitions)
