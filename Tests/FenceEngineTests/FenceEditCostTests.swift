@@ -149,6 +149,45 @@ final class FenceEditCostTests: XCTestCase {
         XCTAssertTrue(engine.heldKeysAreExact)
     }
 
+    /// Keys that share a bit (150 fences: key k and k + 64 do) and devices holding several
+    /// pairs: every edit still finds exactly the devices inside, against a scan of where each
+    /// device is. Overlapping squares half a degree apart put each device in two fences.
+    func testEditsFindEveryDeviceWhenKeysShareBits() {
+        var engine = EventEngine()
+        let fences = (0..<150).map { Self.square("f\($0)", lon: Double($0) * 0.5) }
+        XCTAssertTrue(engine.add(fences).results.allSatisfy { $0.error == nil })
+        var rng = TestRandom(mixing: 77)
+        var where_: [String: Double] = [:]
+        var fixes: [Position] = []
+        for d in 0..<1500 {
+            let lon = Double(rng.next() % 74_000) / 1000 + 0.25
+            where_["d\(d)"] = lon
+            fixes.append(Position(device: "d\(d)", time: 10, lon: lon, lat: 0.5))
+        }
+        _ = engine.evaluate(fixes, threads: 2)
+        func inside(_ k: Int) -> Set<String> {
+            Set(where_.filter { $0.value >= Double(k) * 0.5 && $0.value <= Double(k) * 0.5 + 1 }.keys)
+        }
+        let keyOf = { (k: Int) in engine.store.key(ofSlot: engine.store.slotByID["f\(k)"]!) }
+        // Fences up to 140 hold devices (they are spread over 0.25-74.25).
+        let shared = (0..<140).filter { k in (0..<150).contains { j in j != k && keyOf(j) & 63 == keyOf(k) & 63 } }
+        XCTAssertGreaterThan(shared.count, 40, "the test wants keys sharing bits")
+        for k in [shared[0], shared[1], shared[shared.count / 2], shared[shared.count - 1]] {
+            // Re-masked: every device inside gets its enter again, no other.
+            XCTAssertEqual(engine.setActions([.exit], fence: "f\(k)"), [])
+            XCTAssertEqual(Set(engine.setActions(nil, fence: "f\(k)").map(\.device)), inside(k), "f\(k) re-triggered")
+            // Reshaped far away: every device inside exits.
+            let moved = engine.add([Self.square("f\(k)", lon: 170)]).events
+            XCTAssertEqual(Set(moved.map(\.device)), inside(k), "f\(k) reshaped")
+            XCTAssertFalse(inside(k).isEmpty)
+        }
+        for k in [shared[2], shared[3]] {
+            XCTAssertEqual(Set(engine.remove(id: "f\(k)", at: 20).map(\.device)), inside(k), "f\(k) removed")
+        }
+        XCTAssertTrue(engine.pairCountsAreExact)
+        XCTAssertTrue(engine.heldKeysAreExact)
+    }
+
     /// Counts that went below 0 (a change that was not logged) are not used: the next edit
     /// recounts from the device states and still finds every device inside.
     func testCountsThatWentWrongAreRecountedBeforeAnEdit() {

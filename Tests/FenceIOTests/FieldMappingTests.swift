@@ -177,4 +177,44 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertTrue(crs.err.contains("unknown CRS EPSG:999999999"), crs.err)
         XCTAssertEqual(try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:32632"]).status, 0)
     }
+
+    /// GeoJSON whose features have no id at all (as `ogr2ogr` writes it): every feature is
+    /// refused by the built-in reader, and the commands say once how to load it; both ways do.
+    /// A file where some feature has an id gets no such line.
+    func testAFileWithoutAnyIdSaysHowToLoadIt() throws {
+        let square = #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}"#
+        let path = try CLI.temp(self, "noids.geojson", """
+            {"type":"FeatureCollection","features":[
+            {"type":"Feature","properties":{"name":"yard"},"geometry":\(square)},
+            {"type":"Feature","properties":{"name":"dock","radius":100},"geometry":{"type":"Point","coordinates":[5,5]}}
+            ]}
+            """)
+        let hint = "fence: \(path): no feature has an id: name the property that holds one with --id-field NAME, "
+            + "or read the file through OGR (--fence-reader ogr), which numbers the features\n"
+        let check = try CLI.run(["check", "--fences", path])
+        XCTAssertEqual(check.status, 1)
+        XCTAssertEqual(check.out.split(separator: "\n").count, 2, check.out)
+        XCTAssertTrue(check.err.hasPrefix(hint), check.err)
+        let contains = try CLI.run(["contains", "--fences", path, "--positions", "-"], stdin: "device,time,lon,lat\nv,0,0.5,0.5\n")
+        XCTAssertEqual(contains.status, 1)
+        XCTAssertTrue(contains.err.contains(hint), contains.err)
+        // Either way out loads both fences.
+        let named = try CLI.run(["contains", "--fences", path, "--positions", "-", "--id-field", "name"], stdin: "device,time,lon,lat\nv,0,0.5,0.5\n")
+        XCTAssertEqual(named.status, 0, named.err)
+        XCTAssertEqual(named.out, "v,1970-01-01T00:00:00.000Z,yard\n")
+        let ogr = try CLI.run(["check", "--fences", path, "--fence-reader", "ogr"])
+        XCTAssertEqual(ogr.status, 0, ogr.err)
+        XCTAssertTrue(ogr.err.contains("2 good fences"), ogr.err)
+        // One feature with an id: the other's refusal is a mistake in the file, not a file
+        // without ids.
+        let mixed = try CLI.temp(self, "mixed.geojson", """
+            {"type":"FeatureCollection","features":[
+            {"type":"Feature","id":"a","properties":{},"geometry":\(square)},
+            {"type":"Feature","properties":{},"geometry":\(square)}
+            ]}
+            """)
+        let one = try CLI.run(["check", "--fences", mixed])
+        XCTAssertEqual(one.status, 1)
+        XCTAssertFalse(one.err.contains("no feature has an id"), one.err)
+    }
 }

@@ -240,7 +240,13 @@ extension EventEngine {
     {
         var events: [FenceEvent] = []
         for (p, partition) in partitions.enumerated() where within & (1 << UInt64(p)) != 0 {
-            for state in partition.states where state.mayHold(anyOf: keyBits) {
+            for state in partition.states {
+                guard state.mayHold(anyOf: keyBits) else {
+                    assert(
+                        !state.pairs.contains { store.slot(ofKey: $0.fence).map { affects(Int($0)) } ?? false },
+                        "a device's key bits miss a pair whose fence is re-triggered")
+                    continue
+                }
                 for pair in state.pairs where !pair.isUndetermined {
                     guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
                     let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
