@@ -39,7 +39,7 @@ enum CheckCommand {
         // A reader that stops early (`| head`) must not turn this run's 1 into 0.
         OutputFailure.statusOnClose = bad.isEmpty ? 0 : 1
         for (_, line) in lines { printLine(line) }
-        if let hint = loading.missingIDHint(bad) { StandardError().write(hint + "\n") }
+        if let hint = loading.missingIDHint { StandardError().write(hint + "\n") }
         let layers = loading.read.layers.count
         StandardError().write(
             "fence check: \(loading.read.featureCount) features in \(layers) layer\(layers == 1 ? "" : "s") "

@@ -40,15 +40,16 @@ struct FenceLoading {
     func report(_ rejected: [RejectedFeature]) {
         let stderr = StandardError()
         for r in rejected { stderr.write("fence: \(source): \(r)\n") }
-        if let hint = missingIDHint(rejected) { stderr.write(hint + "\n") }
+        if let hint = missingIDHint { stderr.write(hint + "\n") }
     }
 
     /// One line for a GeoJSON source read by the built-in reader none of whose features has an
-    /// id (`ogr2ogr` writes none): the two ways to load it. Nil when any feature had an id, an
-    /// id field was named, or OGR read the source (which gives every feature its FID).
-    func missingIDHint(_ rejected: [RejectedFeature]) -> String? {
-        guard read.reader == .native, !options.fields.named.contains(.id), read.fences.isEmpty, !rejected.isEmpty,
-            rejected.count == read.featureCount, rejected.allSatisfy({ $0.error.kind == .missingID })
+    /// id (`ogr2ogr` writes none): the two ways to load it. Nil when any feature had an id (it
+    /// was read as a fence, or refused for something else), an id field was named, or OGR read
+    /// the source (which gives every feature its FID).
+    var missingIDHint: String? {
+        guard read.reader == .native, !options.fields.named.contains(.id), read.fences.isEmpty, !read.rejected.isEmpty,
+            read.rejected.allSatisfy({ $0.error.kind == .missingID })
         else { return nil }
         return "fence: \(source): no feature has an id: name the property that holds one with --id-field NAME, "
             + "or read the file through OGR (--fence-reader ogr), which numbers the features"

@@ -6,14 +6,26 @@ import XCTest
 /// `.ci/tsan`, where the `fence` binary is built with the thread sanitizer too: any report makes
 /// it exit non-zero and the test fail. Output must equal the one-thread run's.
 final class CLIParallelTests: XCTestCase {
-    func testEvalAndContainsOnEightThreads() throws {
-        var rng = LCG(99)
+    /// `CLI.fences` and a CSV of `devices` devices (`prefix` and their number) jumping about
+    /// the fences' area for `steps` steps, device d reporting at `t * spacing + d % spacing`;
+    /// `lines` are the file's lines, its header first.
+    func fleet(seed: UInt64, steps: Int, devices: Int, prefix: String, spacing: Int) throws
+        -> (fences: String, positions: String, lines: [String])
+    {
+        var rng = LCG(seed)
         var lines = ["device,time,lon,lat"]
-        for t in 0..<60 {
-            for d in 0..<100 { lines.append("v\(d),\(t * 20 + d % 20),\(0.05 * rng.next() - 0.005),\(0.03 * rng.next() - 0.005)") }
+        for t in 0..<steps {
+            for d in 0..<devices {
+                lines.append("\(prefix)\(d),\(t * spacing + d % spacing),\(0.05 * rng.next() - 0.005),\(0.03 * rng.next() - 0.005)")
+            }
         }
         let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
         let positions = try CLI.temp(self, "p.csv", lines.joined(separator: "\n") + "\n")
+        return (fences, positions, lines)
+    }
+
+    func testEvalAndContainsOnEightThreads() throws {
+        let (fences, positions, lines) = try fleet(seed: 99, steps: 60, devices: 100, prefix: "v", spacing: 20)
         let one = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--dwell", "60", "--threads", "1"])
         let eight = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--dwell", "60", "--threads", "8", "--batch", "300"])
         XCTAssertEqual(one.status, 0, one.err)
@@ -40,14 +52,8 @@ final class CLIParallelTests: XCTestCase {
     /// 16,384 events for `eval`) and written in order: a batch of many chunks gives the
     /// one-thread bytes, in both formats.
     func testOutputFormattedInChunksKeepsItsOrder() throws {
-        var rng = LCG(7)
         // Devices jumping about the fences' area: most fixes enter or leave one.
-        var lines = ["device,time,lon,lat"]
-        for t in 0..<200 {
-            for d in 0..<400 { lines.append("dev-\(d),\(t * 30 + d % 30),\(0.05 * rng.next() - 0.005),\(0.03 * rng.next() - 0.005)") }
-        }
-        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
-        let positions = try CLI.temp(self, "p.csv", lines.joined(separator: "\n") + "\n")
+        let (fences, positions, lines) = try fleet(seed: 7, steps: 200, devices: 400, prefix: "dev-", spacing: 30)
         for format in ["ndjson", "csv"] {
             let one = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--threads", "1", "--format", format])
             let two = try CLI.run(["eval", "--fences", fences, "--positions", positions, "--threads", "2", "--format", format])

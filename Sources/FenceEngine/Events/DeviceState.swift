@@ -60,6 +60,10 @@ struct DeviceState: Sendable, Hashable {
     /// The bits of these fence keys (`keyBit`).
     static func keyBits(_ keys: some Sequence<Int32>) -> UInt64 { keys.reduce(0) { $0 | keyBit($1) } }
 
+    /// Whether `heldKeys` are the bits of the pairs held (what the methods below keep true;
+    /// debug builds check it). O(pairs).
+    var heldKeysMatchPairs: Bool { heldKeys == Self.keyBits(pairs.lazy.map(\.fence)) }
+
     /// Whether the device may hold a pair with a fence whose key bit `bits` sets: false
     /// means it certainly holds none.
     @inline(__always)

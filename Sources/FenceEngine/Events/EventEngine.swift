@@ -77,17 +77,15 @@ public struct EventEngine: Sendable {
     var pairCountsAreExact: Bool { pairCounts.agrees(with: PairCounts(partitions)) }
 
     /// For `assert` after a batch or an edit: the recount, and every device's key bits
-    /// (`heldKeysAreExact`), of an engine of up to 4,096 devices and 65,536 fence keys (debug builds only: a recount costs O(devices + pairs + keys), and
-    /// after every small batch of a larger engine it made debug runs of a stream 70 times
-    /// slower).
+    /// (`heldKeysAreExact`), of an engine of up to 4,096 devices and 65,536 fence keys (debug
+    /// builds only: a recount costs O(devices + pairs + keys), and after every small batch of a
+    /// larger engine it made debug runs of a stream 70 times slower).
     var pairCountsCheck: Bool {
         deviceCount > 4_096 || store.keySlot.count > 65_536 || (pairCountsAreExact && heldKeysAreExact)
     }
 
     /// True when every device's `heldKeys` are the bits of the pairs it holds. O(devices + pairs).
-    var heldKeysAreExact: Bool {
-        partitions.allSatisfy { $0.states.allSatisfy { $0.heldKeys == DeviceState.keyBits($0.pairs.lazy.map(\.fence)) } }
-    }
+    var heldKeysAreExact: Bool { partitions.allSatisfy { $0.states.allSatisfy(\.heldKeysMatchPairs) } }
 
     /// `pairCounts`, recounted first if they went wrong (`PairCounts.trusted`): what the edits
     /// read.
