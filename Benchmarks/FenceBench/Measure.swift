@@ -1,8 +1,5 @@
 import Foundation
-
-/// glibc's malloc_trim, which Swift's Glibc module does not export: returns freed heap pages
-/// to the system so the resident size measures what is live.
-@_silgen_name("malloc_trim") func mallocTrim(_ pad: Int) -> Int32
+import FenceEngine
 
 enum Measure {
     /// Monotonic seconds.
@@ -14,7 +11,7 @@ enum Measure {
 
     /// Resident set size in bytes, from /proc/self/statm, after returning freed memory to the OS.
     static func residentBytes() -> Int {
-        _ = mallocTrim(0)
+        AllocatorTuning.returnFreedMemory()
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }

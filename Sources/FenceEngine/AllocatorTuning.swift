@@ -35,4 +35,32 @@ public enum AllocatorTuning {
             return false
         #endif
     }
+
+    /// Returns the free pages of every heap arena to the system (glibc's `malloc_trim(0)`),
+    /// whatever `keepFreedMemory` retains. For a phase that frees a large structure while
+    /// building another of about its size (the bulk load's checked records, copied into the
+    /// store): the freed pages would otherwise stay resident beside the new ones. Does
+    /// nothing where the allocator is not glibc's.
+    /// - Returns: whether memory was returned.
+    /// - Complexity: O(the heap's free chunks), and a system call per run of free pages, each
+    ///   call: it walks all free memory, not only what was freed since the last. It takes
+    ///   each arena's lock in turn, so other threads may allocate meanwhile. Call it once per
+    ///   many megabytes freed, not per block.
+    @discardableResult
+    public static func returnFreedMemory() -> Bool {
+        #if canImport(Glibc)
+            guard let trim = mallocTrim else { return false }
+            return trim(0) == 1
+        #else
+            return false
+        #endif
+    }
+
+    #if canImport(Glibc)
+        /// `malloc_trim`, looked up once (not in the Glibc module's headers either).
+        nonisolated(unsafe) private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+            guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        }()
+    #endif
 }

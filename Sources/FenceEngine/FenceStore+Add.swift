@@ -80,9 +80,9 @@ extension FenceStore {
             fences.withUnsafeBufferPointer { fences in
                 loadFresh(
                     fences, normalized: &normalized, sizes: sizes, order: order, skip: skip, firstIndex: firstIndex,
-                    results: &results, threads: threads)
+                    results: &results, threads: threads, clock: &clock)
             }
-            clock.mark("store and index")
+            clock.mark("index")
         } else {
             let extra = sizes.reduce(0) { $0 + $1.doubles }
             reserveCapacity(slots: slotHot.count + fences.count, geometry: geometry.count + extra)

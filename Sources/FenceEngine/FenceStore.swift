@@ -54,6 +54,9 @@ public struct FenceStore: Sendable {
     var queriesWithoutGrid = 0
     /// Boxes waiting for the bulk load at the end of a large batch.
     var pendingBoxes: [(Int32, Box)] = []
+    /// Times bulk loads returned freed memory to the system (`loadFresh`, `trimRecordSize`):
+    /// a counter for tests.
+    var memoryReturns = 0
 
     /// Limits applied to every fence added.
     public var limits = FenceLimits()

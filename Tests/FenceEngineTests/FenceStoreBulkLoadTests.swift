@@ -104,14 +104,7 @@ final class FenceStoreBulkLoadTests: XCTestCase {
         repeated.insert(Fence.polygon(id: "twice", exterior: bowtie), at: 10)
         repeated.insert(Fence.polygon(id: "twice", exterior: Shapes.star(&rng, lon: 5, lat: 5, radius: 0.01, vertices: 8)), at: 50)
         for (name, batch) in [("6,000 fences", large), ("none good", noneGood), ("a refused first of two", repeated)] {
-            for threads in [1, 2] {
-                var expected = FenceStore()
-                var store = FenceStore()
-                XCTAssertEqual(
-                    store.add(batch, repair: false, threads: threads, pristinePath: true),
-                    expected.add(batch, repair: false, threads: threads, pristinePath: false), name)
-                assertSameStore(store, expected, "\(name), \(threads) threads")
-            }
+            for threads in [1, 2] { loadBothWays(batch, threads: threads, name) }
         }
         var store = FenceStore()
         let results = store.add(repeated, repair: false, threads: 2, pristinePath: true)
@@ -121,6 +114,30 @@ final class FenceStoreBulkLoadTests: XCTestCase {
         empty.add(noneGood, threads: 2)
         XCTAssertEqual(empty.count, 0)
         XCTAssertTrue(empty.isPristine, "a batch with no good fence leaves the store as made")
+    }
+
+    /// Records of 8 KB and more on average (polygons of about 200 positions and more) go back to
+    /// the system once copied into the store (`trimRecordSize`); the store is still the
+    /// one-by-one path's, bit for bit. Smaller ones, which share pages, are left to the heap.
+    func testLargeRecordsGiveTheirMemoryBack() {
+        var rng = TestRandom(mixing: 17)
+        var large = (0..<80).map { n -> Fence in
+            Fence.polygon(
+                id: "big\(n)",
+                exterior: Shapes.star(
+                    &rng, lon: rng.uniform(-170, 170), lat: rng.uniform(-70, 70), radius: 0.05, vertices: 800 + n * 10))
+        }
+        let bowtie = [(0.0, 0.0), (1.0, 1.0), (1.0, 0.0), (0.0, 1.0), (0.0, 0.0)].map { LonLat(lon: $0.0, lat: $0.1) }
+        large.insert(Fence.polygon(id: "bowtie", exterior: bowtie), at: 40)
+        large.append(Fence.circle(id: "c", lon: 3, lat: 4, radius: 50))
+        let small = Self.batch(&rng, count: 3000)
+        for (name, batch, returns) in [("large", large, true), ("small", small, false)] {
+            for threads in [1, 2] {
+                let (store, expected) = loadBothWays(batch, threads: threads, name)
+                XCTAssertEqual(store.memoryReturns > 0, returns, "\(name), \(threads) threads")
+                XCTAssertEqual(expected.memoryReturns, 0, "the one-by-one path frees each record as it goes")
+            }
+        }
     }
 
     /// A batch of 64 or fewer, or one into a store that has held fences, takes the one-by-one
@@ -147,6 +164,21 @@ final class FenceStoreBulkLoadTests: XCTestCase {
             XCTAssertEqual(a.remove(id: id), b.remove(id: id))
         }
         assertSameStore(a, b, "after edits")
+    }
+
+    /// `batch` loaded into a pristine store by the bulk path and by the one-by-one path, with
+    /// the same results and the same store (`assertSameStore`).
+    @discardableResult
+    func loadBothWays(
+        _ batch: [Fence], threads: Int, _ name: String, file: StaticString = #filePath, line: UInt = #line
+    ) -> (bulk: FenceStore, oneByOne: FenceStore) {
+        var expected = FenceStore()
+        var store = FenceStore()
+        XCTAssertEqual(
+            store.add(batch, repair: false, threads: threads, pristinePath: true),
+            expected.add(batch, repair: false, threads: threads, pristinePath: false), name, file: file, line: line)
+        assertSameStore(store, expected, "\(name), \(threads) threads", file: file, line: line)
+        return (store, expected)
     }
 
     func assertSameStore(_ a: FenceStore, _ b: FenceStore, _ context: String, file: StaticString = #filePath, line: UInt = #line) {
