@@ -113,6 +113,60 @@ final class IdleEvictionTests: XCTestCase {
         }
     }
 
+    /// A device whose next fix is written exactly the eviction time after its last, where the
+    /// sum rounds an ulp past that fix (near 2^30 s, 2004-01-10): a batch's end that finds the
+    /// device idle times the exit no later than itself, as the fix does, so the events do not
+    /// depend on where the batches end (an independent audit: the batch's end timed it at the
+    /// sum, after the re-enter, a written millisecond later for sub-millisecond times, and
+    /// after an expiry one ulp past the fix, which then won).
+    func testAnIdleExitIsNotTimedPastTheClockThatFoundIt() {
+        let last = 1_073_741_524.011
+        XCTAssertGreaterThan(last + 300, 1_073_741_824.011, "the sum rounds past the fix")
+        func run(_ fixes: [(String, Double)], expires: Double? = nil, batch: Int) -> [FenceEvent] {
+            var fence = Fence.circle(id: "z", lon: 10, lat: 50, radius: 500)
+            fence.expires = expires
+            var e = engine(idle: 300, fences: [fence])
+            var out: [FenceEvent] = []
+            var k = 0
+            while k < fixes.count {
+                let part = fixes[k..<min(fixes.count, k + batch)].map {
+                    Position(device: $0.0, time: $0.1, lon: $0.0 == "a" ? 10 : 11, lat: 50)
+                }
+                out += e.evaluate(part).events
+                k += batch
+            }
+            return out
+        }
+        let cases: [(name: String, fixes: [(String, Double)], expires: Double?, expected: [String])] = [
+            (
+                "whole milliseconds", [("a", last), ("b", 1_073_741_824.011), ("a", 1_073_741_824.011)], nil,
+                ["1073741524 a z enter initial", "1073741824 a z exit device-idle 0s", "1073741824 a z enter initial"]
+            ),
+            (
+                "sub-millisecond", [("a", 1_073_741_524.0015), ("b", 1_073_741_824.0015), ("a", 1_073_741_824.0015)], nil,
+                ["1073741524 a z enter initial", "1073741824 a z exit device-idle 0s", "1073741824 a z enter initial"]
+            ),
+            (
+                "an expiry an ulp after the fix",
+                [("a", last), ("b", 1_073_741_824.011), ("a", 1_073_741_824.011), ("b", 1_073_741_900)], last + 300,
+                [
+                    "1073741524 a z enter initial", "1073741824 a z exit device-idle 0s", "1073741824 a z enter initial",
+                    "1073741824 a z exit fence-expired 0s",
+                ]
+            ),
+        ]
+        for c in cases {
+            let whole = run(c.fixes, expires: c.expires, batch: c.fixes.count)
+            XCTAssertEqual(summary(whole), c.expected, c.name)
+            for batch in 1..<c.fixes.count {
+                let split = run(c.fixes, expires: c.expires, batch: batch)
+                XCTAssertEqual(split, whole, "\(c.name), batches of \(batch)")
+                // As written: the same milliseconds, in the same order.
+                XCTAssertEqual(split.map { FenceEvent.outputMillisecond($0.time) }, whole.map { FenceEvent.outputMillisecond($0.time) })
+            }
+        }
+    }
+
     /// A fleet whose devices come and go: held devices stay bounded, and events equal those of
     /// one batch over the whole input, for several batch sizes and seeds; a third of the fences
     /// expire while devices are inside them, some of those devices idle.

@@ -2,9 +2,13 @@ extension EventEngine {
     /// Ends every open visit of a device that has been idle for `after` seconds since its last
     /// fix: `exit` with reason `device-idle` at the last fix time plus `after`, at the last
     /// fix's position, with the time inside up to the last fix. Pending exits end the same way.
-    /// When a fix found the device idle (`by`), the exit is at that fix's time if the sum is
-    /// later: the fix is then the sum, short by the rounding `hasPassed` allows, and the exit
-    /// must not come after the enter the fix causes. The dropped pairs go to `log`.
+    /// The exit is never later than the clock that found the device idle (`by`: a fix of the
+    /// device, or a batch's latest fix time): that clock is then the sum, short by the
+    /// rounding `hasPassed` allows (a fix written exactly `after` seconds later, whose sum
+    /// rounds an ulp past it), and the exit must not come after the enter a fix at that time
+    /// causes, nor differ with where a batch ends (an independent audit found a batch's end
+    /// timing it at the sum, one ulp later, after that enter, and a written millisecond
+    /// later). The dropped pairs go to `log`.
     ///
     /// A visit whose fence expired before then (at or before that time) ended at the expiry
     /// first: `fence-expired` at the expiry, as it would have been had a fix or a batch's end
@@ -12,9 +16,9 @@ extension EventEngine {
     /// depending on the batch size).
     /// - Complexity: O(p) for p pairs.
     func endIdleVisits(
-        state: inout DeviceState, after: Double, by fixTime: Double = .infinity, events: inout [FenceEvent], log: inout PairLog
+        state: inout DeviceState, after: Double, by clock: Double, events: inout [FenceEvent], log: inout PairLog
     ) {
-        let t = min(state.lastTime + after, fixTime)
+        let t = min(state.lastTime + after, clock)
         if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events, log: &log) }
         for pair in state.pairs where !pair.isUndetermined {
             guard let slot = store.slot(ofKey: pair.fence) else { continue }
@@ -38,7 +42,7 @@ extension EventEngine {
         kept.states.reserveCapacity(partition.states.count)
         for d in partition.states.indices {
             if idle(partition.states[d]) {
-                endIdleVisits(state: &partition.states[d], after: after, events: &events, log: &log)
+                endIdleVisits(state: &partition.states[d], after: after, by: time, events: &events, log: &log)
             } else {
                 _ = kept.intern(partition.states[d].id, hash: partition.hashes[d])
                 kept.states[kept.states.count - 1] = partition.states[d]
