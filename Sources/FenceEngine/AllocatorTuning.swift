@@ -42,10 +42,10 @@ public enum AllocatorTuning {
     /// store): the freed pages would otherwise stay resident beside the new ones. Does
     /// nothing where the allocator is not glibc's.
     /// - Returns: whether memory was returned.
-    /// - Complexity: O(the heap's free chunks), and a system call per run of free pages, each
-    ///   call: it walks all free memory, not only what was freed since the last. It takes
-    ///   each arena's lock in turn, so other threads may allocate meanwhile. Call it once per
-    ///   many megabytes freed, not per block.
+    /// - Complexity: O(the heap's free chunks) and a system call per run of free pages, every
+    ///   call: it walks all free memory, not only what was freed since the last call. It
+    ///   takes each arena's lock in turn, so it is safe while other threads allocate (they
+    ///   wait on that arena meanwhile). Call it once per many megabytes freed, not per block.
     @discardableResult
     public static func returnFreedMemory() -> Bool {
         #if canImport(Glibc)

@@ -115,6 +115,7 @@ extension FenceStore {
         var treeBoxes = ContiguousArray<Box>(uninitializedCount: boxes)
         var records = ContiguousArray<Double>(uninitializedCount: doubles)
         let trimming = doubles / max(1, n) >= Self.trimRecordSize
+        let trimStep = bulkTrimStep
         let chunkSize = min(2048, max(64, n / 64))  // at least 64 chunks when there are 4,096 slots
         var noted = [(groups: [Int32], properties: [Int32], expiring: Int, returns: Int)](
             repeating: ([], [], 0, 0), count: (n + chunkSize - 1) / chunkSize)
@@ -140,7 +141,7 @@ extension FenceStore {
                                         ) { freed, chunk, range in
                                             // `freed`: doubles of records this worker freed since its last trim.
                                             defer {
-                                                if trimming && freed >= Self.trimStep {
+                                                if trimming && freed >= trimStep {
                                                     AllocatorTuning.returnFreedMemory()
                                                     notedOut[chunk].returns += 1
                                                     freed = 0

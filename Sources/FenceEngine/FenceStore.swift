@@ -54,9 +54,12 @@ public struct FenceStore: Sendable {
     var queriesWithoutGrid = 0
     /// Boxes waiting for the bulk load at the end of a large batch.
     var pendingBoxes: [(Int32, Box)] = []
-    /// Times bulk loads returned freed memory to the system (`loadFresh`, `trimRecordSize`):
-    /// a counter for tests.
+    /// Times bulk loads asked the allocator to return freed memory (`loadFresh`,
+    /// `trimRecordSize`; whether it could is not counted): a counter for tests.
     var memoryReturns = 0
+    /// Doubles of records a bulk-load worker frees between two such requests: `trimStep`;
+    /// tests set less.
+    var bulkTrimStep = FenceStore.trimStep
 
     /// Limits applied to every fence added.
     public var limits = FenceLimits()

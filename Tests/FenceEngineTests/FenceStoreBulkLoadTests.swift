@@ -134,9 +134,28 @@ final class FenceStoreBulkLoadTests: XCTestCase {
         for (name, batch, returns) in [("large", large, true), ("small", small, false)] {
             for threads in [1, 2] {
                 let (store, expected) = loadBothWays(batch, threads: threads, name)
-                XCTAssertEqual(store.memoryReturns > 0, returns, "\(name), \(threads) threads")
+                // Under 128 MB a worker: only the final request.
+                XCTAssertEqual(store.memoryReturns, returns ? 1 : 0, "\(name), \(threads) threads")
                 XCTAssertEqual(expected.memoryReturns, 0, "the one-by-one path frees each record as it goes")
             }
+        }
+        // With a step of 100,000 doubles, requests while copying too, summed over the chunks:
+        // at least one per step of the records freed, plus the final one.
+        let doubles = large.reduce(0) { total, fence in
+            guard case .polygons(let parts) = fence.shape, parts.count == 1, parts[0].exterior.count > 100 else { return total }
+            return total + 2 * parts[0].exterior.count
+        }
+        for threads in [1, 2] {
+            var store = FenceStore()
+            store.bulkTrimStep = 100_000
+            var expected = FenceStore()
+            XCTAssertEqual(
+                store.add(large, repair: false, threads: threads, pristinePath: true),
+                expected.add(large, repair: false, threads: threads, pristinePath: false))
+            assertSameStore(store, expected, "a small trim step, \(threads) threads")
+            // Each worker's records take more than its coordinates: at least doubles / step / threads
+            // requests a worker before the last.
+            XCTAssertGreaterThanOrEqual(store.memoryReturns, 1 + doubles / 100_000 / threads, "\(threads) threads")
         }
     }
 

@@ -155,6 +155,17 @@ final class IdleEvictionTests: XCTestCase {
                 ]
             ),
         ]
+        // A batch ending on another device's fix at the sum, the device sending no more: the
+        // exit is timed at that fix (an ulp before the sum one batch times it at), written the
+        // same (the edge left: see `endIdleVisits`).
+        let quiet: [(String, Double)] = [("a", last), ("b", 1_073_741_824.011), ("c", 1_073_741_900)]
+        let quietWhole = run(quiet, batch: 3)
+        XCTAssertEqual(summary(quietWhole), ["1073741524 a z enter initial", "1073741824 a z exit device-idle 0s"])
+        for batch in 1...2 {
+            let split = run(quiet, batch: batch)
+            XCTAssertEqual(summary(split), summary(quietWhole), "another device's clock, batches of \(batch)")
+            XCTAssertEqual(split.map { FenceEvent.outputMillisecond($0.time) }, quietWhole.map { FenceEvent.outputMillisecond($0.time) })
+        }
         for c in cases {
             let whole = run(c.fixes, expires: c.expires, batch: c.fixes.count)
             XCTAssertEqual(summary(whole), c.expected, c.name)

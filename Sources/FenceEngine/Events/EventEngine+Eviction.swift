@@ -3,12 +3,18 @@ extension EventEngine {
     /// fix: `exit` with reason `device-idle` at the last fix time plus `after`, at the last
     /// fix's position, with the time inside up to the last fix. Pending exits end the same way.
     /// The exit is never later than the clock that found the device idle (`by`: a fix of the
-    /// device, or a batch's latest fix time): that clock is then the sum, short by the
-    /// rounding `hasPassed` allows (a fix written exactly `after` seconds later, whose sum
-    /// rounds an ulp past it), and the exit must not come after the enter a fix at that time
-    /// causes, nor differ with where a batch ends (an independent audit found a batch's end
-    /// timing it at the sum, one ulp later, after that enter, and a written millisecond
-    /// later). The dropped pairs go to `log`.
+    /// device, or a batch's latest fix time). Such a clock can be short of the sum by the
+    /// rounding `hasPassed` allows: a fix written exactly `after` seconds later, whose sum
+    /// rounds an ulp past it. The exit must not come after the enter that fix causes, and a
+    /// batch ending at that fix (or at another device's fix at that time) must time it as one
+    /// batch does (an independent audit found a batch's end timing it at the sum: after the
+    /// re-enter, or a written millisecond later). What is left: a batch ending on another
+    /// device's fix within that rounding before the sum, with the device's own next fix at or
+    /// after the sum, times the exit at the batch's end where one batch times it at the sum,
+    /// less than 61 µs apart (written the same but across a millisecond's rounding edge, or
+    /// against an expiry between the two). Timing every idle exit at the earliest clock
+    /// `hasPassed` accepts would remove that too, but would put every exit a microsecond or so
+    /// before the time the README promises. The dropped pairs go to `log`.
     ///
     /// A visit whose fence expired before then (at or before that time) ended at the expiry
     /// first: `fence-expired` at the expiry, as it would have been had a fix or a batch's end
