@@ -1,3 +1,4 @@
+import CPrefetch
 import SpatialIndex
 
 extension FenceStore {
@@ -31,6 +32,13 @@ extension FenceStore {
 
     /// Doubles of records a worker frees between two trims (128 MB).
     static let trimStep = 16 << 20
+
+    /// Slots ahead whose checked record, fence and result entries `loadFresh`'s copy asks the
+    /// cache for: each is a random read (slots are in spatial order, the arrays in input
+    /// order). A million 16-vertex fences, quiet machine, four alternated rounds: the store
+    /// phase 437-486 ms against 528-574 without (the records' own memory, one read further,
+    /// is not prefetched).
+    static let prefetchAhead = 16
 
     /// `add`'s bulk path into a pristine store (the start-up load of a fence file): the same
     /// store, slot for slot and every element bit for bit, as inserting the fences one by one
@@ -149,6 +157,14 @@ extension FenceStore {
                                             }
                                             for s in range {
                                                 let i = Int(inputOfSlot[s])
+                                                // Slots are in spatial order, inputs are not: ask
+                                                // for a later slot's input entries now (`prefetchAhead`).
+                                                if s + Self.prefetchAhead < n {
+                                                    let ahead = Int(inputOfSlot[s + Self.prefetchAhead])
+                                                    fence_prefetch(normalizedIn.baseAddress! + ahead)
+                                                    fence_prefetch(fences.baseAddress! + ahead)
+                                                    fence_prefetch(resultsOut.baseAddress! + ahead)
+                                                }
                                                 guard case .success(let flat) = normalizedIn[i].take()! else {
                                                     preconditionFailure("a fence sized as good was rejected")
                                                 }
