@@ -146,13 +146,7 @@ final class FenceStoreBulkLoadTests: XCTestCase {
             return total + 2 * parts[0].exterior.count
         }
         for threads in [1, 2] {
-            var store = FenceStore()
-            store.bulkTrimStep = 100_000
-            var expected = FenceStore()
-            XCTAssertEqual(
-                store.add(large, repair: false, threads: threads, pristinePath: true),
-                expected.add(large, repair: false, threads: threads, pristinePath: false))
-            assertSameStore(store, expected, "a small trim step, \(threads) threads")
+            let (store, _) = loadBothWays(large, threads: threads, "a small trim step", trimStep: 100_000)
             // Each worker's records take more than its coordinates: at least doubles / step / threads
             // requests a worker before the last.
             XCTAssertGreaterThanOrEqual(store.memoryReturns, 1 + doubles / 100_000 / threads, "\(threads) threads")
@@ -186,13 +180,16 @@ final class FenceStoreBulkLoadTests: XCTestCase {
     }
 
     /// `batch` loaded into a pristine store by the bulk path and by the one-by-one path, with
-    /// the same results and the same store (`assertSameStore`).
+    /// the same results and the same store (`assertSameStore`); the bulk path returns freed
+    /// memory every `trimStep` doubles a worker (`FenceStore.bulkTrimStep`).
     @discardableResult
     func loadBothWays(
-        _ batch: [Fence], threads: Int, _ name: String, file: StaticString = #filePath, line: UInt = #line
+        _ batch: [Fence], threads: Int, _ name: String, trimStep: Int = FenceStore.trimStep, file: StaticString = #filePath,
+        line: UInt = #line
     ) -> (bulk: FenceStore, oneByOne: FenceStore) {
         var expected = FenceStore()
         var store = FenceStore()
+        store.bulkTrimStep = trimStep
         XCTAssertEqual(
             store.add(batch, repair: false, threads: threads, pristinePath: true),
             expected.add(batch, repair: false, threads: threads, pristinePath: false), name, file: file, line: line)

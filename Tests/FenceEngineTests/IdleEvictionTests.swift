@@ -17,6 +17,13 @@ final class IdleEvictionTests: XCTestCase {
         return e
     }
 
+    /// The events of `fixes` evaluated `batch` at a time, in order, on `engine`.
+    static func evaluate(_ fixes: [Position], inBatchesOf batch: Int, on engine: inout EventEngine) -> [FenceEvent] {
+        stride(from: 0, to: fixes.count, by: batch).flatMap { k in
+            engine.evaluate(Array(fixes[k..<min(fixes.count, k + batch)])).events
+        }
+    }
+
     func testIdleDeviceInsideIsForgottenWithExitAndComesBackAsNew() {
         var e = engine(idle: 100)
         var r = e.evaluate([Position(device: "a", time: 0, lon: 0.5, lat: 0.5), Position(device: "b", time: 50, lon: 5, lat: 5)])
@@ -93,14 +100,8 @@ final class IdleEvictionTests: XCTestCase {
         expiring.expires = 50
         func run(_ idle: Double, _ fixes: [(String, Double)], batch: Int) -> [String] {
             var e = engine(idle: idle, fences: [expiring])
-            var out: [FenceEvent] = []
-            var k = 0
-            while k < fixes.count {
-                let part = fixes[k..<min(fixes.count, k + batch)].map { Position(device: $0.0, time: $0.1, lon: $0.0 == "a" ? 0.5 : 5, lat: 0.5) }
-                out += e.evaluate(part).events
-                k += batch
-            }
-            return summary(out)
+            let positions = fixes.map { Position(device: $0.0, time: $0.1, lon: $0.0 == "a" ? 0.5 : 5, lat: 0.5) }
+            return summary(Self.evaluate(positions, inBatchesOf: batch, on: &e))
         }
         for batch in [1, 2, 3] {
             // Expiry at 50 before the idle time 70: fence-expired, whether a fix or the batch's
@@ -126,16 +127,8 @@ final class IdleEvictionTests: XCTestCase {
             var fence = Fence.circle(id: "z", lon: 10, lat: 50, radius: 500)
             fence.expires = expires
             var e = engine(idle: 300, fences: [fence])
-            var out: [FenceEvent] = []
-            var k = 0
-            while k < fixes.count {
-                let part = fixes[k..<min(fixes.count, k + batch)].map {
-                    Position(device: $0.0, time: $0.1, lon: $0.0 == "a" ? 10 : 11, lat: 50)
-                }
-                out += e.evaluate(part).events
-                k += batch
-            }
-            return out
+            let positions = fixes.map { Position(device: $0.0, time: $0.1, lon: $0.0 == "a" ? 10 : 11, lat: 50) }
+            return Self.evaluate(positions, inBatchesOf: batch, on: &e)
         }
         let cases: [(name: String, fixes: [(String, Double)], expires: Double?, expected: [String])] = [
             (
