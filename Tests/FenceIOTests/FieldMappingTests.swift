@@ -75,6 +75,36 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(read.fences, [Fence(id: "a", group: "fleet", shape: .circle(center: LonLat(lon: 116.4, lat: 39.9), radius: 7), coord: .bd09ll)])
     }
 
+    /// A layer whose features name a setting by either default name has both columns, each
+    /// null where a feature used the other: each feature takes the first it has set, as the
+    /// built-in reader takes the first property a feature has (found by an audit: OGR took
+    /// the first column only, losing `customID` groups and reading `coordType` shapes as WGS84).
+    func testOGRTakesEachFeaturesFirstSetColumnOfTheDefaultNames() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder(self)
+        let doc = G.collection([
+            G.feature(#""id":"a","group":"fleet","coord":"gcj02","radius":7"#, G.point(116.4, 39.9)),
+            G.feature(#""id":"b","customID":"depots","coordType":"bd09ll","radius":9"#, G.point(116.5, 39.8)),
+            G.feature(#""id":"c","group":"first","customID":"second","radius":5"#, G.point(116.6, 39.7)),
+            G.feature(#""id":"d","radius":4"#, G.point(116.7, 39.6)),
+        ])
+        try G.write(doc, to: dir + "/alt.geojson")
+        try G.convert([dir + "/alt.gpkg", dir + "/alt.geojson"])
+        let builtIn = try GeoJSONFences.read(Data(doc.utf8), layer: "alt", options: FenceInputOptions())
+        XCTAssertEqual(builtIn.fences.map(\.group), ["fleet", "depots", "first", nil])
+        XCTAssertEqual(builtIn.fences.map(\.coord), [.gcj02, .bd09ll, .wgs84, .wgs84])
+        for source in [dir + "/alt.gpkg", dir + "/alt.geojson"] {
+            var options = FenceInputOptions()
+            options.reader = .ogr
+            let read = try FenceInput.read(source, options: options)
+            XCTAssertEqual(read.fences.map(\.id), ["a", "b", "c", "d"], source)
+            XCTAssertEqual(read.fences.map(\.group), builtIn.fences.map(\.group), source)
+            XCTAssertEqual(read.fences.map(\.coord), builtIn.fences.map(\.coord), source)
+            XCTAssertEqual(read.fences.map(\.shape), builtIn.fences.map(\.shape), source)
+            XCTAssertTrue(read.fences.allSatisfy { $0.properties.isEmpty }, "settings are no properties: \(read.fences.map(\.properties))")
+        }
+    }
+
     /// Every command that takes --fences takes the mapping, with the same meaning.
     func testEveryCommandTakesTheFieldOptions() throws {
         try G.requireOgr2ogr()

@@ -20,11 +20,14 @@ struct OGRLayerReader {
         result.layers.append(layerName)
         let fields = layer.fields
         let mapping = options.fields
-        // Each role takes the first of its names the layer has (case-insensitively).
-        var roles: [(FenceFields.Role, OGRField)] = []
+        // Each role's columns, in the order of its names (case-insensitively); a feature takes
+        // the first of them it has set, as a GeoJSON feature takes the first property it has (a
+        // layer merged from features naming `group` and `customID` has both columns, each null
+        // where the feature did not name it).
+        var roles: [(FenceFields.Role, [OGRField])] = []
         for role in FenceFields.Role.allCases {
-            let found = mapping[role].lazy.compactMap { name in fields.first { $0.name.lowercased() == name.lowercased() } }.first
-            if let found {
+            let found = mapping[role].compactMap { name in fields.first { $0.name.lowercased() == name.lowercased() } }
+            if !found.isEmpty {
                 roles.append((role, found))
             } else if mapping.named.contains(role) {
                 throw FenceError(
@@ -63,8 +66,9 @@ struct OGRLayerReader {
 
             var settings = FenceSettings()
             var errors: [FenceFields.Role: FenceError] = [:]
-            for (role, field) in roles {
-                if let value = feature.attribute(field), let e = settings.set(role, value) { errors[role] = e }
+            for (role, candidates) in roles {
+                guard let value = candidates.lazy.compactMap({ feature.attribute($0) }).first else { continue }
+                if let e = settings.set(role, value) { errors[role] = e }
             }
             // The FID stands in for the id only in a layer without an id column: a null id in
             // a column of ids is a fault, not a reason to make one up.
