@@ -10,7 +10,8 @@ enum EditBench {
     /// added back as they were: one call per fence and step. Returns the JSON line's fields:
     /// per step, calls a second over all of them, and the median and slowest call. The
     /// slowest includes a one-time cost: the first edits after a bulk load grow the store's
-    /// arrays past their loaded size (a copy of each).
+    /// per-fence arrays and id table past their loaded size (a copy of each; the records
+    /// grow in place, `GeometryRecords`). Then `copies(of:)`.
     static func run(engine: inout EventEngine, edits: Int, seed: UInt64, threads: Int) -> [String: Any] {
         var rng = SplitMix64(seed: seed)
         let handles = engine.store.allHandles()
@@ -42,7 +43,31 @@ enum EditBench {
         time("removes") { engine.remove(id: $0.id).count }
         time("adds") { engine.add([$0], threads: threads).events.count }
         line["events"] = events
+        line.merge(copies(of: engine, picked: picked, threads: threads)) { a, _ in a }
         return line
+    }
+
+    /// Copies of the engine, as a NATS worker's partitions are of its base fences, each
+    /// making one edit (a reshape) while all are alive: the milliseconds of the slowest first
+    /// edit, and the resident bytes each copy added, per fence. A copy shares the store's
+    /// records (`GeometryRecords`), and copies its per-fence arrays and index on its first
+    /// edit.
+    static func copies(of engine: EventEngine, picked: [Fence], threads: Int, count: Int = 4) -> [String: Any] {
+        guard let fence = picked.first, engine.store.count > 0 else { return [:] }
+        let before = Measure.residentBytes()
+        var copies = [EventEngine](repeating: engine, count: count)
+        var slowest = 0.0
+        for k in copies.indices {
+            let t0 = Measure.now()
+            _ = copies[k].add([moved(fence)], threads: threads)
+            slowest = max(slowest, Measure.now() - t0)
+        }
+        let added = Measure.residentBytes() - before
+        withExtendedLifetime(copies) {}
+        return [
+            "copy_edit_max_ms": round3(slowest * 1e3),
+            "copy_rss_bytes_per_fence": added / count / engine.store.count,
+        ]
     }
 
     /// The fence moved east by half its width: a circle by half its radius, a polygon by half

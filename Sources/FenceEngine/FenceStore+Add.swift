@@ -85,7 +85,7 @@ extension FenceStore {
             clock.mark("index")
         } else {
             let extra = sizes.reduce(0) { $0 + $1.doubles }
-            reserveCapacity(slots: slotHot.count + fences.count, geometry: geometry.count + extra)
+            reserveCapacity(slots: slotHot.count + fences.count, geometryRoom: extra)
             insertEach(fences, normalized: &normalized, order: order, skip: skip, bulk: bulk, results: &results)
             clock.mark("store")
             if bulk {
@@ -182,7 +182,9 @@ extension FenceStore {
     /// Where one is too small it grows to at least twice its capacity: reserving exactly
     /// what one more fence needs copied every array (and rehashed the id table) on each
     /// single-fence add, O(n) a fence (338 adds a second at 100k fences).
-    mutating func reserveCapacity(slots: Int, geometry doubles: Int) {
+    /// The records move to a bigger reservation only when `geometryRoom` more doubles do not
+    /// fit in theirs (`GeometryRecords`).
+    mutating func reserveCapacity(slots: Int, geometryRoom: Int) {
         func grow<T>(_ array: inout ContiguousArray<T>, _ n: Int) {
             if array.capacity < n { array.reserveCapacity(max(n, 2 * array.capacity)) }
         }
@@ -194,7 +196,50 @@ extension FenceStore {
         grow(&slotKey, slots)
         grow(&keySlot, slots)
         if slotByID.capacity < slots { slotByID.reserveCapacity(max(slots, 2 * slotByID.capacity)) }
-        grow(&geometry, doubles)
+        reserveGeometry(room: geometryRoom)
+    }
+
+    /// Makes room for `room` more doubles of records: when they do not fit, the records this
+    /// store names move to records of its own (`moveRecords`) with room to spare (at least as
+    /// much again as they take: amortised O(1) a double).
+    /// - Complexity: O(1) when they fit, O(slots + records) otherwise.
+    mutating func reserveGeometry(room: Int) {
+        guard geometry.room < room else { return }
+        moveRecords(room: room, atLeastAsMuchAgain: true)
+    }
+
+    /// Moves the records of the live slots, in slot order, into new records of this store's
+    /// own with room for `room` more doubles (and as much again as they take when
+    /// `atLeastAsMuchAgain`), and points the slots' hot words at them. Only those records
+    /// are read: what removed fences and other copies of the store left behind stays with
+    /// the old records (copies still appending there are not read while they write).
+    /// - Complexity: O(slots + records).
+    mutating func moveRecords(room: Int, atLeastAsMuchAgain: Bool = false) {
+        let old = geometry
+        var live = 0
+        for s in slotHot.indices where HotWord.isLive(slotHot[s]) { live += Int(slotGeometryCount[s]) }
+        geometry = GeometryRecords(room: live + (atLeastAsMuchAgain ? max(room, live) : room))
+        for s in slotHot.indices where HotWord.isLive(slotHot[s]) {
+            let n = Int(slotGeometryCount[s])
+            guard let start = geometry.claim(n) else { preconditionFailure("records sized for the live slots are full") }
+            (geometry.base + start).initialize(from: old.base + geometryStart(s), count: n)
+            slotHot[s] = HotWord.moved(slotHot[s], to: start)
+        }
+        deadGeometry = 0
+    }
+
+    /// Appends a record to the shared records and returns where it starts.
+    /// - Complexity: O(record), plus a move of every record when there is no room
+    ///   (`reserveGeometry`).
+    mutating func appendRecord(_ record: UnsafeBufferPointer<Double>) -> Int {
+        // Another copy of the store may take the room between the check and the claim.
+        while true {
+            if let start = geometry.claim(record.count) {
+                if let from = record.baseAddress { (geometry.base + start).initialize(from: from, count: record.count) }
+                return start
+            }
+            reserveGeometry(room: record.count)
+        }
     }
 
     /// Stores one checked fence in a free or new slot. `fence` is read in place (a pointer,
@@ -224,8 +269,8 @@ extension FenceStore {
         }
         slotKey[s] = k
         keySlot[Int(k)] = slot
-        slotHot[s] = HotWord.make(start: geometry.count, kind: flat.flatKind, gridOffset: flat.smallGridOffset)
-        flat.geometry.withUnsafeBufferPointer { geometry.append(contentsOf: $0) }
+        let start = flat.geometry.withUnsafeBufferPointer { appendRecord($0) }
+        slotHot[s] = HotWord.make(start: start, kind: flat.flatKind, gridOffset: flat.smallGridOffset)
         slotGeometryCount[s] = Int32(flat.geometry.count)
         slotSettings[s] = SlotSettings(of: fence)
         slotExpires[s] = fence.pointee.expires ?? .nan
@@ -274,7 +319,7 @@ extension FenceStore {
         next.groupMembers = [Set<Int32>](repeating: [], count: groupNames.count)
         next.keySlot = keySlot
         next.freeKeys = freeKeys
-        next.geometry.reserveCapacity(geometry.count - deadGeometry)
+        next.geometry = GeometryRecords(room: geometry.count - deadGeometry)
         next.slotByID.reserveCapacity(live.count)
         var ids = ContiguousArray<Int32>()
         var treeBoxes = ContiguousArray<Box>()
@@ -284,8 +329,8 @@ extension FenceStore {
             let s = Int(entry.slot)
             let start = geometryStart(s)
             let n = Int(slotGeometryCount[s])
-            next.slotHot.append(HotWord.moved(slotHot[s], to: next.geometry.count))
-            next.geometry.append(contentsOf: geometry[start..<(start + n)])
+            let moved = next.appendRecord(UnsafeBufferPointer(start: geometry.base + start, count: n))
+            next.slotHot.append(HotWord.moved(slotHot[s], to: moved))
             next.slotGeometryCount.append(slotGeometryCount[s])
             next.slotSettings.append(slotSettings[s])
             next.slotExpires.append(slotExpires[s])

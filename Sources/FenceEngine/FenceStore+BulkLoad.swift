@@ -6,7 +6,7 @@ extension FenceStore {
     /// `removeAll`), so every fence takes the next slot and key in spatial order and no id can
     /// be a replacement.
     var isPristine: Bool {
-        slotHot.isEmpty && keySlot.isEmpty && freeSlots.isEmpty && freeKeys.isEmpty && geometry.isEmpty
+        slotHot.isEmpty && keySlot.isEmpty && freeSlots.isEmpty && freeKeys.isEmpty && geometry.count == 0
             && tree.count == 0 && pendingBoxes.isEmpty && slotByID.count == 0
     }
 
@@ -121,14 +121,17 @@ extension FenceStore {
         var hot = ContiguousArray<Int>(uninitializedCount: n)
         var expires = ContiguousArray<Double>(uninitializedCount: n)
         var treeBoxes = ContiguousArray<Box>(uninitializedCount: boxes)
-        var records = ContiguousArray<Double>(uninitializedCount: doubles)
+        let records = GeometryRecords(room: doubles)
+        precondition(records.claim(doubles) == 0, "new records refused their first claim")
         let trimming = doubles / max(1, n) >= Self.trimRecordSize
         let trimStep = bulkTrimStep
         let chunkSize = min(2048, max(64, n / 64))  // at least 64 chunks when there are 4,096 slots
         var noted = [(groups: [Int32], properties: [Int32], expiring: Int, returns: Int)](
             repeating: ([], [], 0, 0), count: (n + chunkSize - 1) / chunkSize)
         slotSettings = ContiguousArray(unsafeUninitializedCapacity: n) { settingsOut, initialized in
-            records.withUnsafeMutableBufferPointer { recordsOut in
+            do {
+                // The records' room, written below slot by slot, each by one worker.
+                let recordsOut = UnsafeMutableBufferPointer(start: records.base, count: doubles)
                 hot.withUnsafeMutableBufferPointer { hotOut in
                     expires.withUnsafeMutableBufferPointer { expiresOut in
                         treeBoxes.withUnsafeMutableBufferPointer { boxesOut in

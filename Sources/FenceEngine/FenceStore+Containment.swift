@@ -325,21 +325,20 @@ extension FenceStore {
     @inline(__always)
     func prefetchRecords(_ candidates: UnsafeBufferPointer<Int32>, keys: Bool = false) {
         slotHot.withUnsafeBufferPointer { hot in
-            geometry.withUnsafeBufferPointer { g in
-                slotKey.withUnsafeBufferPointer { slotKeys in
-                    for item in candidates {
-                        let word = hot[Int(item >> 1)]
-                        let record = g.baseAddress! + HotWord.start(word)
-                        fence_prefetch(record)
-                        fence_prefetch(record + 8)
-                        // A small grid's 80 bytes: at most two lines, its first and last double.
-                        let grid = HotWord.gridOffset(word)
-                        if grid != 0 {
-                            fence_prefetch(record + grid)
-                            fence_prefetch(record + grid + 9)
-                        }
-                        if keys { fence_prefetch(slotKeys.baseAddress! + Int(item >> 1)) }
+            let g = geometry.base
+            slotKey.withUnsafeBufferPointer { slotKeys in
+                for item in candidates {
+                    let word = hot[Int(item >> 1)]
+                    let record = g + HotWord.start(word)
+                    fence_prefetch(record)
+                    fence_prefetch(record + 8)
+                    // A small grid's 80 bytes: at most two lines, its first and last double.
+                    let grid = HotWord.gridOffset(word)
+                    if grid != 0 {
+                        fence_prefetch(record + grid)
+                        fence_prefetch(record + grid + 9)
                     }
+                    if keys { fence_prefetch(slotKeys.baseAddress! + Int(item >> 1)) }
                 }
             }
         }
@@ -363,19 +362,18 @@ extension FenceStore {
         scratch.candidateCount &+= candidates.count
         let onAntimeridian = p.lon == 180 || p.lon == -180
         slotHot.withUnsafeBufferPointer { hot in
-            geometry.withUnsafeBufferPointer { g in
-                for item in candidates {
-                    let slot = item >> 1
-                    let word = hot[Int(slot)]
-                    var covered = coversAsGiven(slot: slot, word: word, record: g.baseAddress! + HotWord.start(word), p, unit: &unit, scratch: &scratch)
-                    if !covered && onAntimeridian {
-                        covered = coversUnderOtherName(slot: slot, p, scratch: &scratch)
-                    }
-                    guard covered else { continue }
-                    let handle = FenceHandle(rawValue: slot)
-                    if out.count != start && out[out.count &- 1] >= handle { unordered = true }
-                    out.append(handle)
+            let g = geometry.base
+            for item in candidates {
+                let slot = item >> 1
+                let word = hot[Int(slot)]
+                var covered = coversAsGiven(slot: slot, word: word, record: g + HotWord.start(word), p, unit: &unit, scratch: &scratch)
+                if !covered && onAntimeridian {
+                    covered = coversUnderOtherName(slot: slot, p, scratch: &scratch)
                 }
+                guard covered else { continue }
+                let handle = FenceHandle(rawValue: slot)
+                if out.count != start && out[out.count &- 1] >= handle { unordered = true }
+                out.append(handle)
             }
         }
         if unordered { FenceStore.sortHits(&out, from: start) }
@@ -415,9 +413,8 @@ extension FenceStore {
     @inline(__always)
     func covers(slot: Int32, _ p: LonLat, unit: inout (Double, Double, Double)?, scratch: inout ContainmentScratch) -> Bool {
         let word = slotHot[Int(slot)]
-        let covered = geometry.withUnsafeBufferPointer { g -> Bool in
-            coversAsGiven(slot: slot, word: word, record: g.baseAddress! + HotWord.start(word), p, unit: &unit, scratch: &scratch)
-        }
+        let covered = coversAsGiven(
+            slot: slot, word: word, record: geometry.base + HotWord.start(word), p, unit: &unit, scratch: &scratch)
         if !covered && (p.lon == 180 || p.lon == -180) { return coversUnderOtherName(slot: slot, p, scratch: &scratch) }
         return covered
     }
@@ -433,9 +430,7 @@ extension FenceStore {
         guard HotWord.kind(word) != FlatGeometry.Kind.circle.rawValue else { return false }
         let q = LonLat(lon: -p.lon, lat: p.lat)
         var unit: (Double, Double, Double)?
-        return geometry.withUnsafeBufferPointer { g -> Bool in
-            coversAsGiven(slot: slot, word: word, record: g.baseAddress! + HotWord.start(word), q, unit: &unit, scratch: &scratch)
-        }
+        return coversAsGiven(slot: slot, word: word, record: geometry.base + HotWord.start(word), q, unit: &unit, scratch: &scratch)
     }
 
     /// Whether the fence in `slot` (its hot word and record given) covers `p` as written: the

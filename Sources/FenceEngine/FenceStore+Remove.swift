@@ -89,18 +89,12 @@ extension FenceStore {
         freeSlots.append(slot)
     }
 
-    /// Rewrites the geometry array without the space of removed fences once that space is more
-    /// than half of it. Amortised O(1) per removed double.
+    /// Moves the records this store names into new records of its own (`moveRecords`) once
+    /// the space of its removed fences is more than half of the records (records other copies
+    /// of the store appended count in the records, not as its dead space). Amortised O(1) per
+    /// removed double.
     mutating func compactIfNeeded() {
         guard deadGeometry > 4096 && deadGeometry * 2 > geometry.count else { return }
-        var compacted = ContiguousArray<Double>()
-        compacted.reserveCapacity(geometry.count - deadGeometry)
-        for s in slotHot.indices where HotWord.isLive(slotHot[s]) {
-            let start = geometryStart(s)
-            slotHot[s] = HotWord.moved(slotHot[s], to: compacted.count)
-            compacted.append(contentsOf: geometry[start..<(start + Int(slotGeometryCount[s]))])
-        }
-        geometry = compacted
-        deadGeometry = 0
+        moveRecords(room: 0)
     }
 }

@@ -14,14 +14,16 @@ public struct FenceHandle: Sendable, Hashable, Comparable, BitwiseCopyable {
 /// - `slotHot[s]`: the only per-fence word the containment loop reads besides the record
 ///   itself (`HotWord`): the kind (`FlatGeometry.Kind`), where the record starts in
 ///   `geometry`, and where in the record its small grid starts, for the prefetch.
-/// - `geometry`: every record back to back (`FlatGeometry`).
+/// - `geometry`: every record back to back (`FlatGeometry`), in memory that never moves and
+///   that copies of the store share (`GeometryRecords`): an edit appends, it never copies.
 /// - colder per slot: id, group, actions and dwell in one record (`SlotSettings`), expiry,
 ///   record length.
 /// - the R-tree holds item `2 * slot + part` for each of a fence's one or two boxes.
 ///
 /// Ids and groups are interned: the hot loops see only integers. A value type: copies share
-/// storage until one of them changes (copy-on-write), so a snapshot can be read on many
-/// threads while nothing mutates it.
+/// storage until one of them changes (copy-on-write; the records stay shared, each copy
+/// appending its own), so a snapshot can be read on many threads while another copy is
+/// edited.
 public struct FenceStore: Sendable {
     // Hot, per slot.
     var slotHot: ContiguousArray<Int> = []
@@ -42,7 +44,9 @@ public struct FenceStore: Sendable {
     var properties: [Int32: [String: String]] = [:]
     var expiring = 0
 
-    var geometry: ContiguousArray<Double> = []
+    /// Every record, shared with copies of this store (`GeometryRecords`).
+    var geometry = GeometryRecords.empty
+    /// Doubles of records this store no longer names (removed or replaced fences).
     var deadGeometry = 0
 
     var groupNames: [String] = []
@@ -186,7 +190,7 @@ public struct FenceStore: Sendable {
     public var memoryFootprint: Int {
         func bytes<T>(_ a: ContiguousArray<T>) -> Int { a.capacity * MemoryLayout<T>.stride }
         var total = bytes(slotHot) + bytes(slotSettings) + bytes(slotGeometryCount)
-        total += bytes(slotExpires) + bytes(slotBoxCount) + bytes(geometry)
+        total += bytes(slotExpires) + bytes(slotBoxCount) + geometry.count * MemoryLayout<Double>.stride
         total += bytes(slotKey) + bytes(keySlot)
         total += tree.memoryFootprint
         // Dictionary entries: key + value + about one word of hashing overhead at 75% load.
