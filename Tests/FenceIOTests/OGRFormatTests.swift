@@ -236,6 +236,22 @@ final class OGRFormatTests: XCTestCase {
         XCTAssertEqual(
             FenceInput.displayName("PG:host=db password=s3cret dbname=fences"), "PG:host=db password=*** dbname=fences")
         XCTAssertEqual(FenceInput.displayName("PG:password='a b' host=db"), "PG:password=*** host=db")
+        // Found by an audit: URIs, keywords with blanks around `=`, quotes with escapes, and
+        // every occurrence.
+        let masked = [
+            "postgresql://u:s3cr3t@127.0.0.1:1/x": "postgresql://u:***@127.0.0.1:1/x",
+            "PG:postgresql://u:s3cr3t@host/db?sslmode=require": "PG:postgresql://u:***@host/db?sslmode=require",
+            "PG:postgres://user@host/db?password=s3cr3t&sslmode=require": "PG:postgres://user@host/db?password=***&sslmode=require",
+            "PG:host=db password = s3cr3t dbname=f": "PG:host=db password = *** dbname=f",
+            #"PG:password='it\'s secret' host=db"#: "PG:password=*** host=db",
+            "PG:PASSWORD=a host=db password=b": "PG:PASSWORD=*** host=db password=***",
+            "PG:host=db user=u": "PG:host=db user=u",
+            "/data/passwords/zones.gpkg": "/data/passwords/zones.gpkg",
+            "/data/oldpassword=1.gpkg": "/data/oldpassword=1.gpkg",
+            "https://example.com/zones.geojson": "https://example.com/zones.geojson",
+            "/vsicurl/https://u:p@example.com/z.fgb": "/vsicurl/https://u:***@example.com/z.fgb",
+        ]
+        for (source, shown) in masked { XCTAssertEqual(FenceInput.displayName(source), shown, source) }
     }
 
     /// Curves are made straight by OGR and Z / M dropped before the WKB goes to GEOS; types

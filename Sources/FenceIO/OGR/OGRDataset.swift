@@ -48,7 +48,7 @@ final class OGRDataset {
         GDALErrorState.reset()
         guard let raw = CGDAL_openVector(Self.openable(source), list) else {
             throw FenceError(
-                .malformedInput, reason: "cannot open \(displayName) as vector data: \(GDALErrorState.message ?? "no driver recognises it")")
+                .malformedInput, reason: "cannot open \(displayName) as vector data: \(Self.masked(GDALErrorState.message ?? "no driver recognises it"))")
         }
         // GDAL opens anyway, with a warning, when the driver has no such open option or the
         // value is not of its type: the option would be ignored, and the data read otherwise
@@ -95,15 +95,60 @@ final class OGRDataset {
         return "GeoJSONSeq:" + source
     }
 
-    /// `source` with the value of any `password=` masked, for messages.
+    /// `source` with every password in it masked, for messages: the value of each `password`
+    /// keyword (libpq's `password=secret` or `password = 'a b'`, a URI's `?password=secret`)
+    /// and the password of each URI's user information (`postgresql://user:secret@host`).
+    /// - Complexity: O(n) for n characters.
     static func masked(_ source: String) -> String {
-        guard let range = source.range(of: "password=", options: .caseInsensitive) else { return source }
-        var end = range.upperBound
-        if end < source.endIndex, source[end] == "'" {
-            end = source[source.index(after: end)...].firstIndex(of: "'").map { source.index(after: $0) } ?? source.endIndex
-        } else {
-            end = source[end...].firstIndex(where: { $0 == " " }) ?? source.endIndex
+        let text = Array(source)
+        var out: [Character] = []
+        out.reserveCapacity(text.count)
+        var i = 0
+        func matches(_ word: String, at k: Int) -> Bool {
+            var k = k
+            for c in word {
+                guard k < text.count, text[k].lowercased() == String(c) else { return false }
+                k += 1
+            }
+            return true
         }
-        return String(source[..<range.upperBound]) + "***" + String(source[end...])
+        while i < text.count {
+            // A keyword: `password`, optional blanks, `=`, optional blanks, then the value.
+            if matches("password", at: i), i == 0 || !(text[i - 1].isLetter || text[i - 1].isNumber || text[i - 1] == "_") {
+                var k = i + 8
+                while k < text.count, text[k] == " " || text[k] == "\t" { k += 1 }
+                if k < text.count, text[k] == "=" {
+                    k += 1
+                    while k < text.count, text[k] == " " || text[k] == "\t" { k += 1 }
+                    out += text[i..<k]
+                    out += "***"
+                    if k < text.count, text[k] == "'" {
+                        // Quoted: up to the closing quote (libpq escapes one inside with a backslash).
+                        k += 1
+                        while k < text.count, text[k] != "'" { k += text[k] == "\\" ? 2 : 1 }
+                        i = min(k + 1, text.count)
+                    } else {
+                        while k < text.count, !(text[k] == " " || text[k] == "\t" || text[k] == "&" || text[k] == "#") { k += 1 }
+                        i = k
+                    }
+                    continue
+                }
+            }
+            // A URI's user information: `scheme://user:password@`, before any `/`, `?` or `#`.
+            if text[i] == ":", i + 2 < text.count, text[i + 1] == "/", text[i + 2] == "/" {
+                let start = i + 3
+                var end = start
+                while end < text.count, !"/?#@".contains(text[end]) { end += 1 }
+                if end < text.count, text[end] == "@", let colon = text[start..<end].firstIndex(of: ":") {
+                    out += text[i...colon]
+                    out += "***"
+                    i = end
+                    continue
+                }
+            }
+            out.append(text[i])
+            i += 1
+        }
+        return String(out)
     }
 }
