@@ -193,9 +193,10 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(wrongLayer.err, "fence: \(dir)/pins.csv: malformed-input: \(dir)/pins.csv has no layer other (layers: pins)\n")
     }
 
-    /// `--layer` and `--fence-crs` are checked whatever reads the source: the built-in GeoJSON
-    /// reader ignored a `--layer` it does not have, and a `--fence-crs` typo was noticed only
-    /// if some layer lacked a CRS (found by an outside audit).
+    /// `--layer`, `--fence-crs` and `--open-option` are checked whatever reads the source: the
+    /// built-in GeoJSON reader ignored a `--layer` it does not have, a `--fence-crs` typo was
+    /// noticed only if some layer lacked a CRS (found by an outside audit), and an open option
+    /// or a CRS no layer took was ignored without a word (found by a README audit).
     func testLayerAndAssumedCRSAreCheckedForGeoJSONToo() throws {
         let fences = try CLI.temp(self, "pins.geojson", CLI.fences)
         let wrong = try CLI.run(["check", "--fences", fences, "--layer", "other"])
@@ -205,7 +206,20 @@ final class FieldMappingTests: XCTestCase {
         let crs = try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:999999999"])
         XCTAssertEqual(crs.status, 1)
         XCTAssertTrue(crs.err.contains("unknown CRS EPSG:999999999"), crs.err)
-        XCTAssertEqual(try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:32632"]).status, 0)
+        let unused = try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:32632"])
+        XCTAssertEqual(unused.status, 1)
+        XCTAssertEqual(
+            unused.err,
+            "fence: \(fences): invalid-setting: \(fences): --fence-crs EPSG:32632 not taken: it is for layers that declare no CRS, "
+                + "and every layer read declares one (GeoJSON is WGS84 longitude/latitude unless its \"crs\" member says otherwise)\n")
+        XCTAssertEqual(unused.out, "", "nothing is checked")
+        let option = try CLI.run(["check", "--fences", fences, "--open-option", "FOO=1"])
+        XCTAssertEqual(option.status, 1)
+        XCTAssertTrue(option.err.contains("invalid-setting: \(fences): --open-option not taken: the built-in GeoJSON reader"), option.err)
+        // Through OGR the driver judges the option, and GeoJSON declares its CRS there too.
+        let throughOGR = try CLI.run(["check", "--fences", fences, "--fence-reader", "ogr", "--fence-crs", "EPSG:32632"])
+        XCTAssertEqual(throughOGR.status, 1)
+        XCTAssertTrue(throughOGR.err.contains("--fence-crs EPSG:32632 not taken"), throughOGR.err)
     }
 
     /// GeoJSON whose features have no id at all (as `ogr2ogr` writes it): every feature is

@@ -12,6 +12,8 @@ public struct FenceReadResult: Sendable {
     public var layers: [String] = []
     /// The reader that did the work: `.native` or `.ogr`.
     public var reader: FenceInputOptions.Reader
+    /// Whether a layer declared no CRS and was read in `FenceInputOptions.assumedCRS`.
+    public var tookAssumedCRS = false
     /// How many parts of a GeoJSON `features` array the built-in reader read side by side
     /// (0: it read them on one thread; of a document with two `features` members, the last
     /// read side by side).
@@ -38,8 +40,28 @@ public enum FenceInput {
     /// reprojects it.
     /// - Throws: when the source as a whole cannot be read; single bad features are returned
     ///   in `rejected` instead.
+    /// - Throws: `invalid-setting` when an option for OGR sources would be left unused: open
+    ///   options for the built-in reader, an assumed CRS when every layer declares its own (a
+    ///   GeoJSON file is WGS84 longitude/latitude unless its `crs` member says otherwise).
     public static func read(_ source: String, options: FenceInputOptions = FenceInputOptions()) throws(FenceError) -> FenceReadResult {
         if let assumed = options.assumedCRS { try OGRReprojection.checkAssumed(assumed) }
+        let result = try readUnchecked(source, options: options)
+        if result.reader == .native && !options.openOptions.isEmpty {
+            throw FenceError(
+                .invalidSetting,
+                reason: "\(displayName(source)): --open-option not taken: the built-in GeoJSON reader reads this source and takes "
+                    + "no open options (--fence-reader ogr sends it through GDAL)")
+        }
+        if let assumed = options.assumedCRS, !result.tookAssumedCRS {
+            throw FenceError(
+                .invalidSetting,
+                reason: "\(displayName(source)): --fence-crs \(assumed) not taken: it is for layers that declare no CRS, and every "
+                    + "layer read declares one (GeoJSON is WGS84 longitude/latitude unless its \"crs\" member says otherwise)")
+        }
+        return result
+    }
+
+    static func readUnchecked(_ source: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         switch options.reader {
         case .native:
             return try checkLayers(GeoJSONFences.read(path: source, options: options), source: source, options: options)

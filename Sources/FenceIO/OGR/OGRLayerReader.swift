@@ -42,6 +42,7 @@ struct OGRLayerReader {
         let reprojection = try OGRReprojection.forLayer(layer.spatialReference, assumed: options.assumedCRS)
         // No CRS declared and none named: coordinates are taken as WGS84 degrees.
         let takenAsDegrees = layer.spatialReference == nil && options.assumedCRS == nil
+        if layer.spatialReference == nil && options.assumedCRS != nil { result.tookAssumedCRS = true }
         let limits = options.limits.geometry
 
         let announced = layer.announcedFeatureCount
