@@ -24,6 +24,12 @@ enum LoadBench {
         }
     }
 
+    /// A file that cannot be read ends the run: status 1, with the reader's words.
+    static func fail(_ path: String, _ message: String) -> Never {
+        FileHandle.standardError.write(Data("fence-bench: \(path): \(message)\n".utf8))
+        exit(1)
+    }
+
     /// Prints one JSON line: the best of `repeats` reads of `path` by `reader`.
     static func measure(_ path: String, reader: String, threads: Int, repeats: Int) {
         var best = Double.infinity
@@ -33,15 +39,21 @@ enum LoadBench {
             let t0 = Measure.now()
             switch reader {
             case "jsonserialization":
-                let data = try! Data(contentsOf: URL(fileURLWithPath: path))
-                let root = try! JSONSerialization.jsonObject(with: data) as! [String: Any]
+                guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)),
+                    let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+                else { fail(path, "JSONSerialization cannot read it as a JSON object") }
                 fences = (root["features"] as? [Any])?.count ?? 0
                 withExtendedLifetime(root) {}
             default:
                 var options = FenceInputOptions()
                 options.reader = reader == "native" ? .native : .ogr
                 options.threads = threads
-                let read = try! FenceInput.read(path, options: options)
+                let read: FenceReadResult
+                do {
+                    read = try FenceInput.read(path, options: options)
+                } catch {
+                    fail(path, "\(error)")
+                }
                 fences = read.fences.count
                 rejected = read.rejected.count
                 withExtendedLifetime(read) {}

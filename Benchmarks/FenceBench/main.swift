@@ -88,15 +88,15 @@ while let a = args.popFirst() {
         return parsed
     }
     switch a {
-    case "--fences": fenceCounts = value(parseList(v))
+    case "--fences": fenceCounts = value(parseList(v).flatMap { $0.allSatisfy { $0 > 0 } ? $0 : nil })
     case "--vertices": vertexCounts = value(parseList(v).flatMap { $0.allSatisfy { $0 >= 3 } ? $0 : nil })
     case "--circles": circleShares = value(parseDoubles(v).flatMap { $0.allSatisfy { (0...1).contains($0) } ? $0 : nil })
     case "--hits": hitTargets = value(parseDoubles(v).flatMap { $0.allSatisfy { $0 > 0 } ? $0 : nil })
     case "--plot": plotPath = v
     case "--positions": positionCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
-    case "--threads": threadCounts = value(parseList(v))
+    case "--threads": threadCounts = value(parseList(v).flatMap { $0.allSatisfy { $0 > 0 } ? $0 : nil })
     case "--seed": seed = value(UInt64(v))
-    case "--check": checkCount = value(Int(v))
+    case "--check": checkCount = value(Int(v).flatMap { $0 >= 0 ? $0 : nil })
     case "--repeat": repeats = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--events": eventDevices = value(Int(v).flatMap { $0 >= 0 ? $0 : nil })
     case "--fixes": fixCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })

@@ -16,15 +16,18 @@ struct LCG {
 enum CLI {
     /// The build's products folder holds the test bundle (on Linux the bundle URL is that
     /// folder itself) and the `fence` executable.
-    static var binary: URL {
+    static var binary: URL { binary(named: "fence") }
+
+    /// An executable of the build (`fence`, `fence-bench`).
+    static func binary(named name: String) -> URL {
         let bundle = Bundle(for: CLITests.self).bundleURL
-        let candidates = [bundle.appendingPathComponent("fence"), bundle.deletingLastPathComponent().appendingPathComponent("fence")]
+        let candidates = [bundle.appendingPathComponent(name), bundle.deletingLastPathComponent().appendingPathComponent(name)]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
-    static func run(_ args: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    static func run(_ args: [String], stdin: String? = nil, executable: String = "fence") throws -> (status: Int32, out: String, err: String) {
         let p = Process()
-        p.executableURL = binary
+        p.executableURL = binary(named: executable)
         p.arguments = args
         let out = Pipe()
         let err = Pipe()
