@@ -79,12 +79,19 @@ public enum GeoJSONFences {
         }
     }
 
-    /// A file's bytes as stored, mapped.
+    /// A file's bytes as stored, mapped; a pipe's or device's (`<(zcat f.geojson)`, a named
+    /// pipe), which cannot be mapped, read as standard input is (`readStream`).
     private static func readFile(path: String) throws(FenceError) -> Data {
         // Foundation names a folder only as "NSCocoaErrorDomain error 256".
         var info = stat()
         if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
             throw FenceError(.malformedInput, reason: "cannot read \(path): it is a directory, not a GeoJSON file")
+        }
+        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+            let fd = open(path, O_RDONLY)
+            guard fd >= 0 else { throw FenceError(.malformedInput, reason: "cannot read \(path): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            return try readStream(fd, name: path)
         }
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
@@ -93,7 +100,10 @@ public enum GeoJSONFences {
         }
     }
 
-    /// All of standard input, read with `read(2)` (and decoded as it arrives when it is
+    /// All of standard input (`readStream`).
+    static func readStandardInput() throws(FenceError) -> Data { try readStream(0, name: "standard input") }
+
+    /// All of a stream, read with `read(2)` (and decoded as it arrives when it is
     /// compressed): Foundation's `readDataToEndOfFile` traps
     /// when standard input is closed or a directory. Reading stops at the first chunk that
     /// cannot be the start of a GeoJSON document (its first byte past white space and a byte
@@ -101,17 +111,17 @@ public enum GeoJSONFences {
     /// is refused at once instead of filling memory.
     /// - Throws: `malformedInput` with the system's reason, or why it is not GeoJSON.
     /// - Complexity: O(bytes); memory: the whole document.
-    static func readStandardInput() throws(FenceError) -> Data {
+    static func readStream(_ fd: Int32, name: String) throws(FenceError) -> Data {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var started = false
         var decoding: DocumentDecoding?
         var head: [UInt8] = []
         while true {
-            let n = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress!, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FenceError(.malformedInput, reason: "cannot read standard input: \(String(cString: strerror(errno)))")
+                throw FenceError(.malformedInput, reason: "cannot read \(name): \(String(cString: strerror(errno)))")
             }
             if n == 0 && head.isEmpty {
                 if var decoding { return Data(try decoding.finish()) }
@@ -138,13 +148,13 @@ public enum GeoJSONFences {
             }
             if bytes.isEmpty { continue }
             if bytes.contains(0) {
-                throw FenceError(.malformedInput, reason: "standard input holds binary data (a NUL byte): it is not GeoJSON")
+                throw FenceError(.malformedInput, reason: "\(name) holds binary data (a NUL byte): it is not GeoJSON")
             }
             if !started {
                 let whiteSpace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF]
                 if let first = bytes.first(where: { !whiteSpace.contains($0) }) {
                     guard first == UInt8(ascii: "{") else {
-                        throw FenceError(.malformedInput, reason: "standard input is not a GeoJSON document (it does not start with {)")
+                        throw FenceError(.malformedInput, reason: "\(name) is not a GeoJSON document (it does not start with {)")
                     }
                     started = true
                 }

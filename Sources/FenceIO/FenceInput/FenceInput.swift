@@ -1,4 +1,5 @@
 import FenceEngine
+import Foundation
 
 /// The fences of one source, with where each came from and every feature that was refused.
 public struct FenceReadResult: Sendable {
@@ -98,6 +99,12 @@ public enum FenceInput {
     /// (`/vsizip/...`).
     public static func usesNativeReader(_ source: String) -> Bool {
         if source == "-" { return true }
+        // A pipe or a character device (`<(zcat zones.geojson)`, a named pipe): OGR's formats
+        // need a file they can seek in; the built-in reader reads a stream.
+        var info = stat()
+        if !source.hasPrefix("/vsi"), stat(source, &info) == 0, (info.st_mode & S_IFMT) == S_IFIFO || (info.st_mode & S_IFMT) == S_IFCHR {
+            return true
+        }
         // GDAL's virtual file systems (/vsizip/, /vsicurl/, ...) only OGR can open.
         if source.hasPrefix("/vsi") { return false }
         let lower = Compression.strippingEnding(source).lowercased()
