@@ -27,7 +27,12 @@ signal(SIGPIPE, SIG_IGN)
 // Batch after batch reuses freed memory instead of faulting fresh pages in (see AllocatorTuning).
 AllocatorTuning.keepFreedMemory()
 let arguments = CommandLine.arguments
-let command = arguments.count > 1 ? arguments[1] : "--help"
+guard arguments.count > 1 else {
+    // No command is bad usage (status 2), with the command list, on standard error.
+    StandardError().write("fence: no command given\n\(topHelp)\n")
+    exit(2)
+}
+let command = arguments[1]
 let rest = arguments.dropFirst(2)
 /// Every command, by name: the dispatch below and the usage-error pointer read this one table.
 let commands: [String: (ArraySlice<String>) throws -> Int32] = [

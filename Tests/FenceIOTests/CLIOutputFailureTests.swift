@@ -160,6 +160,14 @@ final class CLIOutputFailureTests: XCTestCase {
         let unknown = try CLI.run(["evaluate"])
         XCTAssertEqual(unknown.status, 2)
         XCTAssertTrue(unknown.err.hasPrefix("fence: unknown command evaluate\nUsage: fence COMMAND"), unknown.err)
+        // No command at all is bad usage too (it was status 0, from a README audit); help is success.
+        let none = try CLI.run([])
+        XCTAssertEqual(none.status, 2)
+        XCTAssertEqual(none.out, "")
+        XCTAssertTrue(none.err.hasPrefix("fence: no command given\nUsage: fence COMMAND"), none.err)
+        let help = try CLI.run(["--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.out.hasPrefix("Usage: fence COMMAND"), help.out)
         for list in ["", ",", " "] {
             let empty = try CLI.run(["eval", "--fences", fences, "--actions", list], stdin: "device,time,lon,lat\n")
             XCTAssertEqual(empty.status, 2, list)
