@@ -5,14 +5,14 @@ import Foundation
 /// `fence contains`: the plain spatial join.
 enum ContainsCommand {
     static let help = """
-        Usage: fence contains --fences SOURCE --positions POSITIONS [options]
+        Usage: fence contains --fences SOURCE [--positions POSITIONS|-] [options]
 
         For each position, in input order, the ids of the fences covering it (boundary included).
 
         Options:
           --fences SOURCE      fences: GeoJSON or any OGR source (see below)
           --positions FILE     CSV (a header line, or --columns) or NDJSON positions, plain,
-                               gzip or zstd; "-" for standard input
+                               gzip or zstd; "-" or none for standard input
           --format FORMAT      csv (default): device,time,id;id;...  or ndjson
           --input-format FMT   csv or ndjson (default: sniffed from the first line)
         \(PositionInput.help(column: 23))

@@ -5,7 +5,7 @@ import Foundation
 /// `fence eval`: fences + positions in, events out.
 enum EvalCommand {
     static let help = """
-        Usage: fence eval --fences SOURCE --positions POSITIONS|- [options]
+        Usage: fence eval --fences SOURCE [--positions POSITIONS|-] [options]
 
         Applies each device's fixes in time order and writes enter / exit / dwell (and, with
         --cross, cross) events, ordered by (time, device, fence, event) within each batch
@@ -14,7 +14,7 @@ enum EvalCommand {
         Input and output:
           --fences SOURCE       fences: GeoJSON or any OGR source (see below)
           --positions FILE      CSV (a header line, or --columns) or NDJSON, plain, gzip or zstd;
-                                "-" for standard input
+                                "-" or none for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
         \(PositionInput.help(column: 24))
           --coord SYSTEM        coordinate system of positions without a coord column:

@@ -5,7 +5,7 @@ import Foundation
 /// `fence nearest`: adaptive reporting for positions.
 enum NearestCommand {
     static let help = """
-        Usage: fence nearest --fences SOURCE --positions POSITIONS|- [options]
+        Usage: fence nearest --fences SOURCE [--positions POSITIONS|-] [options]
 
         For each position, in input order: the nearest fence boundary (its id), the distance to
         it in metres (negative inside that fence) and a suggested delay before the device's next

@@ -6,7 +6,7 @@ import Foundation
 /// `fence publish`: loads a positions file into the fix stream, as producers would.
 enum PublishCommand {
     static let help = """
-        Usage: fence publish --nats URL[,URL...] --positions POSITIONS|- [options]
+        Usage: fence publish --nats URL[,URL...] [--positions POSITIONS|-] [options]
 
         Publishes each device's fixes to PREFIX.<device> (the server maps that subject to the
         device's partition), one device's fixes of one event-time window per message, and at
@@ -17,7 +17,7 @@ enum PublishCommand {
         Options:
           --nats URLS           server URLs, comma-separated
           --positions FILE      CSV (a header line, or --columns) or NDJSON, plain, gzip or zstd;
-                                "-" for standard input
+                                "-" or none for standard input
           --input-format FMT    csv or ndjson (default: sniffed from the first line)
         \(PositionInput.help(column: 24))
           --coord SYSTEM        coordinate system of positions without a coord column
