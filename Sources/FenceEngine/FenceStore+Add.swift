@@ -225,6 +225,7 @@ extension FenceStore {
             (geometry.base + start).initialize(from: old.base + geometryStart(s), count: n)
             slotHot[s] = HotWord.moved(slotHot[s], to: start)
         }
+        liveGeometry = live
         deadGeometry = 0
     }
 
@@ -270,6 +271,7 @@ extension FenceStore {
         slotKey[s] = k
         keySlot[Int(k)] = slot
         let start = flat.geometry.withUnsafeBufferPointer { appendRecord($0) }
+        liveGeometry += flat.geometry.count
         slotHot[s] = HotWord.make(start: start, kind: flat.flatKind, gridOffset: flat.smallGridOffset)
         slotGeometryCount[s] = Int32(flat.geometry.count)
         slotSettings[s] = SlotSettings(of: fence)
@@ -319,7 +321,8 @@ extension FenceStore {
         next.groupMembers = [Set<Int32>](repeating: [], count: groupNames.count)
         next.keySlot = keySlot
         next.freeKeys = freeKeys
-        next.geometry = GeometryRecords(room: geometry.count - deadGeometry)
+        next.geometry = GeometryRecords(room: liveGeometry)
+        next.liveGeometry = liveGeometry
         next.slotByID.reserveCapacity(live.count)
         var ids = ContiguousArray<Int32>()
         var treeBoxes = ContiguousArray<Box>()

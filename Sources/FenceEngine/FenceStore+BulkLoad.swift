@@ -6,7 +6,7 @@ extension FenceStore {
     /// `removeAll`), so every fence takes the next slot and key in spatial order and no id can
     /// be a replacement.
     var isPristine: Bool {
-        slotHot.isEmpty && keySlot.isEmpty && freeSlots.isEmpty && freeKeys.isEmpty && geometry.count == 0
+        slotHot.isEmpty && keySlot.isEmpty && freeSlots.isEmpty && freeKeys.isEmpty && liveGeometry + deadGeometry == 0
             && tree.count == 0 && pendingBoxes.isEmpty && slotByID.count == 0
     }
 
@@ -215,6 +215,7 @@ extension FenceStore {
         slotHot = hot
         slotExpires = expires
         geometry = records
+        liveGeometry = doubles
         for chunk in noted {
             for s in chunk.groups {
                 let g = internGroup(fences[Int(inputOfSlot[Int(s)])].group!)

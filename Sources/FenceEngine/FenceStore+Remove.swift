@@ -81,6 +81,7 @@ extension FenceStore {
         if !slotExpires[s].isNaN { expiring -= 1 }
         properties[slot] = nil
         deadGeometry += Int(slotGeometryCount[s])
+        liveGeometry -= Int(slotGeometryCount[s])
         slotHot[s] = 0
         slotSettings[s].id = ""
         slotSettings[s].group = -1
@@ -90,11 +91,11 @@ extension FenceStore {
     }
 
     /// Moves the records this store names into new records of its own (`moveRecords`) once
-    /// the space of its removed fences is more than half of the records (records other copies
-    /// of the store appended count in the records, not as its dead space). Amortised O(1) per
+    /// the space of its removed fences is more than half of what it wrote or loaded (what
+    /// other copies of the store appended is not counted: it is theirs). Amortised O(1) per
     /// removed double.
     mutating func compactIfNeeded() {
-        guard deadGeometry > 4096 && deadGeometry * 2 > geometry.count else { return }
+        guard deadGeometry > 4096 && deadGeometry > liveGeometry else { return }
         moveRecords(room: 0)
     }
 }

@@ -46,6 +46,9 @@ public struct FenceStore: Sendable {
 
     /// Every record, shared with copies of this store (`GeometryRecords`).
     var geometry = GeometryRecords.empty
+    /// Doubles of the records this store names (its live fences'); with `deadGeometry`, what
+    /// of the shared records is this store's own (other copies' appends are not).
+    var liveGeometry = 0
     /// Doubles of records this store no longer names (removed or replaced fences).
     var deadGeometry = 0
 
@@ -185,12 +188,14 @@ public struct FenceStore: Sendable {
             properties: properties[slot] ?? [:])
     }
 
-    /// Approximate bytes held by the store: its arrays by capacity, the index, ids and tables.
+    /// Approximate bytes held by the store: its arrays by capacity, the index, ids and tables,
+    /// and the records it appended or loaded, live or dead (records shared with copies of the
+    /// store count in each copy; room reserved and not written counts nowhere).
     /// - Complexity: O(slots) for the id strings.
     public var memoryFootprint: Int {
         func bytes<T>(_ a: ContiguousArray<T>) -> Int { a.capacity * MemoryLayout<T>.stride }
         var total = bytes(slotHot) + bytes(slotSettings) + bytes(slotGeometryCount)
-        total += bytes(slotExpires) + bytes(slotBoxCount) + geometry.count * MemoryLayout<Double>.stride
+        total += bytes(slotExpires) + bytes(slotBoxCount) + (liveGeometry + deadGeometry) * MemoryLayout<Double>.stride
         total += bytes(slotKey) + bytes(keySlot)
         total += tree.memoryFootprint
         // Dictionary entries: key + value + about one word of hashing overhead at 75% load.

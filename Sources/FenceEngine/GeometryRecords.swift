@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import Foundation
 import Synchronization
 
 /// The store's fence records (`FlatGeometry`), back to back, in memory that never moves and is
@@ -17,12 +18,17 @@ import Synchronization
 /// words name. What copies append and no longer name (removed, replaced, or another copy's)
 /// stays until the store compacts into new records (`FenceStore.compactIfNeeded`).
 ///
-/// Room is address space reserved up front (`reservationFactor` times what is asked, mapped
-/// without committing memory: pages are committed when first written), so an engine grows by
-/// several times its loaded size before its records move to a bigger reservation
-/// (`FenceStore.moveRecords`: a store moves only the records it names). Where the system
-/// refuses the reservation (strict overcommit, an address-space limit) the records are
-/// allocated at what is asked, and move, doubling, when it is used, as an array's would.
+/// Room is address space reserved up front (`reservationFactor` times what is asked: the
+/// loaded records, or at a move the live records and as much again; mapped without committing
+/// memory, pages are committed when first written), so an engine grows by several times its
+/// loaded size before its records move to a bigger reservation (`FenceStore.moveRecords`: a
+/// store moves only the records it names). Where reserving is not free (strict overcommit, an
+/// address-space limit: `reservationIsFree`) or not Linux, the records are allocated at what is
+/// asked, and move, doubling, when it is used, as an array's would.
+///
+/// Copies that all edit share one region until its room is used: each then moves its own
+/// records out, and the region stays for as long as some copy (a NATS worker's base engine)
+/// holds it, up to its whole reserved room once written.
 final class GeometryRecords: @unchecked Sendable {
     /// The first double; valid, and never moved, while this object lives.
     let base: UnsafeMutablePointer<Double>
@@ -41,6 +47,25 @@ final class GeometryRecords: @unchecked Sendable {
     /// allocation path that systems refusing the reservation take.
     nonisolated(unsafe) static var reservesAddressSpace = true
 
+    /// Whether reserving costs nothing but address space here: not under strict overcommit
+    /// (`vm.overcommit_memory` 2 charges a writable mapping in full, `MAP_NORESERVE` or not),
+    /// nor under an address-space limit (`ulimit -v`), where reserved room would crowd out
+    /// the allocations that hold memory.
+    static let reservationIsFree: Bool = {
+        #if canImport(Glibc)
+            var limit = rlimit()
+            if getrlimit(Int32(RLIMIT_AS.rawValue), &limit) == 0 && limit.rlim_cur != rlim_t.max { return false }
+            if let mode = try? String(contentsOfFile: "/proc/sys/vm/overcommit_memory", encoding: .utf8),
+                mode.trimmingCharacters(in: .whitespacesAndNewlines) == "2"
+            {
+                return false
+            }
+            return true
+        #else
+            return false
+        #endif
+    }()
+
     /// No records and no room: the first append moves to records of its own. What a new
     /// store holds (so unrelated stores never share records).
     static let empty = GeometryRecords()
@@ -56,10 +81,11 @@ final class GeometryRecords: @unchecked Sendable {
     /// - Complexity: O(1): nothing is written.
     init(room: Int) {
         precondition(room >= 0)
-        let wanted = max(Self.minimumReservation, room.multipliedReportingOverflow(by: Self.reservationFactor).partialValue)
+        let (product, overflow) = room.multipliedReportingOverflow(by: Self.reservationFactor)
+        let wanted = max(Self.minimumReservation, product)
         var mapped: (UnsafeMutablePointer<Double>, Int)?
         #if canImport(Glibc)
-            if Self.reservesAddressSpace {
+            if Self.reservesAddressSpace && Self.reservationIsFree && !overflow && wanted <= Int.max / 16 {
                 let page = Int(sysconf(Int32(_SC_PAGESIZE)))
                 let bytes = (wanted * MemoryLayout<Double>.stride + page - 1) / page * page
                 let raw = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)

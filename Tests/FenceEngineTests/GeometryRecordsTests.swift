@@ -82,14 +82,15 @@ final class GeometryRecordsTests: XCTestCase {
             for i in r.indices { r[i].id = base[k * 500 + i].id }
             return r
         }
-        nonisolated(unsafe) var copies = [original, original]
-        DispatchQueue.concurrentPerform(iterations: 2) { k in
-            var store = copies[k]
-            for (i, f) in edits[k].enumerated() {
-                _ = store.add([f])
-                if i % 8 == 0 { _ = store.add([replacements[k][i / 8]]) }
+        var copies = [original, original]
+        copies.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let stores = buffer
+            DispatchQueue.concurrentPerform(iterations: 2) { k in
+                for (i, f) in edits[k].enumerated() {
+                    _ = stores[k].add([f])
+                    if i % 8 == 0 { _ = stores[k].add([replacements[k][i / 8]]) }
+                }
             }
-            copies[k] = store
         }
         XCTAssertTrue(copies[0].geometry === copies[1].geometry, "both appended to the shared records")
         for k in 0..<2 {
@@ -149,6 +150,46 @@ final class GeometryRecordsTests: XCTestCase {
         XCTAssertLessThan(copy.geometry.count, original.geometry.count / 2)
         assertHolds(original, Dictionary(uniqueKeysWithValues: base.map { ($0.id, $0) }), &rng, "the original")
         assertHolds(copy, Dictionary(uniqueKeysWithValues: base.suffix(300).map { ($0.id, $0) }), &rng, "the copy")
+    }
+
+    /// Copies that all edit compact by what each removed of its own, not by the shared
+    /// records' size (found by a review: with two copies replacing fences, neither compacted
+    /// until the shared room was used up); and what an untouched copy reports does not change
+    /// when its siblings edit.
+    func testEditingCopiesCompactByTheirOwnDeadRecords() {
+        var rng = TestRandom(mixing: 9)
+        let base = Self.fences(&rng, count: 1000, prefix: "b")
+        var original = FenceStore()
+        _ = original.add(base, threads: 2)
+        let footprint = original.memoryFootprint
+        XCTAssertEqual(original.liveGeometry, original.geometry.count)
+        var copies = [original, original]
+        var compactions = [0, 0]
+        for round in 0..<8 {
+            for k in 0..<2 {
+                let records = copies[k].geometry
+                var moved = Self.fences(&rng, count: 200, prefix: "x")
+                for i in moved.indices { moved[i].id = base[(round * 200 + i) % base.count].id }
+                XCTAssertTrue(copies[k].add(moved).allSatisfy { $0.outcome == .replaced })
+                if copies[k].geometry !== records { compactions[k] += 1 }
+                XCTAssertLessThanOrEqual(copies[k].deadGeometry, max(4096, copies[k].liveGeometry), "copy \(k), round \(round)")
+            }
+        }
+        XCTAssertEqual(compactions.map { $0 > 0 }, [true, true], "each copy compacted: \(compactions)")
+        XCTAssertEqual(original.memoryFootprint, footprint, "an untouched copy's footprint is its own")
+        XCTAssertEqual(original.liveGeometry + original.deadGeometry, footprintRecords(original))
+        var pristine = FenceStore()
+        _ = pristine.add([Fence.circle(id: "", lon: 0, lat: 0, radius: 1)])  // refused: nothing stored
+        let sibling = pristine
+        var editing = sibling
+        _ = editing.add([Fence.circle(id: "c", lon: 0, lat: 0, radius: 1)])
+        XCTAssertTrue(pristine.isPristine, "a sibling's edit leaves a pristine store pristine")
+        assertHolds(original, Dictionary(uniqueKeysWithValues: base.map { ($0.id, $0) }), &rng, "the original")
+    }
+
+    /// The doubles of records a store's live slots name, summed slot by slot.
+    func footprintRecords(_ store: FenceStore) -> Int {
+        store.slotHot.indices.filter { HotWord.isLive(store.slotHot[$0]) }.reduce(0) { $0 + Int(store.slotGeometryCount[$1]) }
     }
 
     /// Claims hand out disjoint room and refuse what does not fit.
