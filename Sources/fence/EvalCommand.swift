@@ -187,6 +187,9 @@ enum EvalCommand {
                     write(held[...])
                     out.flush()
                 }
+                if let statePath = a.values["state"] {
+                    stderr.write("fence eval: the state file \(statePath) was not written: the input could not be read to its end\n")
+                }
                 throw error
             }
             var (batch, errors, more) = next
@@ -248,8 +251,12 @@ enum EvalCommand {
         if progress { stderr.write("\n") }
         write(held[...])
         out.flush()
-        if let statePath = a.values["state"], !stoppedForBadInput {
-            try CheckpointFile.write(engine.snapshot(), path: statePath)
+        if let statePath = a.values["state"] {
+            if stoppedForBadInput {
+                stderr.write("fence eval: the state file \(statePath) was not written: the run stopped on bad lines (--max-bad)\n")
+            } else {
+                try CheckpointFile.write(engine.snapshot(), path: statePath)
+            }
         }
         let kinds = FenceEventKind.allCases.map { "\($0) \(byKind[$0] ?? 0)" }.joined(separator: ", ")
         let seconds = Date().timeIntervalSince(started)

@@ -426,4 +426,26 @@ final class CLIProgressTests: XCTestCase {
             XCTAssertEqual(try CLI.run([command, "--fences", fences, "--positions", few, "--max-bad", "2"]).status, 2, command)
         }
     }
+
+    /// A run that stops on bad lines or on input it cannot read leaves its state file as it
+    /// was, and says so (it said nothing: from a README audit).
+    func testAStateFileLeftAsItWasIsNamed() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let folder = (fences as NSString).deletingLastPathComponent
+        let state = folder + "/state.bin"
+        let good = try CLI.temp(self, "good.csv", "device,time,lon,lat\nv,0,0.5,0.5\n")
+        XCTAssertEqual(try CLI.run(["eval", "--fences", fences, "--positions", good, "--state", state]).status, 0)
+        let saved = try Data(contentsOf: URL(fileURLWithPath: state))
+        let bad = try CLI.temp(self, "bad.csv", "device,time,lon,lat\nv,10,0.5,0.5\nv,11,x,0\n")
+        // A gzip member cut inside its deflate data.
+        let cut: [UInt8] = [0x1F, 0x8B, 0x08, 0, 0, 0, 0, 0, 0, 0x03, 0x4B, 0x49, 0x2D]
+        let truncated = folder + "/cut.csv.gz"
+        try Data(cut).write(to: URL(fileURLWithPath: truncated))
+        for (input, reason) in [(bad, "the run stopped on bad lines (--max-bad)"), (truncated, "the input could not be read to its end")] {
+            let r = try CLI.run(["eval", "--fences", fences, "--positions", input, "--state", state])
+            XCTAssertEqual(r.status, 1, r.err)
+            XCTAssertTrue(r.err.contains("fence eval: the state file \(state) was not written: \(reason)\n"), r.err)
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), saved, input)
+        }
+    }
 }
