@@ -63,6 +63,16 @@ public struct Position: Sendable, Hashable {
             && (accuracy.map { $0.isFinite && $0 >= 0 } ?? true)
     }
 
+    /// Whether a number reads as a date-time written YYYYMMDDhhmmss (14 digits, a month,
+    /// day, hour, minute and second in range): a timestamp mistaken for epoch seconds.
+    static func looksLikeCompactDateTime(_ t: Double) -> Bool {
+        guard t >= 1e13 && t < 1e14 && t == t.rounded() else { return false }
+        let v = Int(t)
+        let (month, day, hour) = (v / 100_000_000 % 100, v / 1_000_000 % 100, v / 10_000 % 100)
+        let (minute, second) = (v / 100 % 100, v % 100)
+        return (1...12).contains(month) && (1...31).contains(day) && hour < 24 && minute < 60 && second < 61
+    }
+
     /// Why this fix must be rejected, or nil when it is usable: NaN, infinite or out-of-range
     /// values (a time outside the years 1-9999, such as epoch milliseconds) never reach any
     /// device's state.
@@ -71,6 +81,10 @@ public struct Position: Sendable, Hashable {
         // Years 1 to 9999, what ISO 8601 output can write. Epoch milliseconds of any date since
         // 1973 land beyond 1e12, 30 times past the range: name the likely mistake.
         if abs(time) >= 1e12 {
+            if Self.looksLikeCompactDateTime(time) {
+                return "time \(time) is outside the years 1-9999 (it reads as a date-time written YYYYMMDDhhmmss: name that "
+                    + "format, e.g. --time-format %Y%m%d%H%M%S, or write ISO 8601)"
+            }
             return "time \(time) is outside the years 1-9999 (epoch seconds expected, not milliseconds)"
         }
         if time < -62_135_596_800.000_5 || time >= 253_402_300_800 {

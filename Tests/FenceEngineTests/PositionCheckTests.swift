@@ -72,5 +72,13 @@ final class PositionCheckTests: XCTestCase {
         // Epoch milliseconds are named as the likely mistake.
         let millis = Position(device: "d", time: 1.7e12, lon: 0, lat: 0)
         XCTAssertTrue(millis.problem?.contains("epoch seconds expected, not milliseconds") == true, millis.problem ?? "nil")
+        // A date-time written YYYYMMDDhhmmss is named as that (a README audit found it taken
+        // for milliseconds); 14 digits that are no such date-time still read as milliseconds.
+        let compact = Position(device: "d", time: 20_080_202_153_608, lon: 0, lat: 0)
+        XCTAssertTrue(compact.problem?.contains("YYYYMMDDhhmmss") == true, compact.problem ?? "nil")
+        for t in [17_000_000_000_000.0, 20_081_302_153_608, 20_080_202_156_008, 1_700_000_000_000] {
+            let p = Position(device: "d", time: t, lon: 0, lat: 0)
+            XCTAssertTrue(p.problem?.contains("not milliseconds") == true, "\(t): \(p.problem ?? "nil")")
+        }
     }
 }

@@ -89,9 +89,9 @@ final class FenceInputLimitTests: XCTestCase {
         XCTAssertEqual(
             read.rejected.map { "\($0)" },
             [
-                "layer deep, feature 1: fence a: limit-exceeded: \"x\" is nested 10000 levels deep, over the limit of 64 (FenceInputLimits.maxNesting)",
+                "layer deep, feature 1: fence a: limit-exceeded: \"x\" is nested 10000 levels deep, over the limit of 64 (--max-json-nesting; FenceInputLimits.maxNesting in the library)",
                 "layer deep, feature 3: fence b: malformed-input: the Point's coordinates are not [lon, lat]",
-                "layer deep, feature 4: fence c: limit-exceeded: \"extra\" is nested 1000000 levels deep, over the limit of 64 (FenceInputLimits.maxNesting)",
+                "layer deep, feature 4: fence c: limit-exceeded: \"extra\" is nested 1000000 levels deep, over the limit of 64 (--max-json-nesting; FenceInputLimits.maxNesting in the library)",
             ])
         // The limit is configurable.
         var options = FenceInputOptions()
@@ -100,7 +100,7 @@ final class FenceInputLimitTests: XCTestCase {
         XCTAssertEqual(strict.fences.map(\.id), ["ok"])
         XCTAssertEqual(
             strict.rejected.last.map { "\($0)" },
-            "layer deep, feature 5: fence d: limit-exceeded: \"y\" is nested 3 levels deep, over the limit of 2 (FenceInputLimits.maxNesting)")
+            "layer deep, feature 5: fence d: limit-exceeded: \"y\" is nested 3 levels deep, over the limit of 2 (--max-json-nesting; FenceInputLimits.maxNesting in the library)")
         // Through the CLI: --max-json-nesting.
         let dir = try G.folder(self)
         try G.write(doc, to: dir + "/deep.geojson")

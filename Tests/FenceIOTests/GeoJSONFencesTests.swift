@@ -231,7 +231,7 @@ final class GeoJSONFencesTests: XCTestCase {
             FenceError(.malformedInput, fence: "#4", line: 4, reason: #"the feature id must be a string or a number, not [1,{"b":null}]"#),
             FenceError(.missingID, fence: "#7", line: 7, reason: #"the feature has no id (property "id" or feature id)"#),
             // Nested past the limit, the nesting is the reason.
-            FenceError(.limitExceeded, fence: "#8", line: 8, reason: #""id" is nested 70 levels deep, over the limit of 64 (FenceInputLimits.maxNesting)"#),
+            FenceError(.limitExceeded, fence: "#8", line: 8, reason: #""id" is nested 70 levels deep, over the limit of 64 (--max-json-nesting; FenceInputLimits.maxNesting in the library)"#),
         ])
     }
 

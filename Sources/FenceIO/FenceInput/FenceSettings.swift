@@ -90,7 +90,7 @@ struct FenceSettings {
             default: list = "?"
             }
             guard let a = FenceActions(list: list) else {
-                return FenceError(.invalidSetting, reason: "actions must list enter, exit, dwell (got \(value.quoted))")
+                return FenceError(.invalidSetting, reason: "actions must list enter, exit, dwell or cross (got \(value.quoted))")
             }
             actions = a
         case .dwell:

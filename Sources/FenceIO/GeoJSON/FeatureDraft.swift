@@ -28,7 +28,7 @@ struct FeatureDraft {
     mutating func noteNesting(_ name: String, depth: Int, limit: Int) {
         if nesting == nil {
             nesting = FenceError(
-                .limitExceeded, reason: "\"\(name)\" is nested \(depth) levels deep, over the limit of \(limit) (FenceInputLimits.maxNesting)")
+                .limitExceeded, reason: "\"\(name)\" is nested \(depth) levels deep, over the limit of \(limit) (--max-json-nesting; FenceInputLimits.maxNesting in the library)")
         }
     }
 
