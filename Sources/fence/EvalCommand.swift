@@ -105,6 +105,14 @@ enum EvalCommand {
         let badFences = loading.rejected(after: results)
         loading.report(badFences)
         let loadedCount = engine.store.count
+        if loadedCount == 0 && !badFences.isEmpty {
+            // Every fence refused is a wrong option (no --id-field for ogr2ogr's GeoJSON, say)
+            // more often than an intended empty set, and with --state it would end every visit
+            // the state holds (fence-removed). An empty source still runs.
+            let state = a.values["state"].map { "; the state file \($0) was left as it was" } ?? ""
+            stderr.write("fence eval: no fence loaded (all \(badFences.count) refused): nothing evaluated\(state)\n")
+            return 1
+        }
 
         // Fences removed, replaced or given another mask since the state was written: their
         // exits and re-triggers come first, at each device's last fix.

@@ -433,8 +433,10 @@ final class CLIProgressTests: XCTestCase {
         let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
         let folder = (fences as NSString).deletingLastPathComponent
         let state = folder + "/state.bin"
-        let good = try CLI.temp(self, "good.csv", "device,time,lon,lat\nv,0,0.5,0.5\n")
-        XCTAssertEqual(try CLI.run(["eval", "--fences", fences, "--positions", good, "--state", state]).status, 0)
+        let good = try CLI.temp(self, "good.csv", "device,time,lon,lat\nv,0,0.001,0.001\n")
+        let first = try CLI.run(["eval", "--fences", fences, "--positions", good, "--state", state])
+        XCTAssertEqual(first.status, 0)
+        XCTAssertTrue(first.out.contains(#""fence":"port""#), "v is inside port: \(first.out)")
         let saved = try Data(contentsOf: URL(fileURLWithPath: state))
         let bad = try CLI.temp(self, "bad.csv", "device,time,lon,lat\nv,10,0.5,0.5\nv,11,x,0\n")
         // A gzip member cut inside its deflate data.
@@ -447,5 +449,19 @@ final class CLIProgressTests: XCTestCase {
             XCTAssertTrue(r.err.contains("fence eval: the state file \(state) was not written: \(reason)\n"), r.err)
             XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), saved, input)
         }
+        // Every fence refused (here: no ids, as ogr2ogr writes GeoJSON): nothing is evaluated,
+        // so no visit the state holds ends with fence-removed; an empty collection still runs.
+        let noIDs = try CLI.temp(self, "noids.geojson", CLI.fences.replacingOccurrences(of: #""id""#, with: #""name""#))
+        let refused = try CLI.run(["eval", "--fences", noIDs, "--positions", good, "--state", state])
+        XCTAssertEqual(refused.status, 1, refused.err)
+        XCTAssertEqual(refused.out, "")
+        XCTAssertTrue(
+            refused.err.contains("fence eval: no fence loaded (all 2 refused): nothing evaluated; the state file \(state) was left as it was\n"),
+            refused.err)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), saved)
+        let empty = try CLI.temp(self, "empty.geojson", #"{"type":"FeatureCollection","features":[]}"#)
+        let none = try CLI.run(["eval", "--fences", empty, "--positions", good, "--state", state])
+        XCTAssertEqual(none.status, 0, none.err)
+        XCTAssertTrue(none.out.contains("fence-removed"), "an empty set is a choice: its visits end")
     }
 }
