@@ -12,11 +12,14 @@ public struct EventWriter {
     let properties: IDTable<[String?]>
 
     /// - Parameters:
-    ///   - propertyNames: names of fence properties to carry into events.
+    ///   - propertyNames: names of fence properties to carry into events; a name given twice
+    ///     is carried once (a JSON object with a key twice is one most readers misread).
     ///   - fences: the fences whose properties to carry, read once (so events of fences that
     ///     expire or are removed still carry them).
     public init(format: Format, propertyNames: [String] = [], fences: [Fence] = []) {
         self.format = format
+        var seen = Set<String>()
+        let propertyNames = propertyNames.filter { seen.insert($0).inserted }
         self.propertyNames = propertyNames
         var table = IDTable<[String?]>()
         if !propertyNames.isEmpty {

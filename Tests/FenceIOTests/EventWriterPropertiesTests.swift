@@ -28,4 +28,20 @@ final class EventWriterPropertiesTests: XCTestCase {
         XCTAssertTrue(lines[0].contains("\"name\":\"nfd\""), String(lines[0]))
         XCTAssertTrue(lines[1].contains("\"name\":\"nfc\""), String(lines[1]))
     }
+
+    /// A property named twice is carried once, in NDJSON and CSV (a README audit found a JSON
+    /// object with the key twice).
+    func testAPropertyNamedTwiceIsCarriedOnce() {
+        let fence = Fence(id: "a", shape: .polygons([Polygon(exterior: square(0, 0))]), properties: ["time": "1", "zone": "\"z\""])
+        var engine = EventEngine()
+        _ = engine.add([fence])
+        let event = engine.evaluate([Position(device: "v", time: 0, lon: 0.5, lat: 0.5)]).events[0]
+        let ndjson = EventWriter(format: .ndjson, propertyNames: ["time", "zone", "time"], fences: [fence])
+        XCTAssertEqual(ndjson.propertyNames, ["time", "zone"])
+        var out: [UInt8] = []
+        ndjson.append(event, to: &out)
+        XCTAssertTrue(String(decoding: out, as: UTF8.self).contains(#""properties":{"time":1,"zone":"z"}}"#), String(decoding: out, as: UTF8.self))
+        let csv = EventWriter(format: .csv, propertyNames: ["zone", "zone"], fences: [fence])
+        XCTAssertTrue(String(decoding: csv.header, as: UTF8.self).hasSuffix(",inside_s,zone\n"), String(decoding: csv.header, as: UTF8.self))
+    }
 }
