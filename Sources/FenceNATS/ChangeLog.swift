@@ -1,17 +1,24 @@
 /// The fence changes in the fix stream, as a worker knows them.
 ///
-/// Changes are chained: each names the sequence of the one before, and `ChangePublisher`
-/// only publishes with `ExpectLastSubjectSeq` set to that sequence, so the chain has no gaps.
-/// `refresh` asks the stream's leader for the last change (one request) and walks back to the
-/// last one already known. A fix message at sequence s was stored after every change below s,
-/// so after a refresh made once s has been received, every change a partition must apply
-/// before s is known.
+/// Changes are chained: each names the sequence of the message before it on the control
+/// subject, and `ChangePublisher` only publishes with `ExpectLastSubjectSeq` set to that
+/// sequence, so the chain has no gaps. `refresh` asks the stream's leader for the last message
+/// on the subject (one request) and, when it is new, reads every message on the subject after
+/// the last one known, in stream order (one request each: `NATSConnection.nextMessage`). A fix
+/// message at sequence s was stored after every change below s, so after a refresh made once s
+/// has been received, every change a partition must apply before s is known.
+///
+/// A message on the subject that is no fence change (published there by something else) is
+/// skipped and reported once (`refresh`'s result), and the chain goes on through it: a change
+/// published after it names it as the one before. Walking the chain backwards from the last
+/// change, as this did before, stopped at such a message for good: every partition retried it
+/// forever (found by an audit).
 final class ChangeLog {
     let connection: NATSConnection
     let topology: Topology
     /// Known changes by stream sequence.
     private(set) var changes: [UInt64: FenceChange] = [:]
-    /// The last change known: every change up to it is in `changes`.
+    /// The last message on the control subject read: every change up to it is in `changes`.
     private(set) var latest: UInt64 = 0
 
     init(connection: NATSConnection, topology: Topology) {
@@ -20,32 +27,48 @@ final class ChangeLog {
     }
 
     /// Learns the changes published since the last refresh.
-    /// - Complexity: one request, plus one per new change.
-    func refresh() throws {
+    /// - Returns: the messages on the control subject that are no fence change, with why.
+    /// - Throws: when the chain is broken: a change names another message than the one before
+    ///   it (a change before it is no longer in the stream, or damage).
+    /// - Complexity: one request, plus one per new message on the control subject and one more.
+    @discardableResult
+    func refresh() throws -> [(sequence: UInt64, reason: String)] {
         guard let last = try connection.lastMessage(stream: topology.fixStream, subject: topology.controlSubject),
             let seq = last.sequences?.stream
-        else { return }
-        guard seq > latest else { return }
+        else { return [] }
+        guard seq > latest else { return [] }
         var found: [(UInt64, FenceChange)] = []
-        var cursor: (UInt64, NATSMessage)? = (seq, last)
-        while let (s, m) = cursor, s > latest {
-            let change = try m.withBytes { raw throws(FixBatchError) in try FenceChange(decoding: raw) }
-            found.append((s, change))
-            // The chain runs backwards; a link that does not is damage (and would loop).
-            guard change.previous < s else {
-                throw NATSError("fence changes", text: "change \(s) names \(change.previous) as its previous change: the chain is broken")
+        var skipped: [(sequence: UInt64, reason: String)] = []
+        var previous = latest
+        var cursor = latest + 1
+        while cursor <= seq,
+            let (s, data) = try connection.nextMessage(stream: topology.fixStream, subject: topology.controlSubject, from: cursor), s <= seq
+        {
+            cursor = s + 1
+            let change: FenceChange
+            do {
+                change = try data.withUnsafeBytes { raw throws(FixBatchError) in try FenceChange(decoding: raw) }
+            } catch {
+                skipped.append((s, "\(error)"))
+                previous = s
+                continue
             }
-            if change.previous == 0 || change.previous <= latest {
-                cursor = nil
-            } else {
-                guard let prev = try connection.message(stream: topology.fixStream, sequence: change.previous) else {
-                    throw NATSError("fence changes", text: "change \(change.previous) (before \(s)) is no longer in \(topology.fixStream)")
+            guard change.previous == previous else {
+                if previous == latest && change.previous < previous {
+                    throw NATSError("fence changes", text: "change \(s) names \(change.previous) as its previous change: the chain is broken")
                 }
-                cursor = (change.previous, prev)
+                throw NATSError(
+                    "fence changes",
+                    text: change.previous > previous
+                        ? "change \(change.previous) (before \(s)) is no longer in \(topology.fixStream)"
+                        : "change \(s) names \(change.previous) as its previous change, after \(previous): the chain is broken")
             }
+            found.append((s, change))
+            previous = s
         }
         for (s, c) in found { changes[s] = c }
-        latest = seq
+        latest = max(previous, latest)
+        return skipped
     }
 
     /// Changes with `after < sequence < before`, in stream order.

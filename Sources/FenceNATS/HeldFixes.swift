@@ -5,7 +5,7 @@ import FenceEngine
 ///
 /// A bucket holds the fixes whose time falls in one `width` of event time, in arrival order,
 /// with their messages' stream sequences (non-decreasing: fixes arrive in stream order) and
-/// their least and greatest time. `take(upTo:)` hands over whole buckets whose greatest time is due,
+/// their least and greatest time. `take(before:)` hands over whole buckets whose greatest time is due,
 /// splits the one or two that straddle the limit (exactly, by each fix's time), and leaves the
 /// rest untouched: O(buckets + fixes released + fixes in the split buckets), where one pass
 /// over every held fix per release was O(held), about lateness / step times the fixes
@@ -58,14 +58,14 @@ struct HeldFixes: Sendable {
         buckets[bucket(fix.time), default: Bucket()].append(fix, sequence: sequence)
     }
 
-    /// Removes and returns every held fix with time at most `limit` (+infinity: all of them),
+    /// Removes and returns every held fix with time before `limit` (+infinity: all of them),
     /// bucket by bucket in time order, each bucket's in arrival order.
-    mutating func take(upTo limit: Double) -> [Position] {
-        let due = buckets.compactMap { $0.value.minTime <= limit ? $0.key : nil }.sorted()
+    mutating func take(before limit: Double) -> [Position] {
+        let due = buckets.compactMap { $0.value.minTime < limit ? $0.key : nil }.sorted()
         var out: [Position] = []
         for b in due {
             let bucket = buckets.removeValue(forKey: b)!
-            if bucket.maxTime <= limit {
+            if bucket.maxTime < limit {
                 out += bucket.fixes
                 count -= bucket.fixes.count
                 continue
@@ -73,7 +73,7 @@ struct HeldFixes: Sendable {
             // Straddles the limit: the due fixes go, the others stay in arrival order.
             var kept = Bucket()
             for (fix, sequence) in zip(bucket.fixes, bucket.sequences) {
-                if fix.time <= limit {
+                if fix.time < limit {
                     out.append(fix)
                     count -= 1
                 } else {

@@ -224,6 +224,43 @@ public final class NATSConnection: @unchecked Sendable {
         return NATSMessage(msg!, knownSequence: nil)
     }
 
+    /// The first stored message on `subject` at or after sequence `from`, from the stream's
+    /// leader (JetStream's message get with `next_by_subj`, served since nats-server 2.9):
+    /// its sequence and bytes, or nil when there is none.
+    /// - Complexity: one request.
+    public func nextMessage(stream: String, subject: String, from: UInt64) throws(NATSError) -> (sequence: UInt64, data: [UInt8])? {
+        let request = "{\"seq\":\(max(1, from)),\"next_by_subj\":\(Self.jsonString(subject))}"
+        var reply: OpaquePointer?
+        try check(
+            natsConnection_RequestString(&reply, nc, "$JS.API.STREAM.MSG.GET.\(stream)", request, timeoutMs),
+            "get the next message on \(subject) of \(stream) from \(from)")
+        defer { natsMsg_Destroy(reply) }
+        let length = Int(natsMsg_GetDataLength(reply))
+        let body = natsMsg_GetData(reply).map { Data(bytes: $0, count: length) } ?? Data()
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw NATSError("message get", text: "the server's reply is not JSON: \(String(decoding: body.prefix(200), as: UTF8.self))")
+        }
+        if let error = object["error"] as? [String: Any] {
+            // 10037: no message found.
+            if (error["err_code"] as? Int) == 10037 || (error["code"] as? Int) == 404 { return nil }
+            throw NATSError("message get", text: "\(error["description"] ?? error)")
+        }
+        guard let message = object["message"] as? [String: Any], let sequence = (message["seq"] as? NSNumber)?.uint64Value else {
+            throw NATSError("message get", text: "the server's reply names no message: \(String(decoding: body.prefix(200), as: UTF8.self))")
+        }
+        guard let text = message["data"] as? String else { return (sequence, []) }
+        guard let data = Data(base64Encoded: text) else {
+            throw NATSError("message get", text: "message \(sequence)'s data is not base64")
+        }
+        return (sequence, [UInt8](data))
+    }
+
+    /// `text` as a JSON string literal.
+    static func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.fragmentsAllowed])) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+    }
+
     // MARK: - Streams and consumers
 
     /// A stream's message count and sequence range; nil when the stream does not exist.

@@ -8,8 +8,11 @@ import FenceEngine
 /// device, so fixes that arrive out of order by up to `lateness` seconds give the events of
 /// sorted input. The horizon is `latestSeen - lateness`, rounded down to a multiple of
 /// `step` seconds: fixes are released in steps of event time, never per message, so the cost
-/// of an evaluation is spread over many fixes. A fix at or before the horizon when it arrives
-/// is late: dropped and counted, never applied.
+/// of an evaluation is spread over many fixes. Fixes before the horizon are released; a fix
+/// before the horizon when it arrives is late: dropped and counted, never applied. So a fix
+/// exactly `lateness` seconds behind the latest seen is still taken (the README's "up to
+/// `--lateness` seconds"; it was dropped when the horizon released and refused fixes at it,
+/// found by an audit).
 ///
 /// A fix dated more than `maxLead` seconds after the server stored its message is refused
 /// (counted as rejected) before it can move the horizon: one fix from a device whose clock or
@@ -22,7 +25,7 @@ import FenceEngine
 /// The checkpoint holds no fixes. Held fixes are recovered by replaying: `replayFrom` is the
 /// sequence of the oldest message with a held fix; after a restore, messages from
 /// `replayFrom` to `lastSequence` are read again only to refill the held fixes (exactly those
-/// with a time after the horizon), and produce no events.
+/// with a time at or after the horizon), and produce no events.
 public struct PartitionStream: Sendable {
     public private(set) var engine: EventEngine
     public let lateness: Double
@@ -117,7 +120,7 @@ public struct PartitionStream: Sendable {
             return []
         case .replay:
             lastReceived = sequence
-            for fix in fixes where Self.isValid(fix) && fix.time <= latestAllowed && fix.time > horizon {
+            for fix in fixes where Self.isValid(fix) && fix.time <= latestAllowed && fix.time >= horizon {
                 held.append(fix, sequence: sequence)
             }
             return []
@@ -137,7 +140,7 @@ public struct PartitionStream: Sendable {
                 lastAhead = (fix, storedAt!)
                 continue
             }
-            if fix.time <= horizon {
+            if fix.time < horizon {
                 counters.late += 1
                 continue
             }
@@ -148,7 +151,7 @@ public struct PartitionStream: Sendable {
         if step > 0 { next = (next / step).rounded(.down) * step }
         guard next > horizon else { return [] }
         horizon = next
-        return release(upTo: next)
+        return release(before: next)
     }
 
     /// Counts a message that could not be decoded, so the position still advances.
@@ -167,7 +170,7 @@ public struct PartitionStream: Sendable {
     public mutating func apply(_ change: FenceChange, sequence: UInt64, errors: inout [String]) -> [FenceEvent]? {
         guard sequence > lastChangeSequence else { return nil }
         lastChangeSequence = sequence
-        var events = release(upTo: .infinity)
+        var events = release(before: .infinity)
         let edits = change.apply(to: &engine, errors: &errors)
         counters.events += edits.count
         events += edits
@@ -176,9 +179,9 @@ public struct PartitionStream: Sendable {
 
     static func isValid(_ fix: Position) -> Bool { fix.problem == nil && !fix.device.isEmpty }
 
-    /// Applies every held fix at or before `limit`.
-    mutating func release(upTo limit: Double) -> [FenceEvent] {
-        let now = held.take(upTo: limit)
+    /// Applies every held fix before `limit`.
+    mutating func release(before limit: Double) -> [FenceEvent] {
+        let now = held.take(before: limit)
         guard !now.isEmpty else { return [] }
         let result = engine.evaluate(now, threads: 1)
         counters.applied += result.applied

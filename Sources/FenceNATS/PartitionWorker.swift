@@ -96,7 +96,12 @@ final class PartitionWorker: @unchecked Sendable {
         let connection = try NATSConnection(servers: config.servers, name: "fence-worker-p\(partition)", connectWait: 5)
         let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
         let changes = ChangeLog(connection: connection, topology: topology)
-        try changes.refresh()
+        func learnChanges() throws {
+            for (sequence, reason) in try changes.refresh() {
+                log("message \(sequence) on \(topology.controlSubject) skipped: \(reason)")
+            }
+        }
+        try learnChanges()
 
         var head = try store.head(key: key)
         var stream: PartitionStream
@@ -258,7 +263,7 @@ final class PartitionWorker: @unchecked Sendable {
             var refreshAttempts = 0
             while true {
                 do {
-                    try changes.refresh()
+                    try learnChanges()
                     break
                 } catch {
                     // A lost connection ends the session at once (each request would only wait

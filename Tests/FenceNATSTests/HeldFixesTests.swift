@@ -31,9 +31,9 @@ final class HeldFixesTests: XCTestCase {
                 var limit = latest - 20 - Double(rng.next() % 10_000) / 1000
                 if rng.next() % 3 == 0 { limit = (limit / width).rounded(.down) * width }
                 if rng.next() % 25 == 0 { limit = .infinity }
-                let got = held.take(upTo: limit)
-                let due = oracle.filter { $0.fix.time <= limit }.map(\.fix)
-                oracle.removeAll { $0.fix.time <= limit }
+                let got = held.take(before: limit)
+                let due = oracle.filter { $0.fix.time < limit }.map(\.fix)
+                oracle.removeAll { $0.fix.time < limit }
                 let want = due.enumerated().sorted { a, b in
                     let (ka, kb) = (held.bucket(a.element.time), held.bucket(b.element.time))
                     return ka < kb || (ka == kb && a.offset < b.offset)
@@ -74,9 +74,9 @@ final class HeldFixesTests: XCTestCase {
                 arrival.append(fix)
                 guard sequence % 7 == 0 else { continue }
                 let limit = sequence % 70 == 0 ? Double.infinity : clock - 10
-                let bucketOrder = held.take(upTo: limit)
-                let arrivalOrder = arrival.filter { $0.time <= limit }
-                arrival.removeAll { $0.time <= limit }
+                let bucketOrder = held.take(before: limit)
+                let arrivalOrder = arrival.filter { $0.time < limit }
+                arrival.removeAll { $0.time < limit }
                 XCTAssertEqual(bucketOrder.count, arrivalOrder.count)
                 let ra = a.evaluate(bucketOrder, threads: 1)
                 let rb = b.evaluate(arrivalOrder, threads: 1)

@@ -229,6 +229,36 @@ final class PartitionStreamTests: XCTestCase {
         XCTAssertEqual(s.disposition(of: 6), .apply)
     }
 
+    /// A fix exactly `lateness` behind the latest seen is taken, not dropped ("up to
+    /// --lateness"; an audit found it dropped), on whole seconds where the horizon falls on it,
+    /// and a restart from a checkpoint between the two holds it again.
+    func testAFixExactlyTheLatenessBehindIsTaken() throws {
+        let base = try engine(#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"z","radius":1000},"geometry":{"type":"Point","coordinates":[0,0]}}]}"#)
+        let messages: [(UInt64, Position)] = [
+            (1, Position(device: "a", time: 60, lon: 5, lat: 5)),  // horizon 0
+            (2, Position(device: "e", time: 0, lon: 0, lat: 0)),  // exactly 60 s behind
+            (3, Position(device: "e", time: 61, lon: 5, lat: 5)),  // horizon 1
+        ]
+        var errors: [String] = []
+        var s = PartitionStream(engine: base, lateness: 60, step: 1)
+        _ = s.receive([messages[0].1], sequence: 1)
+        XCTAssertEqual(s.horizon, 0)
+        let cp = try PartitionCheckpoint(decoding: s.checkpoint(partition: 0, fingerprint: 1, owner: "t").encoded())
+        _ = s.receive([messages[1].1], sequence: 2)
+        XCTAssertEqual(s.counters.late, 0)
+        XCTAssertEqual(s.pendingCount, 2)
+        var events = s.receive([messages[2].1], sequence: 3)
+        events += s.apply(FenceChange(.flush), sequence: 4, errors: &errors) ?? []
+        XCTAssertEqual(events.map { "\($0.device) \($0.kind)" }, ["e enter", "e exit"])
+        // Restarted from the checkpoint taken with the horizon at 0: the replay holds the
+        // fix at the horizon again, and the events are the same.
+        var (r, _) = PartitionStream.restored(from: cp, engine: base, lateness: 60, step: 1)
+        var again: [FenceEvent] = []
+        for (seq, fix) in messages where r.disposition(of: seq) != .skip { again += r.receive([fix], sequence: seq) }
+        again += r.apply(FenceChange(.flush), sequence: 4, errors: &errors) ?? []
+        XCTAssertEqual(again, events)
+    }
+
     /// The lead bound: a fix dated more than `maxLead` after its message was stored is refused
     /// (rejected, never held); up to the bound, or with no stored time, it is taken.
     func testLeadBoundRefusesOnlyFixesPastIt() throws {
