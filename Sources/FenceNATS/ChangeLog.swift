@@ -28,8 +28,9 @@ final class ChangeLog {
 
     /// Learns the changes published since the last refresh.
     /// - Returns: the messages on the control subject that are no fence change, with why.
-    /// - Throws: when the chain is broken: a change names another message than the one before
-    ///   it (a change before it is no longer in the stream, or damage).
+    /// - Throws: when a change names a message after the last one read as the one before it:
+    ///   that message is no longer in the stream. (One naming an earlier message was not
+    ///   published by `fence change`: skipped, as a message that is no fence change.)
     /// - Complexity: one request, plus one per new message on the control subject and one more.
     @discardableResult
     func refresh() throws -> [(sequence: UInt64, reason: String)] {
@@ -53,15 +54,17 @@ final class ChangeLog {
                 previous = s
                 continue
             }
-            guard change.previous == previous else {
-                if previous == latest && change.previous < previous {
-                    throw NATSError("fence changes", text: "change \(s) names \(change.previous) as its previous change: the chain is broken")
-                }
-                throw NATSError(
-                    "fence changes",
-                    text: change.previous > previous
-                        ? "change \(change.previous) (before \(s)) is no longer in \(topology.fixStream)"
-                        : "change \(s) names \(change.previous) as its previous change, after \(previous): the chain is broken")
+            if change.previous > previous {
+                // The message it follows is gone (the stream's limits removed it): the fences
+                // cannot be rebuilt exactly.
+                throw NATSError("fence changes", text: "change \(change.previous) (before \(s)) is no longer in \(topology.fixStream)")
+            }
+            if change.previous < previous {
+                // `fence change` publishes only after the message it names: this one came from
+                // something else.
+                skipped.append((s, "a fence change naming \(change.previous) as the message before it, which is \(previous): not published by fence change"))
+                previous = s
+                continue
             }
             found.append((s, change))
             previous = s
