@@ -241,12 +241,17 @@ public final class NATSConnection: @unchecked Sendable {
             throw NATSError("message get", text: "the server's reply is not JSON: \(String(decoding: body.prefix(200), as: UTF8.self))")
         }
         if let error = object["error"] as? [String: Any] {
-            // 10037: no message found.
-            if (error["err_code"] as? Int) == 10037 || (error["code"] as? Int) == 404 { return nil }
+            // 10037: no message found (a missing stream is a 404 too, and an error).
+            if (error["err_code"] as? NSNumber)?.intValue == 10037 { return nil }
             throw NATSError("message get", text: "\(error["description"] ?? error)")
         }
         guard let message = object["message"] as? [String: Any], let sequence = (message["seq"] as? NSNumber)?.uint64Value else {
             throw NATSError("message get", text: "the server's reply names no message: \(String(decoding: body.prefix(200), as: UTF8.self))")
+        }
+        // A server that does not know next_by_subj answers with the message at `from`.
+        guard sequence >= from, message["subject"] as? String == subject else {
+            throw NATSError("message get", text: "asked for the next message on \(subject) from \(from), the server gave \(sequence) "
+                + "on \(message["subject"] ?? "?") (next_by_subj needs nats-server 2.9 or later)")
         }
         guard let text = message["data"] as? String else { return (sequence, []) }
         guard let data = Data(base64Encoded: text) else {

@@ -3,7 +3,7 @@ import FenceEngine
 /// What a partition needs to resume exactly: its stream positions, horizon, counters and the
 /// tracker's state, as one value (so position and state can never disagree).
 ///
-/// Binary form: magic `FENCEPART` (9 bytes), version (u32) = 1, payload length (u64), CRC-32 of
+/// Binary form: magic `FENCEPART` (9 bytes), version (u32) = 2, payload length (u64), CRC-32 of
 /// the payload (u32), then the payload: partition (u32); last fix message, replay-from and last
 /// change sequences (u64); horizon and latest fix time (f64); the counters (7 x u64); the
 /// configuration fingerprint (u64); owner (u32 length + UTF-8); then the tracker snapshot in
@@ -43,7 +43,10 @@ public struct PartitionCheckpoint: Sendable, Hashable {
     }
 
     static let magic = Array("FENCEPART".utf8)
-    public static let formatVersion: UInt32 = 1
+    /// 2 since fixes at the horizon are held (late is before it); a version 1 checkpoint's
+    /// horizon H meant that fixes at H were released or late, and is read as the next Double
+    /// above H, which means the same under the new rule.
+    public static let formatVersion: UInt32 = 2
 
     public func encoded() -> [UInt8] {
         var p = ByteWriter()
@@ -69,11 +72,14 @@ public struct PartitionCheckpoint: Sendable, Hashable {
         func fail(_ why: String) -> FenceError { FenceError(.malformedInput, reason: "partition checkpoint: \(why)") }
         let decoded: Result<PartitionCheckpoint, FenceError> = bytes.withUnsafeBytes { raw in
             let payload: UnsafeRawBufferPointer
+            let version: UInt32
             switch ByteReader.unframed(
-                raw, magic: Self.magic, versions: [Self.formatVersion], current: Self.formatVersion, what: "partition checkpoint")
+                raw, magic: Self.magic, versions: [1, Self.formatVersion], current: Self.formatVersion, what: "partition checkpoint")
             {
             case .failure(let problem): return .failure(fail(problem.reason))
-            case .success(let frame): payload = frame.payload
+            case .success(let frame):
+                payload = frame.payload
+                version = frame.version
             }
             var r = ByteReader(payload)
             guard let part = r.u32(), let s = r.u64(), let from = r.u64(), let change = r.u64(), let hz = r.f64(),
@@ -102,7 +108,8 @@ public struct PartitionCheckpoint: Sendable, Hashable {
                 let snapshot = try TrackerSnapshot(decoding: snap)
                 return .success(
                     PartitionCheckpoint(
-                        partition: Int(part), lastSequence: s, replayFrom: from, lastChangeSequence: change, horizon: hz,
+                        partition: Int(part), lastSequence: s, replayFrom: from, lastChangeSequence: change,
+                        horizon: version == 1 ? hz.nextUp : hz,
                         latestSeen: latest, counters: c, fingerprint: fp, owner: owner, snapshot: snapshot))
             } catch {
                 return .failure(error)

@@ -56,7 +56,7 @@ public struct PartitionStream: Sendable {
         public var received = 0
         /// Fixes the engine applied.
         public var applied = 0
-        /// Fixes that arrived at or before the horizon, or older than their device's last fix.
+        /// Fixes that arrived before the horizon, or older than their device's last fix.
         public var late = 0
         /// Fixes refused as malformed (NaN, out of range, empty device).
         public var rejected = 0

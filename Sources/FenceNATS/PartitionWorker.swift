@@ -114,6 +114,12 @@ final class PartitionWorker: @unchecked Sendable {
         if let (cp, rev) = try store.read(key: key) {
             guard cp.fingerprint == config.fingerprint else { throw CheckpointError.fingerprintMismatch(partition: partition) }
             head = (try store.head(key: key)).map { ($0.0, rev) }
+            guard changes.latest >= cp.lastChangeSequence else {
+                throw NATSError(
+                    "fence changes",
+                    text: "the checkpoint has applied the change at \(cp.lastChangeSequence), but the last message read on "
+                        + "\(topology.controlSubject) is \(changes.latest)")
+            }
             var engine = base
             var errors: [String] = []
             for (_, change) in changes.changes(after: 0, before: cp.lastChangeSequence + 1) {

@@ -423,6 +423,8 @@ final class NATSClusterTests: XCTestCase {
         // And a fence change that names no message before it (previous 0), as only something
         // other than `fence change` publishes: skipped too, or every fence would go.
         _ = try junk.publish(Topology(partitions: 4).controlSubject, FenceChange(.removeAll, previous: 0).encoded())
+        // One naming a message after itself (as bytes copied from another stream could).
+        _ = try junk.publish(Topology(partitions: 4).controlSubject, FenceChange(.removeAll, previous: 1 << 40).encoded())
         try junk.flush()
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", folder + "/part1.csv", "--window", "30", "--no-flush"], log: log), 0)
         XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--remove-group", "g1,g2"], log: log), 0)
@@ -489,6 +491,7 @@ final class NATSClusterTests: XCTestCase {
             XCTAssertEqual(self.log(w).components(separatedBy: "remove: no fence \"c2\" is loaded").count, 3, self.log(w))
             XCTAssertTrue(self.log(w).contains(" on fix.ctl.fences skipped: not a fence change"), self.log(w))
             XCTAssertTrue(self.log(w).contains(" on fix.ctl.fences skipped: a fence change naming 0 as the message before it"), self.log(w))
+            XCTAssertTrue(self.log(w).contains(" on fix.ctl.fences skipped: a fence change naming 1099511627776 as the message"), self.log(w))
         }
         let heads = try Deployment.status(connection: try NATSConnection(servers: urls, name: "status"), topology: try Deployment.topology(connection: try NATSConnection(servers: urls, name: "status")))
         XCTAssertEqual(heads.compactMap(\.eventTime).max(), t)
@@ -511,16 +514,16 @@ final class NATSClusterTests: XCTestCase {
         var expected: [FenceEvent] = []
         let last = try connection.streamState(topology.fixStream)!.lastSequence
         var reasons = Set<String>()
-        var sawChange = false
+        var previousControl: UInt64 = 0
         for seq in 1...last {
             guard let m = try connection.message(stream: topology.fixStream, sequence: seq) else { continue }
             if m.subject == topology.controlSubject {
-                // What workers skip: no fence change, or one `fence change` did not publish
-                // (naming no message before it, after the first).
+                // What workers skip: no fence change, or one that does not name the message
+                // before it on the subject (`fence change` did not publish it).
+                defer { previousControl = seq }
                 guard let change = try? m.withBytes({ raw throws(FixBatchError) in try FenceChange(decoding: raw) }),
-                    change.previous != 0 || !sawChange
+                    change.previous == previousControl
                 else { continue }
-                sawChange = true
                 var errors: [String] = []
                 expected += stream.apply(change, sequence: seq, errors: &errors) ?? []
                 // Only the ids the group removal before took already (c1 in g1, c2 in g2).

@@ -231,7 +231,8 @@ final class PartitionStreamTests: XCTestCase {
 
     /// A fix exactly `lateness` behind the latest seen is taken, not dropped ("up to
     /// --lateness"; an audit found it dropped), on whole seconds where the horizon falls on it,
-    /// and a restart from a checkpoint between the two holds it again.
+    /// and a restart from a checkpoint taken after it holds it again. A version 1 checkpoint
+    /// (fixes at its horizon were released or late then) is read with the horizon just above.
     func testAFixExactlyTheLatenessBehindIsTaken() throws {
         let base = try engine(#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"z","radius":1000},"geometry":{"type":"Point","coordinates":[0,0]}}]}"#)
         let messages: [(UInt64, Position)] = [
@@ -243,20 +244,28 @@ final class PartitionStreamTests: XCTestCase {
         var s = PartitionStream(engine: base, lateness: 60, step: 1)
         _ = s.receive([messages[0].1], sequence: 1)
         XCTAssertEqual(s.horizon, 0)
-        let cp = try PartitionCheckpoint(decoding: s.checkpoint(partition: 0, fingerprint: 1, owner: "t").encoded())
         _ = s.receive([messages[1].1], sequence: 2)
         XCTAssertEqual(s.counters.late, 0)
         XCTAssertEqual(s.pendingCount, 2)
+        // After message 2: a restart replays 1 and 2 to refill the held fixes, the one at the
+        // horizon included.
+        let cp = try PartitionCheckpoint(decoding: s.checkpoint(partition: 0, fingerprint: 1, owner: "t").encoded())
+        XCTAssertEqual(cp.replayFrom, 1)
         var events = s.receive([messages[2].1], sequence: 3)
         events += s.apply(FenceChange(.flush), sequence: 4, errors: &errors) ?? []
         XCTAssertEqual(events.map { "\($0.device) \($0.kind)" }, ["e enter", "e exit"])
-        // Restarted from the checkpoint taken with the horizon at 0: the replay holds the
-        // fix at the horizon again, and the events are the same.
+        // Restarted from that checkpoint: the same events.
         var (r, _) = PartitionStream.restored(from: cp, engine: base, lateness: 60, step: 1)
         var again: [FenceEvent] = []
         for (seq, fix) in messages where r.disposition(of: seq) != .skip { again += r.receive([fix], sequence: seq) }
         again += r.apply(FenceChange(.flush), sequence: 4, errors: &errors) ?? []
         XCTAssertEqual(again, events)
+        // The same checkpoint written as version 1 reads with its horizon one step up.
+        var v1 = cp.encoded()
+        v1[9] = 1
+        let old = try PartitionCheckpoint(decoding: v1)
+        XCTAssertEqual(old.horizon, cp.horizon.nextUp)
+        XCTAssertEqual(PartitionCheckpoint.formatVersion, 2)
     }
 
     /// The lead bound: a fix dated more than `maxLead` after its message was stored is refused
