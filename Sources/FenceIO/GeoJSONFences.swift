@@ -84,10 +84,11 @@ public enum GeoJSONFences {
     private static func readFile(path: String) throws(FenceError) -> Data {
         // Foundation names a folder only as "NSCocoaErrorDomain error 256".
         var info = stat()
-        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+        let type = stat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
+        if type == S_IFDIR {
             throw FenceError(.malformedInput, reason: "cannot read \(path): it is a directory, not a GeoJSON file")
         }
-        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+        if let type, type != S_IFREG {
             let fd = open(path, O_RDONLY)
             guard fd >= 0 else { throw FenceError(.malformedInput, reason: "cannot read \(path): \(String(cString: strerror(errno)))") }
             defer { close(fd) }
