@@ -1,4 +1,5 @@
 import CNATS
+import FenceIO
 import Foundation
 
 /// One connection to a NATS server (or cluster) and its JetStream context: the one door
@@ -229,7 +230,7 @@ public final class NATSConnection: @unchecked Sendable {
     /// its sequence and bytes, or nil when there is none.
     /// - Complexity: one request.
     public func nextMessage(stream: String, subject: String, from: UInt64) throws(NATSError) -> (sequence: UInt64, data: [UInt8])? {
-        let request = "{\"seq\":\(max(1, from)),\"next_by_subj\":\(Self.jsonString(subject))}"
+        let request = "{\"seq\":\(max(1, from)),\"next_by_subj\":\(OutputEscaping.jsonString(subject))}"
         var reply: OpaquePointer?
         try check(
             natsConnection_RequestString(&reply, nc, "$JS.API.STREAM.MSG.GET.\(stream)", request, timeoutMs),
@@ -258,12 +259,6 @@ public final class NATSConnection: @unchecked Sendable {
             throw NATSError("message get", text: "message \(sequence)'s data is not base64")
         }
         return (sequence, [UInt8](data))
-    }
-
-    /// `text` as a JSON string literal.
-    static func jsonString(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.fragmentsAllowed])) ?? Data("[\"\"]".utf8)
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 
     // MARK: - Streams and consumers
