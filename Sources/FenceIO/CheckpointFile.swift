@@ -62,6 +62,50 @@ public enum CheckpointFile {
         removeStaleTemporaries(folder: folder, name: url.lastPathComponent)
     }
 
+    /// Holds a state file for one run: an exclusive `flock` on `.NAME.lock` beside it (the
+    /// state itself is replaced by rename, so a lock on it would be on the old file). Two runs
+    /// sharing a state file would each read the same state and the last to finish would
+    /// replace the other's, losing its visits without a word; the second is refused instead.
+    /// The lock goes with the process (closed, or the process killed); the lock file stays, so
+    /// that no two runs ever lock two different files of one name.
+    public final class Lock {
+        private let fd: Int32
+        fileprivate init(fd: Int32) { self.fd = fd }
+        deinit { close(fd) }
+    }
+
+    /// Takes the lock of the state file `path` without waiting (see `Lock`).
+    /// - Throws: `FenceError` (malformed-input) naming the state file when another process
+    ///   holds it (with that process's id, when it wrote one), or when the lock file cannot be
+    ///   created (the folder is not writable).
+    /// - Complexity: a few system calls.
+    public static func lock(path: String) throws(FenceError) -> Lock {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        let lockPath = (folder.isEmpty ? "." : folder) + "/." + url.lastPathComponent + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw FenceError(.malformedInput, reason: "cannot write state file \(path): its lock \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let busy = errno == EWOULDBLOCK
+            let reason = String(cString: strerror(errno))
+            var text = [UInt8](repeating: 0, count: 32)
+            let n = pread(fd, &text, text.count, 0)
+            close(fd)
+            guard busy else { throw FenceError(.malformedInput, reason: "cannot lock state file \(path) (\(lockPath)): \(reason)") }
+            let holder = n > 0 ? Int32(String(decoding: text[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+            throw FenceError(
+                .malformedInput,
+                reason: "state file \(path) is in use by another run\(holder.map { " (process \($0))" } ?? ""); "
+                    + "runs sharing a state file must take turns")
+        }
+        // Who holds it, for the message above; the lock does not depend on it.
+        let pid = Array("\(getpid())\n".utf8)
+        if ftruncate(fd, 0) == 0 { _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }
+        return Lock(fd: fd)
+    }
+
     /// Removes the temporary files that writers killed mid-write left behind (`.NAME.tmp-PID`
     /// of a process that no longer exists), so repeated crashes do not fill the folder. A live
     /// writer's file is left alone.

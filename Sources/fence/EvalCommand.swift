@@ -24,6 +24,7 @@ enum EvalCommand {
           --properties LIST     fence properties to carry into each event, comma-separated
                                 (NDJSON: a "properties" object; CSV: one column each)
           --state FILE          load the tracker state from FILE if it exists; save it at the end
+                                (one run at a time: another run on FILE meanwhile is refused)
           --batch N             fixes per evaluation batch (default 1000000); each device's fixes
                                 are ordered within a batch, a fix older than the device's last
                                 applied fix is late and dropped
@@ -76,6 +77,9 @@ enum EvalCommand {
         let started = Date()
         let positionsPath = try a.positionsPath()
         if a.values["state"] == "-" { throw UsageError("--state needs a file: it is read at the start and replaced at the end") }
+        // Held to the end: a second run on the same state is refused, not left to overwrite it.
+        let stateLock = try a.values["state"].map { (path) throws(FenceError) in try CheckpointFile.lock(path: path) }
+        defer { withExtendedLifetime(stateLock) {} }
         let outputPath = a.outputPath()
         try refuseSameFile(
             output: outputPath, others: [("positions", positionsPath), ("fences", a.values["fences"]), ("state", a.values["state"])])

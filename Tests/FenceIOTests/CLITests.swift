@@ -1,3 +1,4 @@
+import FenceIO
 import Foundation
 import XCTest
 
@@ -463,5 +464,55 @@ final class CLIProgressTests: XCTestCase {
         let none = try CLI.run(["eval", "--fences", empty, "--positions", good, "--state", state])
         XCTAssertEqual(none.status, 0, none.err)
         XCTAssertTrue(none.out.contains("fence-removed"), "an empty set is a choice: its visits end")
+    }
+
+    /// Two runs on one state file at once: the second is refused at once (status 1, naming the
+    /// first's process), the first's state is what is written, and once it ends the next run
+    /// takes the file (it overwrote the first's state without a word: from a README audit).
+    func testASecondRunOnOneStateIsRefused() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let folder = (fences as NSString).deletingLastPathComponent
+        let state = folder + "/state.bin"
+        let first = Process()
+        first.executableURL = CLI.binary(named: "fence")
+        first.arguments = ["eval", "--fences", fences, "--positions", "-", "--state", state]
+        let input = Pipe()
+        let out = Pipe()
+        first.standardInput = input
+        first.standardOutput = out
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        addTeardownBlock { if first.isRunning { first.terminate() } }
+        // The lock file names its holder once the lock is taken.
+        let lockPath = folder + "/.state.bin.lock"
+        let deadline = Date().addingTimeInterval(20)
+        while (try? String(contentsOfFile: lockPath, encoding: .utf8)) != "\(first.processIdentifier)\n" && Date() < deadline {
+            usleep(10_000)
+        }
+        let second = try CLI.run(["eval", "--fences", fences, "--positions", "-", "--state", state], stdin: "device,time,lon,lat\nw,5,0.001,0.001\n")
+        XCTAssertEqual(second.status, 1, second.err)
+        XCTAssertEqual(second.out, "")
+        XCTAssertTrue(
+            second.err.contains("state file \(state) is in use by another run (process \(first.processIdentifier)); runs sharing a state file must take turns"),
+            second.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state), "the refused run wrote the state")
+        input.fileHandleForWriting.write(Data("device,time,lon,lat\nv,0,0.001,0.001\n".utf8))
+        try input.fileHandleForWriting.close()
+        let events = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        first.waitUntilExit()
+        XCTAssertEqual(first.terminationStatus, 0)
+        XCTAssertTrue(events.contains(#""device":"v""#), events)
+        // The first run's state: v is inside port, so v's next fix away exits it.
+        let third = try CLI.run(["eval", "--fences", fences, "--positions", "-", "--state", state], stdin: "device,time,lon,lat\nv,10,0.5,0.5\n")
+        XCTAssertEqual(third.status, 0, third.err)
+        XCTAssertTrue(third.out.contains(#""event":"exit""#) && third.out.contains(#""fence":"port""#), third.out)
+        // In one process: a second lock on the file is refused until the first is let go.
+        var held: CheckpointFile.Lock? = try CheckpointFile.lock(path: state)
+        XCTAssertThrowsError(try CheckpointFile.lock(path: state)) { error in
+            XCTAssertTrue("\(error)".contains("is in use by another run (process \(getpid()))"), "\(error)")
+        }
+        withExtendedLifetime(held) {}
+        held = nil
+        XCTAssertNoThrow(try CheckpointFile.lock(path: state))
     }
 }
