@@ -1,5 +1,6 @@
 // The one door to libzstd, used by FenceIO only, to read Zstandard-compressed inputs
-// (positions and GeoJSON fences): the streaming decompression API and its error names.
+// (positions and GeoJSON fences) and write Zstandard output: the streaming API and its error
+// names.
 #ifndef CZSTD_SHIM_H
 #define CZSTD_SHIM_H
 

@@ -19,8 +19,10 @@ enum EvalCommand {
         \(PositionInput.help(column: 24))
           --coord SYSTEM        coordinate system of positions without a coord column:
                                 wgs84 (default), gcj02, bd09ll
-          --format FMT          ndjson (default) or csv
-          --output FILE         write events here instead of standard output
+          --format FMT          ndjson or csv (default: csv for an --output named .csv, .csv.gz
+                                or .csv.zst, else ndjson)
+          --output FILE         write events here instead of standard output; a name ending
+                                .gz or .zst is written compressed (gzip, zstd)
           --properties LIST     fence properties to carry into each event, comma-separated
                                 (NDJSON: a "properties" object; CSV: one column each)
           --state FILE          load the tracker state from FILE if it exists; save it at the end
@@ -83,7 +85,15 @@ enum EvalCommand {
         let outputPath = a.outputPath()
         try refuseSameFile(
             output: outputPath, others: [("positions", positionsPath), ("fences", a.values["fences"]), ("state", a.values["state"])])
-        guard let format = EventWriter.Format(rawValue: a.values["format"] ?? "ndjson") else {
+        if let outputPath, let ending = OutputEncoder.unwrittenEnding(ofName: outputPath) {
+            throw UsageError("--output \(outputPath): \(ending) is not written; name it .gz or .zst, or pipe --output - to the compressor")
+        }
+        // Without --format, the output file's name says it: events.csv, events.csv.gz.
+        let namedCSV = outputPath.map { name in
+            let plain = OutputEncoder.kind(forName: name) == nil ? name : String(name[..<name.lastIndex(of: ".")!])
+            return plain.lowercased().hasSuffix(".csv")
+        }
+        guard let format = EventWriter.Format(rawValue: a.values["format"] ?? (namedCSV == true ? "csv" : "ndjson")) else {
             throw UsageError("--format must be ndjson or csv")
         }
         let positionInput = try a.positionInput()
@@ -262,7 +272,8 @@ enum EvalCommand {
         }
         if progress { stderr.write("\n") }
         write(held[...])
-        out.flush()
+        // A compressed file's trailer goes out before the state is written.
+        out.finish()
         if let statePath = a.values["state"] {
             if stoppedForBadInput {
                 stderr.write("fence eval: the state file \(statePath) was not written: the run stopped on bad lines (--max-bad)\n")

@@ -66,18 +66,23 @@ final class OutputSink {
     private var fd: Int32
     private let path: String?
     private var buffer: [UInt8] = []
+    /// Compresses the file's bytes (`--output` ending `.gz` or `.zst`); nil for plain output.
+    private let encoder: OutputEncoder?
+    private var finished = false
 
     init() {
         fd = 1
         path = nil
+        encoder = nil
     }
 
     /// Output to the file at `path`, checked now (a directory, or one that could not be
-    /// created or written, is refused).
+    /// created or written, is refused), compressed when its name ends `.gz` or `.zst`.
     /// - Throws: `malformedInput` when it could not be written.
     init(path: String, deferOpening: Bool = false) throws(FenceError) {
         fd = -1
         self.path = path
+        encoder = OutputEncoder.kind(forName: path).map(OutputEncoder.init)
         try refuseUnwritable(path)
         var s = stat()
         let regularOrNew = stat(path, &s) != 0 || (s.st_mode & S_IFMT) == S_IFREG
@@ -87,10 +92,10 @@ final class OutputSink {
         }
     }
 
-    /// Writes what is left, but opens nothing: a deferred file not yet opened is left as it
-    /// was (the run ended before its first batch of input was read).
+    /// Writes what is left and ends a compressed stream, but opens nothing: a deferred file
+    /// not yet opened is left as it was (the run ended before its first batch of input was read).
     deinit {
-        if fd >= 0 { flush() }
+        if fd >= 0 && !finished { finish() }
         if path != nil && fd >= 0 { close(fd) }
     }
 
@@ -103,13 +108,32 @@ final class OutputSink {
     /// Opens `path` for writing, created or emptied; -1 (with `errno`) when it cannot be.
     private static func create(_ path: String) -> Int32 { open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
 
-    /// Writes the buffer, opening (creating or emptying) a deferred file first.
-    func flush() {
+    /// Writes the buffer, opening (creating or emptying) a deferred file first. Compressed,
+    /// it ends on a flush point: what is in the file so far can be decoded.
+    func flush() { flush(final: false) }
+
+    /// The last write: flushes and ends a compressed stream (its trailer), before the run
+    /// goes on to what follows its output (the state file). Nothing is written after it.
+    func finish() {
+        flush(final: true)
+        finished = true
+    }
+
+    private func flush(final: Bool) {
+        precondition(!finished, "OutputSink written after finish()")
         if fd < 0, let path {
             fd = Self.create(path)
             if fd < 0 { OutputFailure.exitAfterFailedWrite(to: path) }
         }
-        let ok = buffer.withUnsafeBytes { writeAll(fd, $0) }
+        let ok: Bool
+        if let encoder {
+            // An empty flush would add a flush marker (5 bytes of gzip) and nothing else.
+            guard final || !buffer.isEmpty else { return }
+            let bytes = buffer.withUnsafeBytes { encoder.encode($0, final: final) }
+            ok = bytes.withUnsafeBytes { writeAll(fd, $0) }
+        } else {
+            ok = buffer.withUnsafeBytes { writeAll(fd, $0) }
+        }
         if !ok { OutputFailure.exitAfterFailedWrite(to: path ?? "standard output") }
         buffer.removeAll(keepingCapacity: true)
     }

@@ -34,7 +34,7 @@ final class CompressedInputTests: XCTestCase {
     }
 
     /// `data` compressed by `codec` at `level`.
-    func compress(_ data: Data, _ codec: Codec, level: Int = 6, flags: [String] = []) throws -> Data {
+    static func compress(_ data: Data, _ codec: Codec, level: Int = 6, flags: [String] = []) throws -> Data {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: codec.program)
         p.arguments = codec.arguments(level: level) + flags
@@ -59,7 +59,7 @@ final class CompressedInputTests: XCTestCase {
     /// `data` compressed by gzip.
     func gzip(_ data: Data, level: Int = 6) throws -> Data {
         guard let codec = Self.gzipCodec else { throw XCTSkip("gzip is not installed") }
-        return try compress(data, codec, level: level)
+        return try Self.compress(data, codec, level: level)
     }
 
     func folder() throws -> String {
@@ -163,7 +163,7 @@ final class CompressedInputTests: XCTestCase {
             cuts = [0] + cuts + [text.count]
             var compressed = Data()
             for k in 0..<(cuts.count - 1) where cuts[k] < cuts[k + 1] {
-                compressed += try compress(
+                compressed += try Self.compress(
                     text.subdata(in: cuts[k]..<cuts[k + 1]), codec,
                     level: codec.levels.lowerBound + Int(rng.next() % UInt64(codec.levels.count)))
             }
@@ -195,7 +195,7 @@ final class CompressedInputTests: XCTestCase {
         let (text, all) = try goodCSV(lines: 40_000, seed: 7, in: dir)
         XCTAssertEqual(all.count, 40_000)
         for codec in try codecs() {
-        let compressed = try compress(Data(text.utf8), codec)
+        let compressed = try Self.compress(Data(text.utf8), codec)
         for (k, share) in [0.05, 0.3, 0.5, 0.77, 0.999].enumerated() {
             let path = dir + "/cut\(k).csv.\(codec.name)"
             try compressed.prefix(Int(Double(compressed.count) * share)).write(to: URL(fileURLWithPath: path))
@@ -246,7 +246,7 @@ final class CompressedInputTests: XCTestCase {
             // Without zstd's checksum: its 4 bytes would otherwise stay untaken until the block
             // is out.
             let flags = codec.name == "zstd" ? ["--no-check"] : []
-            try (try compress(Data(text.utf8), codec, level: 1, flags: flags)).write(to: URL(fileURLWithPath: path))
+            try (try Self.compress(Data(text.utf8), codec, level: 1, flags: flags)).write(to: URL(fileURLWithPath: path))
             for threads in [1, 2] {
                 let got = try readAll(path, threads: threads, limit: 1 << 20, maxLineBytes: 64)
                 assertSameRead(got, expected, "\(codec.name), \(threads) threads")
@@ -279,7 +279,7 @@ final class CompressedInputTests: XCTestCase {
         let text = "device,time,lon,lat\nd1,1600000000,1,1\nd2,1600000001,2,2"
         let path = dir + "/nonl.csv.gz"
         for codec in try codecs() {
-            let compressed = try compress(Data(text.utf8), codec)
+            let compressed = try Self.compress(Data(text.utf8), codec)
             // Junk after the stream, a partial next magic, or the stream cut inside.
             for damaged in [compressed + Data("XX".utf8), compressed + Data([0x1F]), compressed + Data([0x28, 0xB5]),
                 compressed.prefix(compressed.count - 4)]
@@ -299,7 +299,7 @@ final class CompressedInputTests: XCTestCase {
         guard let codec = Self.zstdCodec else { throw XCTSkip("zstd is not installed") }
         let dir = try folder()
         let (text, all) = try goodCSV(lines: 20_000, seed: 21, in: dir)
-        var compressed = try compress(Data(text.utf8), codec)
+        var compressed = try Self.compress(Data(text.utf8), codec)
         compressed[compressed.count - 2000] ^= 0x40
         let path = dir + "/flip.csv.zst"
         try compressed.write(to: URL(fileURLWithPath: path))
@@ -353,7 +353,7 @@ final class CompressedInputTests: XCTestCase {
         for codec in try codecs() {
         for (k, tail) in [Data("d,1,2,3\n".utf8), Data(count: 512)].enumerated() {
             let path = dir + "/tail\(k).csv.\(codec.name)"
-            try (try compress(Data(text.utf8), codec) + tail).write(to: URL(fileURLWithPath: path))
+            try (try Self.compress(Data(text.utf8), codec) + tail).write(to: URL(fileURLWithPath: path))
             let got = try readAll(path, threads: 1, limit: 1 << 20)
             assertSame(got.positions, expected.positions)
             XCTAssertEqual(got.errors, expected.errors)
@@ -374,7 +374,7 @@ final class CompressedInputTests: XCTestCase {
         let codecs = try codecs()
         for seed in 1...40 {
             let codec = codecs[seed % 2]
-            let compressed = try compress(Data(text.utf8), codec)
+            let compressed = try Self.compress(Data(text.utf8), codec)
             var r = SplitMix64(seed: UInt64(seed))
             var damaged = compressed
             // Past the header (gzip's 10 bytes hold a time stamp nothing checks; zstd's frame
@@ -457,7 +457,7 @@ final class CompressedInputTests: XCTestCase {
         let expected = try FenceInput.read(plain)
         XCTAssertEqual(expected.fences.count, 3)
         for codec in try codecs() {
-            let compressed = try compress(Data(Self.fences.utf8), codec)
+            let compressed = try Self.compress(Data(Self.fences.utf8), codec)
             let ending = codec.name == "gzip" ? "gz" : "zst"
             for name in ["zones.geojson.\(ending)", "zones.GEOJSON.\(ending.uppercased())", "packed-\(ending).geojson"] {
                 let path = dir + "/" + name
