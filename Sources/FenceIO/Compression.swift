@@ -32,6 +32,39 @@ enum Compression: String, Sendable {
         return bytes.count < 4 && (bytes.isEmpty || bytes[0] & 0xF0 == 0x50) && zip(bytes.dropFirst(), skippable).allSatisfy { $0 == $1 }
     }
 
+    /// A compressed or archive format that is not read, known by its magic: its name and the
+    /// command that turns it into text, for an error that says what to do instead of calling
+    /// it binary data. Nil for anything else.
+    static func unreadFormat(_ bytes: UnsafeRawBufferPointer) -> (name: String, decompress: String)? {
+        func starts(_ magic: [UInt8]) -> Bool { bytes.count >= magic.count && zip(bytes, magic).allSatisfy { $0 == $1 } }
+        if starts([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return ("xz", "xz -dc") }
+        if starts([0x5D, 0x00, 0x00]) && bytes.count >= 13 && (bytes[5..<13].allSatisfy { $0 == 0xFF } || bytes[12] == 0) {
+            return ("lzma", "xz -dc")
+        }
+        // "BZh", a block size digit, and the first block's magic (pi's digits).
+        if starts([0x42, 0x5A, 0x68]) && bytes.count >= 10 && (0x31...0x39).contains(bytes[3])
+            && Array(bytes[4..<10]) == [0x31, 0x41, 0x59, 0x26, 0x53, 0x59]
+        {
+            return ("bzip2", "bzip2 -dc")
+        }
+        if starts([0x04, 0x22, 0x4D, 0x18]) { return ("lz4", "lz4 -dc") }
+        if starts([0x4C, 0x5A, 0x49, 0x50]) { return ("lzip", "lzip -dc") }
+        if starts([0x1F, 0x9D]) { return ("compress (.Z)", "gzip -dc") }
+        if starts([0x50, 0x4B, 0x03, 0x04]) { return ("a zip archive", "unzip -p") }
+        if starts([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return ("a 7-Zip archive", "7z x -so") }
+        return nil
+    }
+
+    /// The error for input in an unread format (`unreadFormat`). It does not name the input:
+    /// the command that read it does (`fence: data.csv.xz: ...`).
+    static func unreadFormatError(_ format: (name: String, decompress: String), line: Int? = nil) -> FenceError {
+        let what = format.name.hasPrefix("a ") ? format.name : "\(format.name)-compressed data"
+        return FenceError(
+            .malformedInput, line: line,
+            reason: "\(what), which is not read (gzip and zstd are): decompress it first, "
+                + "e.g. `\(format.decompress) FILE | fence ...` with the input given as -")
+    }
+
     /// `name` without a compressed file's ending (`.gz`, `.zst`, any case): the name of what
     /// it holds (`zones.geojson.gz` -> `zones.geojson`), for choosing a reader or naming a
     /// layer. Other names are returned as they are.

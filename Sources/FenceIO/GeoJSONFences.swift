@@ -69,7 +69,10 @@ public enum GeoJSONFences {
         if path == "-" { return try readStandardInput() }
         let data = try readFile(path: path)
         let outcome = data.withUnsafeBytes { raw -> Result<Data?, FenceError> in
-            guard let compression = Compression.sniff(raw) else { return .success(nil) }
+            guard let compression = Compression.sniff(raw) else {
+                if let unread = Compression.unreadFormat(raw) { return .failure(Compression.unreadFormatError(unread)) }
+                return .success(nil)
+            }
             return Result { () throws(FenceError) in Data(try compression.decodeAll(raw, refuseNUL: true)) }
         }
         switch outcome {
@@ -141,6 +144,8 @@ public enum GeoJSONFences {
                 // either): decoded as it arrives, under the NUL, bomb and endless checks.
                 if let compression = bytes.withUnsafeBytes({ Compression.sniff($0) }) {
                     decoding = DocumentDecoding(compression, refuseNUL: true)
+                } else if let unread = bytes.withUnsafeBytes({ Compression.unreadFormat($0) }) {
+                    throw Compression.unreadFormatError(unread)
                 }
             }
             if decoding != nil {

@@ -223,6 +223,8 @@ public final class PositionReader {
             }
             let sniffed = buffer.withUnsafeBytes { Compression.sniff(UnsafeRawBufferPointer(rebasing: $0[end..<(end + got)])) }
             guard let sniffed else {
+                let unread = buffer.withUnsafeBytes { Compression.unreadFormat(UnsafeRawBufferPointer(rebasing: $0[end..<(end + got)])) }
+                if let unread { throw Compression.unreadFormatError(unread, line: 1) }
                 encoding = .plain
                 return got
             }

@@ -35,9 +35,14 @@ final class CompressedInputTests: XCTestCase {
 
     /// `data` compressed by `codec` at `level`.
     static func compress(_ data: Data, _ codec: Codec, level: Int = 6, flags: [String] = []) throws -> Data {
+        try filter(data, through: codec.program, codec.arguments(level: level) + flags)
+    }
+
+    /// `data` through `program` run with `arguments`, standard input to standard output.
+    static func filter(_ data: Data, through program: String, _ arguments: [String]) throws -> Data {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: codec.program)
-        p.arguments = codec.arguments(level: level) + flags
+        p.executableURL = URL(fileURLWithPath: program)
+        p.arguments = arguments
         let input = Pipe()
         let output = Pipe()
         p.standardInput = input

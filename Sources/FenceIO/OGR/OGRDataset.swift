@@ -36,6 +36,20 @@ final class OGRDataset {
 
     private static let registered: Void = GDALAllRegister()
 
+    /// The unread compressed format (xz, bzip2, ...) a file no driver opened starts with, if
+    /// any: GDAL would only say it does not recognise it.
+    private static func unreadFormat(ofFile path: String) -> (name: String, decompress: String)? {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var s = stat()
+        guard fstat(fd, &s) == 0, (s.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var head = [UInt8](repeating: 0, count: 16)
+        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        guard n > 0 else { return nil }
+        return head.withUnsafeBytes { Compression.unreadFormat(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+    }
+
     /// Opens `source` (a path, a `PG:` connection string, any GDAL vector source).
     /// - Parameter openOptions: `KEY=VALUE` driver open options (as `ogr2ogr -oo`).
     init(opening source: String, openOptions: [String]) throws(FenceError) {
@@ -47,6 +61,13 @@ final class OGRDataset {
         defer { CSLDestroy(list) }
         GDALErrorState.reset()
         guard let raw = CGDAL_openVector(Self.openable(source), list) else {
+            if let unread = Self.unreadFormat(ofFile: source) {
+                // GDAL reads zip archives, by their name (`.zip`, or `/vsizip/`).
+                guard unread.name != "a zip archive" else {
+                    throw FenceError(.malformedInput, reason: "a zip archive, which GDAL opens by its name: name it .zip, or give /vsizip/\(displayName)/MEMBER")
+                }
+                throw Compression.unreadFormatError(unread)
+            }
             throw FenceError(
                 .malformedInput, reason: "cannot open \(displayName) as vector data: \(Self.masked(GDALErrorState.message ?? "no driver recognises it"))")
         }
