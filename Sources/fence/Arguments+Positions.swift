@@ -87,7 +87,7 @@ extension Arguments {
     /// `--input-format csv|ndjson`; nil (sniff the first line) when absent.
     func inputFormat() throws(UsageError) -> PositionReader.Format? {
         guard let f = values["input-format"] else { return nil }
-        guard let parsed = PositionReader.Format(rawValue: f) else { throw UsageError("--input-format must be csv or ndjson") }
+        guard let parsed = PositionReader.Format(rawValue: f.lowercased()) else { throw UsageError("--input-format must be csv or ndjson") }
         return parsed
     }
 

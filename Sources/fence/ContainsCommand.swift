@@ -40,7 +40,7 @@ enum ContainsCommand {
             return 0
         }
         let positionsPath = try a.positionsPath()
-        let format = a.values["format"] ?? "csv"
+        let format = a.values["format"]?.lowercased() ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
         let positionInput = try a.positionInput()
         let maxWait = try a.maxWait(default: 1)

@@ -93,7 +93,7 @@ enum EvalCommand {
             let plain = OutputEncoder.kind(forName: name) == nil ? name : String(name[..<name.lastIndex(of: ".")!])
             return plain.lowercased().hasSuffix(".csv")
         }
-        guard let format = EventWriter.Format(rawValue: a.values["format"] ?? (namedCSV == true ? "csv" : "ndjson")) else {
+        guard let format = EventWriter.Format(rawValue: a.values["format"]?.lowercased() ?? (namedCSV == true ? "csv" : "ndjson")) else {
             throw UsageError("--format must be ndjson or csv")
         }
         let positionInput = try a.positionInput()

@@ -42,7 +42,7 @@ enum NearestCommand {
         guard speed > 0, minDelay >= 0, maxDelay >= minDelay else {
             throw UsageError("--max-speed must be > 0, and 0 <= --min-delay <= --max-delay")
         }
-        let format = a.values["format"] ?? "csv"
+        let format = a.values["format"]?.lowercased() ?? "csv"
         guard format == "csv" || format == "ndjson" else { throw UsageError("--format must be csv or ndjson") }
         let positionInput = try a.positionInput()
         let maxWait = try a.maxWait(default: 1)

@@ -72,7 +72,7 @@ final class CompressedOutputTests: XCTestCase {
 
     /// `fence eval --output`: `.csv` writes CSV without `--format`; `.gz` and `.zst` write
     /// the same bytes compressed (checked by the system programs); an explicit `--format`
-    /// wins over the name; `.xz` or `.bz2` are refused before anything is written; a run that
+    /// (in any case, as for `contains` and `nearest`) wins over the name; `.xz` or `.bz2` are refused before anything is written; a run that
     /// stops on unreadable input still ends its compressed file, holding the events before.
     func testEvalOutputNamesChooseFormatAndCompression() throws {
         let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
@@ -94,7 +94,7 @@ final class CompressedOutputTests: XCTestCase {
             ("e.csv", [], csv.out, nil), ("E.CSV", [], csv.out, nil), ("e.ndjson", [], ndjson.out, nil), ("e.txt", [], ndjson.out, nil),
             ("e.csv.gz", [], csv.out, .gzip), ("e.ndjson.gz", [], ndjson.out, .gzip), ("e.csv.zst", [], csv.out, .zstd),
             ("e.jsonl.zst", [], ndjson.out, .zstd), ("e.csv", ["--format", "ndjson"], ndjson.out, nil),
-            ("x.gz", ["--format", "csv"], csv.out, .gzip),
+            ("x.gz", ["--format", "csv"], csv.out, .gzip), ("y.out", ["--format", "CSV"], csv.out, nil),
         ]
         for c in cases {
             let path = folder + "/" + c.name
@@ -109,6 +109,14 @@ final class CompressedOutputTests: XCTestCase {
             } ?? written
             XCTAssertEqual(String(decoding: text, as: UTF8.self), c.expected, "\(c.name) \(c.extra)")
             try FileManager.default.removeItem(atPath: path)
+        }
+        // Format names in any case, as the file endings are taken.
+        for command in ["contains", "nearest"] {
+            let lower = try CLI.run([command, "--fences", fences, "--positions", positions, "--format", "ndjson", "--input-format", "csv"])
+            let upper = try CLI.run([command, "--fences", fences, "--positions", positions, "--format", "NDJSON", "--input-format", "Csv"])
+            XCTAssertEqual(lower.status, 0, lower.err)
+            XCTAssertEqual(upper.out, lower.out, command)
+            XCTAssertTrue(lower.out.hasPrefix("{"), command)
         }
         for name in ["e.csv.xz", "e.bz2"] {
             let r = try CLI.run(base + ["--output", folder + "/" + name])
