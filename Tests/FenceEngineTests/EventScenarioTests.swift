@@ -114,6 +114,17 @@ final class EventScenarioTests: XCTestCase {
         let restored = reloaded.restoreReportingChanges(try TrackerSnapshot(decoding: plain.snapshot().encoded()))
         XCTAssertEqual(summary(restored.events), ["50 a sq exit fence-expired 30s"])
         XCTAssertNil(reloaded.store.fence(id: "sq"))
+
+        // The expiry given since is before fixes the first run saw inside (and a dwell it
+        // wrote): the exit is at the device's last fix, never before what was written (it was
+        // at the expiry, 50, before the dwell at 80; README audit).
+        var dwelling = engine([Fence.polygon(id: "sq", exterior: square)]) { $0.dwell = 60 }
+        let written = dwelling.evaluate([fix("a", 20, 0.5, 0.5), fix("a", 80, 0.5, 0.6), fix("a", 90, 0.6, 0.6), fix("b", 100, 5, 5)])
+        XCTAssertEqual(summary(written.events), ["20 a sq enter initial", "80 a sq dwell 60s"])
+        var expired = engine([expiring]) { $0.dwell = 60 }
+        let ended = expired.restoreReportingChanges(try TrackerSnapshot(decoding: dwelling.snapshot().encoded()))
+        XCTAssertEqual(summary(ended.events), ["90 a sq exit fence-expired 70s"])
+        XCTAssertEqual(ended.events.first.map { [$0.lon, $0.lat] }, [0.6, 0.6])
     }
 
     /// A state file whose checksum holds but whose values no engine writes (a NaN time, a

@@ -325,7 +325,8 @@ extension EventEngine {
         }
     }
 
-    /// Exits, with reason `fence-expired` at the expiry time, every pair whose fence expires at
+    /// Exits, with reason `fence-expired` at the expiry time (or the device's last fix, when a
+    /// restored state's fix came after an expiry given since), every pair whose fence expires at
     /// or before `time`. The dropped pairs go to `log`. A state with none is left as it is.
     func expirePairs(upTo time: Double, state: inout DeviceState, events: inout [FenceEvent], log: inout PairLog) {
         func ends(_ pair: PairState) -> Bool {
@@ -342,8 +343,11 @@ extension EventEngine {
             }
             log.left(pair.fence)
             guard !pair.isUndetermined, let slot = store.slot(ofKey: pair.fence) else { continue }
+            // Never before the device's last fix: within a run that fix came before the expiry
+            // (a fix at or after it expires the pair first), but a state restored against a
+            // fence given an expiry since holds fixes after it, and their events are written.
             let e = store.slotExpires[Int(slot)]
-            let t = max(e, pair.enterTime)
+            let t = max(e, pair.enterTime, state.lastTime)
             emit(
                 .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
                 reason: .fenceExpired, inside: t - pair.enterTime, into: &events)
