@@ -29,11 +29,19 @@ public struct EventWriter {
         properties = table
     }
 
-    /// The CSV header line (empty for NDJSON).
+    /// The event's own CSV columns, before the properties'.
+    static let csvColumns = ["time", "device", "fence", "group", "event", "lon", "lat", "initial", "reason", "inside_s"]
+
+    /// The CSV header line (empty for NDJSON). A property named as one of the event's own
+    /// columns (any case: `time`, `Event`) is headed `properties.NAME`, as NDJSON nests it in
+    /// `properties`, so that no header name appears twice.
     public var header: [UInt8] {
         guard format == .csv else { return [] }
-        let extra = propertyNames.map { "," + OutputEscaping.csvField($0) }.joined()
-        return Array("time,device,fence,group,event,lon,lat,initial,reason,inside_s\(extra)\n".utf8)
+        let own = Set(Self.csvColumns)
+        let extra = propertyNames.map { name in
+            "," + OutputEscaping.csvField(own.contains(name.lowercased()) ? "properties." + name : name)
+        }.joined()
+        return Array((Self.csvColumns.joined(separator: ",") + extra + "\n").utf8)
     }
 
     /// Appends one record and its line break.

@@ -44,4 +44,23 @@ final class EventWriterPropertiesTests: XCTestCase {
         let csv = EventWriter(format: .csv, propertyNames: ["zone", "zone"], fences: [fence])
         XCTAssertTrue(String(decoding: csv.header, as: UTF8.self).hasSuffix(",inside_s,zone\n"), String(decoding: csv.header, as: UTF8.self))
     }
+
+    /// A property named as one of the event's own CSV columns (any case) is headed
+    /// `properties.NAME`: no header name twice (README audit), and the row's values unchanged.
+    func testAPropertyNamedAsAColumnIsHeadedApart() throws {
+        let fence = Fence(
+            id: "a", shape: .polygons([Polygon(exterior: square(0, 0))]), properties: ["time": "1", "Event": "\"x\"", "zone": "2"])
+        var engine = EventEngine()
+        _ = engine.add([fence])
+        let event = engine.evaluate([Position(device: "v", time: 0, lon: 0.5, lat: 0.5)]).events[0]
+        let csv = EventWriter(format: .csv, propertyNames: ["time", "zone", "Event"], fences: [fence])
+        let header = String(decoding: csv.header, as: UTF8.self).dropLast().split(separator: ",").map(String.init)
+        XCTAssertEqual(Array(header.suffix(3)), ["properties.time", "zone", "properties.Event"])
+        XCTAssertEqual(Set(header.map { $0.lowercased() }).count, header.count, "a header name twice: \(header)")
+        var out: [UInt8] = []
+        csv.append(event, to: &out)
+        let row = String(decoding: out, as: UTF8.self).dropLast().split(separator: ",", omittingEmptySubsequences: false)
+        XCTAssertEqual(row.count, header.count)
+        XCTAssertEqual(Array(row.suffix(3)), ["1", "2", "x"])
+    }
 }
