@@ -85,7 +85,8 @@ public enum CheckpointFile {
         let lockPath = (folder.isEmpty ? "." : folder) + "/." + url.lastPathComponent + ".lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw FenceError(.malformedInput, reason: "cannot write state file \(path): its lock \(lockPath): \(String(cString: strerror(errno)))")
+            // Said as a folder that cannot be written is said for the state itself.
+            throw FenceError(.malformedInput, reason: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let busy = errno == EWOULDBLOCK
