@@ -14,14 +14,15 @@ public final class Worker: @unchecked Sendable {
     /// What became of each base fence (rejected ones carry their error).
     public let baseResults: [FenceAddResult]
 
-    public init(config: WorkerConfiguration, stop: StopSignal = StopSignal(), threads: Int = FenceStore.defaultThreads) {
+    /// - Throws: `FenceError` (invalid-setting) when `config.settings` has a `problem`.
+    public init(config: WorkerConfiguration, stop: StopSignal = StopSignal(), threads: Int = FenceStore.defaultThreads) throws(FenceError) {
         self.config = config
         self.stop = stop
         let owner = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         self.owner = owner
         var store = FenceStore()
         store.limits = config.fenceLimits
-        var base = EventEngine(store: store, settings: config.settings)
+        var base = try EventEngine(store: store, settings: config.settings)
         baseResults = base.add(config.baseFences, repair: config.repair, threads: threads).results
         partitions = config.partitions.map {
             PartitionWorker(partition: $0, config: config, base: base, stop: stop, owner: owner)

@@ -114,7 +114,7 @@ enum EvalCommand {
             settings.crossDetection = true
             for i in fences.indices where fences[i].actions == nil { fences[i].actions = settings.actions }
         }
-        var engine = EventEngine(store: loading.emptyStore(), settings: settings)
+        var engine = try EventEngine(store: loading.emptyStore(), settings: settings)
         let (results, _) = engine.add(fences, repair: a.flags.contains("repair"), threads: threads)
         let badFences = loading.rejected(after: results)
         loading.report(badFences)

@@ -153,7 +153,7 @@ enum WorkerCommand {
             sources.append(source)
         }
         let started = Date()
-        let worker = Worker(config: config, stop: stop, threads: threads)
+        let worker = try Worker(config: config, stop: stop, threads: threads)
         let rejected = loading.rejected(after: worker.baseResults)
         loading.report(rejected)
         stderr.write(

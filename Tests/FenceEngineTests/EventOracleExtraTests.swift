@@ -460,7 +460,7 @@ final class EventOracleExtraTests: XCTestCase {
         var store = FenceStore()
         let results = store.add(fences, threads: 1)
         precondition(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
-        return EventEngine(store: store, settings: settings)
+        return try! EventEngine(store: store, settings: settings)
     }
 
     static func describe(_ s: EventSettings) -> String {

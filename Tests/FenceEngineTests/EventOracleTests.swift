@@ -204,7 +204,7 @@ final class EventOracleTests: XCTestCase {
         var store = FenceStore()
         let results = store.add(reversed ? s.fences.reversed() : s.fences, threads: 1)
         precondition(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
-        return EventEngine(store: store, settings: s.settings)
+        return try! EventEngine(store: store, settings: s.settings)
     }
 
     // MARK: Comparison
@@ -340,7 +340,7 @@ final class EventOracleTests: XCTestCase {
             let bytes = snapshot.encoded()
             let decoded = try TrackerSnapshot(decoding: bytes)
             XCTAssertEqual(decoded, snapshot, "seed \(seed)")
-            var after = EventEngine(store: Self.makeEngine(s, reversed: true).store, settings: s.settings)
+            var after = try EventEngine(store: Self.makeEngine(s, reversed: true).store, settings: s.settings)
             XCTAssertEqual(after.restore(decoded), 0)
             let second = after.evaluate(secondHalf.shuffled(using: &rng), threads: 3).events
             Self.assertSame(first + second, whole, "seed \(seed) split run vs single run")
@@ -421,7 +421,7 @@ final class EventOracleTests: XCTestCase {
             // A new engine over the edited fences, restored from the snapshot.
             var store = FenceStore()
             XCTAssertTrue(store.add(edited, threads: 1).allSatisfy { $0.error == nil })
-            var restored = EventEngine(store: store, settings: settings)
+            var restored = try EventEngine(store: store, settings: settings)
             let (_, events) = restored.restoreReportingChanges(snapshot)
             Self.assertSame(events, expected, "seed \(seed) restore vs live edits")
             Self.assertSame(
@@ -452,7 +452,7 @@ final class EventOracleTests: XCTestCase {
         bytes += payload
         let decoded = try TrackerSnapshot(decoding: bytes)
         XCTAssertEqual(decoded, snapshot)
-        var other = EventEngine(store: FenceStore(), settings: s.settings)
+        var other = try EventEngine(store: FenceStore(), settings: s.settings)
         let (dropped, events) = other.restoreReportingChanges(decoded)
         XCTAssertEqual(dropped, snapshot.devices.reduce(0) { $0 + $1.pairs.count })
         XCTAssertEqual(events, [])

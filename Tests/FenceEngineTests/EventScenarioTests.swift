@@ -8,7 +8,7 @@ final class EventScenarioTests: XCTestCase {
     func engine(_ fences: [Fence], _ configure: (inout EventSettings) -> Void = { _ in }) -> EventEngine {
         var settings = EventSettings()
         configure(&settings)
-        var e = EventEngine(settings: settings)
+        var e = try! EventEngine(settings: settings)
         let (results, _) = e.add(fences)
         XCTAssertTrue(results.allSatisfy { $0.error == nil })
         return e
@@ -398,7 +398,7 @@ final class EventScenarioTests: XCTestCase {
         XCTAssertTrue("\(results.first?.error.map { "\($0)" } ?? "")".contains("actions mask 19 has bits that are no action"))
         _ = e.setActions(FenceActions(rawValue: 0xFF), fence: "ok")
         XCTAssertEqual(e.actions(slot: Int(e.store.slotByID["ok"]!)), .all)
-        _ = e.updateSettings { $0.actions = FenceActions(rawValue: 0xF1) }
+        _ = try e.updateSettings { $0.actions = FenceActions(rawValue: 0xF1) }
         XCTAssertEqual(e.settings.actions, .enter)
         _ = e.evaluate([fix("v", 10, 0, 0)])
         XCTAssertNoThrow(try TrackerSnapshot(decoding: e.snapshot().encoded()))
@@ -490,5 +490,45 @@ final class EventScenarioTests: XCTestCase {
         let perDevice = e.stateFootprint / e.deviceCount
         print("tracker state: \(perDevice) bytes per device inside one fence")
         XCTAssertLessThan(perDevice, 200)
+    }
+}
+
+/// Engine-wide settings are checked as per-fence ones are: a NaN, negative or infinite time
+/// or margin is refused, naming the setting, by `EventEngine.init` and by `updateSettings`,
+/// which then leaves the settings as they were (a NaN exit delay held every exit forever;
+/// library audit).
+final class EventSettingsCheckTests: XCTestCase {
+    func testBadSettingsAreRefusedByName() throws {
+        let bad: [(String, (inout EventSettings) -> Void)] = [
+            ("dwell", { $0.dwell = .nan }), ("dwell", { $0.dwell = -10 }), ("dwell", { $0.dwell = .infinity }),
+            ("exitDelay", { $0.exitDelay = .nan }), ("exitDelay", { $0.exitDelay = -1 }),
+            ("idleEviction", { $0.idleEviction = .nan }), ("idleEviction", { $0.idleEviction = -5 }),
+            ("hysteresisMargin", { $0.hysteresisMargin = .nan }), ("hysteresisMargin", { $0.hysteresisMargin = -5 }),
+            ("hysteresisMargin", { $0.hysteresisMargin = .infinity }), ("hysteresisMargin", { $0.hysteresisMargin = 1e308 }),
+        ]
+        for (name, change) in bad {
+            var settings = EventSettings()
+            change(&settings)
+            XCTAssertNotNil(settings.problem, name)
+            XCTAssertThrowsError(try EventEngine(settings: settings), name) { error in
+                XCTAssertEqual((error as? FenceError)?.kind, .invalidSetting, name)
+                XCTAssertTrue("\(error)".contains(name), "\(error)")
+            }
+            var engine = try EventEngine(settings: EventSettings())
+            _ = engine.add([.circle(id: "c", lon: 0, lat: 0, radius: 1000)])
+            XCTAssertThrowsError(try engine.updateSettings(change), name)
+            XCTAssertEqual(engine.settings, EventSettings(), "\(name): the settings changed")
+            // The engine still works: enter, then exit once away.
+            let events = engine.evaluate([
+                Position(device: "a", time: 0, lon: 0, lat: 0), Position(device: "a", time: 100, lon: 1, lat: 1),
+            ]).events
+            XCTAssertEqual(events.map(\.kind), [.enter, .exit], name)
+        }
+        // Edges that are settings: zero everywhere, and the largest margin.
+        var edge = EventSettings()
+        edge.dwell = 0
+        edge.hysteresisMargin = 20_004_000
+        XCTAssertNil(edge.problem)
+        XCTAssertNoThrow(try EventEngine(settings: edge))
     }
 }

@@ -78,7 +78,7 @@ final class FenceEditCostTests: XCTestCase {
             settings.exitDelay = seed % 2 == 0 ? 120 : 0
             settings.idleEviction = seed % 4 == 1 ? 900 : 0
             settings.dwell = 300
-            var engine = EventEngine(settings: settings)
+            var engine = try EventEngine(settings: settings)
             var fences = (0..<30).map { k -> Fence in
                 var f = Self.square("f\(k)", lon: Double(k % 6) * 0.8, group: "g\(k % 4)")
                 if k % 7 == 3 { f.expires = Double(600 * (k % 5 + 1)) }
@@ -113,7 +113,7 @@ final class FenceEditCostTests: XCTestCase {
                 case 4: _ = engine.setActions(rng.next() % 2 == 0 ? [.enter] : nil, fence: "f\(rng.next() % 30)")
                 default:
                     let restored = try TrackerSnapshot(decoding: engine.snapshot().encoded())
-                    var next = EventEngine(store: engine.store, settings: settings)
+                    var next = try EventEngine(store: engine.store, settings: settings)
                     _ = next.restoreReportingChanges(restored)
                     engine = next
                 }
@@ -211,7 +211,7 @@ final class FenceEditCostTests: XCTestCase {
             var settings = EventSettings()
             settings.hysteresisMargin = seed % 2 == 0 ? 3_000 : 0
             settings.exitDelay = seed % 3 == 0 ? 60 : 0
-            var one = EventEngine(settings: settings)
+            var one = try EventEngine(settings: settings)
             let fences = (0..<40).map { Self.square("f\($0)", lon: Double($0 % 8) * 0.7, group: "g\($0 % 3)") }
             XCTAssertTrue(one.add(fences).results.allSatisfy { $0.error == nil })
             let fixes = (0..<400).map { d in

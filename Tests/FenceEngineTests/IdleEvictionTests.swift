@@ -11,7 +11,7 @@ final class IdleEvictionTests: XCTestCase {
         settings.idleEviction = idle
         settings.exitDelay = exitDelay
         settings.dwell = 60
-        var e = EventEngine(settings: settings)
+        var e = try! EventEngine(settings: settings)
         let (results, _) = e.add(fences ?? [.polygon(id: "sq", exterior: square)])
         XCTAssertTrue(results.allSatisfy { $0.error == nil })
         return e

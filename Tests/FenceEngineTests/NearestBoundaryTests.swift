@@ -158,7 +158,7 @@ final class NearestBoundaryTests: XCTestCase {
         // With a 2 km margin, a first fix 1.1 km from the cut is deep inside: initial enter.
         var settings = EventSettings()
         settings.hysteresisMargin = 2000
-        var engine = EventEngine(settings: settings)
+        var engine = try EventEngine(settings: settings)
         _ = engine.add([Fence(id: "notched", shape: .polygons(notched.map { Polygon(exterior: $0) }))])
         let r = engine.evaluate([Position(device: "v", time: 0, lon: 179.99, lat: 5), Position(device: "v", time: 60, lon: -179.99, lat: 5)])
         XCTAssertEqual(r.events.map { "\($0.time) \($0.kind) \($0.initial)" }, ["0.0 enter true"])

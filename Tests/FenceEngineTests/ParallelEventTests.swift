@@ -43,7 +43,7 @@ final class ParallelEventTests: XCTestCase {
 
     func run(settings: EventSettings, threads: Int, prefix: String = "dev-") -> (events: [FenceEvent], state: TrackerSnapshot) {
         var rng = TestRandom(mixing: 77)
-        var engine = EventEngine(settings: settings)
+        var engine = try! EventEngine(settings: settings)
         _ = engine.add(fences(&rng), threads: threads)
         var events: [FenceEvent] = []
         for (k, batch) in fixes(&rng, devices: 1200, rounds: 6, prefix: prefix).enumerated() {
@@ -131,7 +131,7 @@ final class ParallelEventTests: XCTestCase {
         func run(_ input: [[Position]], threads: Int) -> (events: [FenceEvent], state: TrackerSnapshot) {
             var settings = EventSettings()
             settings.dwell = 120
-            var engine = EventEngine(settings: settings)
+            var engine = try! EventEngine(settings: settings)
             _ = engine.add(fenceList, threads: threads)
             var events: [FenceEvent] = []
             for batch in input { events += engine.evaluate(batch, threads: threads).events }

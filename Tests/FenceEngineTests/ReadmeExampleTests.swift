@@ -21,7 +21,7 @@ final class ReadmeExampleTests: XCTestCase {
         var settings = EventSettings()
         settings.dwell = 300
         settings.hysteresisMargin = 25
-        var engine = EventEngine(settings: settings)
+        var engine = try EventEngine(settings: settings)
         _ = engine.add([.circle(id: "depot", lon: -74.0, lat: 40.7, radius: 500)])
         let result = engine.evaluate([
             Position(device: "truck-7", time: 1_700_000_000, lon: -74.02, lat: 40.7),

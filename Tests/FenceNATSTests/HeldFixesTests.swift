@@ -56,7 +56,7 @@ final class HeldFixesTests: XCTestCase {
             settings.dwell = 20
             var fences: [Fence] = []
             for i in 0..<30 { fences.append(.circle(id: "f\(i)", lon: Double(rng.next() % 100) / 1000, lat: Double(rng.next() % 100) / 1000, radius: 800)) }
-            var a = EventEngine(settings: settings)
+            var a = try EventEngine(settings: settings)
             _ = a.add(fences, threads: 1)
             var b = a
             var held = HeldFixes(width: [1.0, 3, 10][Int(seed % 3)])

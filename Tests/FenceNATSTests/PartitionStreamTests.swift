@@ -79,7 +79,7 @@ struct Driver {
 
 final class PartitionStreamTests: XCTestCase {
     func engine(_ geoJSON: String, settings: EventSettings = EventSettings()) throws -> EventEngine {
-        var e = EventEngine(settings: settings)
+        var e = try EventEngine(settings: settings)
         let report = try GeoJSONFences.read(Data(geoJSON.utf8))
         XCTAssertTrue(report.errors.isEmpty)
         _ = e.add(report.fences, threads: 1)

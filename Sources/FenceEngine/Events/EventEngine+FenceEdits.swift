@@ -214,9 +214,15 @@ extension EventEngine {
 
     /// Changes settings other than the action mask (dwell, hysteresis, exit delay, initial
     /// events, cross detection): they apply from the next fix; no events.
-    public mutating func updateSettings(_ body: (inout EventSettings) -> Void) -> [FenceEvent] {
+    /// - Throws: `FenceError` (invalid-setting) when the changed settings have a `problem`;
+    ///   the settings are then left as they were.
+    public mutating func updateSettings(_ body: (inout EventSettings) -> Void) throws(FenceError) -> [FenceEvent] {
         let before = settings
         body(&settings)
+        if let problem = settings.problem {
+            settings = before
+            throw FenceError(.invalidSetting, reason: problem)
+        }
         let store = self.store
         return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }
     }

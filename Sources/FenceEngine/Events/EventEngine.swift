@@ -53,7 +53,17 @@ public struct EventEngine: Sendable {
     /// device without state that is that old as of then (`hasPassed`) is late.
     var evictionHorizon: Double = -.infinity
 
-    public init(store: FenceStore = FenceStore(), settings: EventSettings = EventSettings()) {
+    /// An engine over `store` with the default settings.
+    public init(store: FenceStore = FenceStore()) {
+        self.store = store
+        self.settings = EventSettings()
+    }
+
+    /// An engine over `store` with `settings`.
+    /// - Throws: `FenceError` (invalid-setting) naming the setting, when `settings.problem`
+    ///   is not nil (a NaN, negative or infinite time or margin).
+    public init(store: FenceStore = FenceStore(), settings: EventSettings) throws(FenceError) {
+        if let problem = settings.problem { throw FenceError(.invalidSetting, reason: problem) }
         self.store = store
         self.settings = settings
     }

@@ -177,4 +177,21 @@ public struct EventSettings: Sendable, Hashable {
     public var idleEviction: Double = 0
 
     public init() {}
+
+    /// Why these settings cannot run, or nil. The engine refuses them (`EventEngine.init`,
+    /// `updateSettings`): a NaN exit delay would hold every exit forever, a NaN dwell never
+    /// fire, a negative one fire at once, an infinite margin let no fix enter.
+    /// - Complexity: O(1).
+    public var problem: String? {
+        if !(dwell.isFinite && dwell >= 0) { return "dwell must be a finite number of seconds >= 0, got \(dwell)" }
+        if !(exitDelay.isFinite && exitDelay >= 0) { return "exitDelay must be a finite number of seconds >= 0, got \(exitDelay)" }
+        if !(idleEviction.isFinite && idleEviction >= 0) {
+            return "idleEviction must be a finite number of seconds >= 0 (0: off), got \(idleEviction)"
+        }
+        if !(hysteresisMargin >= 0 && hysteresisMargin <= FenceValidation.maxRadius) {
+            return "hysteresisMargin must be a number of metres from 0 to \(Int(FenceValidation.maxRadius)) (the longest distance "
+                + "on the Earth), got \(hysteresisMargin)"
+        }
+        return nil
+    }
 }

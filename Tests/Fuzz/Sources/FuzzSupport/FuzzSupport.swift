@@ -86,7 +86,7 @@ public enum FuzzSupport {
         hysteresis.exitDelay = 30
         hysteresis.crossDetection = true
         return [EventSettings(), hysteresis].map { settings in
-            var engine = EventEngine(settings: settings)
+            var engine = try! EventEngine(settings: settings)
             var port = Fence.circle(id: "port", lon: 0, lat: 0, radius: 1000)
             port.group = "harbor"
             port.properties["name"] = "\"Pier 7\""
