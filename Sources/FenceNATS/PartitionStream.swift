@@ -212,11 +212,12 @@ extension PartitionStream {
     ///   that passed it removed them in the run that wrote the checkpoint.
     /// - Returns: the stream and the number of inside pairs whose fence is not loaded or had
     ///   expired (dropped; none for a checkpoint this engine wrote).
+    /// - Throws: `FenceError` when the checkpoint's snapshot holds values no engine writes.
     public static func restored(
         from c: PartitionCheckpoint, engine: EventEngine, lateness: Double, step: Double, maxLead: Double = .infinity
-    ) -> (PartitionStream, droppedPairs: Int) {
+    ) throws(FenceError) -> (PartitionStream, droppedPairs: Int) {
         var e = engine
-        let dropped = e.restore(c.snapshot) + e.expireAsOfWatermark().count
+        let dropped = try e.restore(c.snapshot) + e.expireAsOfWatermark().count
         var s = PartitionStream(engine: e, lateness: lateness, step: step, maxLead: maxLead)
         s.lastSequence = c.lastSequence
         s.lastReceived = c.replayFrom - 1

@@ -125,7 +125,7 @@ final class PartitionWorker: @unchecked Sendable {
             for (_, change) in changes.changes(after: 0, before: cp.lastChangeSequence + 1) {
                 _ = change.apply(to: &engine, errors: &errors)
             }
-            let (restored, dropped) = PartitionStream.restored(
+            let (restored, dropped) = try PartitionStream.restored(
                 from: cp, engine: engine, lateness: config.lateness, step: config.step, maxLead: config.maxLead)
             stream = restored
             if dropped > 0 { log("\(dropped) inside pairs name fences that are not loaded; dropped") }

@@ -132,7 +132,7 @@ enum EvalCommand {
         // exits and re-triggers come first, at each device's last fix.
         var restoreEvents: [FenceEvent] = []
         if let statePath = a.values["state"], let snapshot = try CheckpointFile.read(path: statePath) {
-            let (dropped, events) = engine.restoreReportingChanges(snapshot)
+            let (dropped, events) = try engine.restoreReportingChanges(snapshot)
             restoreEvents = events
             if dropped > 0 {
                 stderr.write(

@@ -341,7 +341,7 @@ final class EventOracleTests: XCTestCase {
             let decoded = try TrackerSnapshot(decoding: bytes)
             XCTAssertEqual(decoded, snapshot, "seed \(seed)")
             var after = try EventEngine(store: Self.makeEngine(s, reversed: true).store, settings: s.settings)
-            XCTAssertEqual(after.restore(decoded), 0)
+            XCTAssertEqual(try after.restore(decoded), 0)
             let second = after.evaluate(secondHalf.shuffled(using: &rng), threads: 3).events
             Self.assertSame(first + second, whole, "seed \(seed) split run vs single run")
 
@@ -422,7 +422,7 @@ final class EventOracleTests: XCTestCase {
             var store = FenceStore()
             XCTAssertTrue(store.add(edited, threads: 1).allSatisfy { $0.error == nil })
             var restored = try EventEngine(store: store, settings: settings)
-            let (_, events) = restored.restoreReportingChanges(snapshot)
+            let (_, events) = try restored.restoreReportingChanges(snapshot)
             Self.assertSame(events, expected, "seed \(seed) restore vs live edits")
             Self.assertSame(
                 restored.evaluate(secondHalf, threads: 2).events, live.evaluate(secondHalf, threads: 2).events,
@@ -453,7 +453,7 @@ final class EventOracleTests: XCTestCase {
         let decoded = try TrackerSnapshot(decoding: bytes)
         XCTAssertEqual(decoded, snapshot)
         var other = try EventEngine(store: FenceStore(), settings: s.settings)
-        let (dropped, events) = other.restoreReportingChanges(decoded)
+        let (dropped, events) = try other.restoreReportingChanges(decoded)
         XCTAssertEqual(dropped, snapshot.devices.reduce(0) { $0 + $1.pairs.count })
         XCTAssertEqual(events, [])
     }

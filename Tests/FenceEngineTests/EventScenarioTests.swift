@@ -102,7 +102,7 @@ final class EventScenarioTests: XCTestCase {
         _ = first.evaluate([fix("a", 100, 5, 5)])
         let state = try TrackerSnapshot(decoding: first.snapshot().encoded())
         var second = engine([expiring])
-        XCTAssertEqual(second.restoreReportingChanges(state).events, [])
+        XCTAssertEqual(try second.restoreReportingChanges(state).events, [])
         XCTAssertEqual(second.store.count, 0)
         XCTAssertEqual(second.latestExpiredRemoval, 50)
         XCTAssertEqual(second.evaluate([fix("b", 10, 0.5, 0.5)]).events, later.events)
@@ -111,7 +111,7 @@ final class EventScenarioTests: XCTestCase {
         var plain = engine([Fence.polygon(id: "sq", exterior: square)])
         _ = plain.evaluate([fix("a", 20, 0.5, 0.5), fix("b", 100, 5, 5)])
         var reloaded = engine([expiring])
-        let restored = reloaded.restoreReportingChanges(try TrackerSnapshot(decoding: plain.snapshot().encoded()))
+        let restored = try reloaded.restoreReportingChanges(try TrackerSnapshot(decoding: plain.snapshot().encoded()))
         XCTAssertEqual(summary(restored.events), ["50 a sq exit fence-expired 30s"])
         XCTAssertNil(reloaded.store.fence(id: "sq"))
 
@@ -122,7 +122,7 @@ final class EventScenarioTests: XCTestCase {
         let written = dwelling.evaluate([fix("a", 20, 0.5, 0.5), fix("a", 80, 0.5, 0.6), fix("a", 90, 0.6, 0.6), fix("b", 100, 5, 5)])
         XCTAssertEqual(summary(written.events), ["20 a sq enter initial", "80 a sq dwell 60s"])
         var expired = engine([expiring]) { $0.dwell = 60 }
-        let ended = expired.restoreReportingChanges(try TrackerSnapshot(decoding: dwelling.snapshot().encoded()))
+        let ended = try expired.restoreReportingChanges(try TrackerSnapshot(decoding: dwelling.snapshot().encoded()))
         XCTAssertEqual(summary(ended.events), ["90 a sq exit fence-expired 70s"])
         XCTAssertEqual(ended.events.first.map { [$0.lon, $0.lat] }, [0.6, 0.6])
     }
@@ -357,7 +357,7 @@ final class EventScenarioTests: XCTestCase {
         let snapshot = e.snapshot()
         XCTAssertEqual(snapshot.devices.first { $0.id == "v" }?.pairs.map(\.undetermined), [true])
         var restored = engine([.circle(id: "c", lon: 0, lat: 0, radius: 100)]) { $0.hysteresisMargin = 20 }
-        restored.restore(try TrackerSnapshot(decoding: snapshot.encoded()))
+        try restored.restore(try TrackerSnapshot(decoding: snapshot.encoded()))
         for var engine in [e, restored] {
             XCTAssertEqual(
                 summary(engine.evaluate([at("v", 50, 10), at("w", 40, 10), at("x", 50, 10)]).events),
@@ -367,7 +367,7 @@ final class EventScenarioTests: XCTestCase {
         // without the fence, which counts no visit dropped.
         XCTAssertEqual(summary(e.remove(id: "c")), [])
         var without = engine([.circle(id: "d", lon: 1, lat: 1, radius: 100)]) { $0.hysteresisMargin = 20 }
-        let (dropped, restoreEvents) = without.restoreReportingChanges(snapshot)
+        let (dropped, restoreEvents) = try without.restoreReportingChanges(snapshot)
         XCTAssertEqual(dropped, 0)
         XCTAssertEqual(summary(restoreEvents), [])
         // Without initial events, the band-first device enters in silence.
@@ -530,5 +530,49 @@ final class EventSettingsCheckTests: XCTestCase {
         edge.hysteresisMargin = 20_004_000
         XCTAssertNil(edge.problem)
         XCTAssertNoThrow(try EventEngine(settings: edge))
+    }
+}
+
+/// A snapshot edited by hand (its fields are public) into values no engine writes is refused
+/// by `restore` as the same bytes are by the decoder, and the engine keeps its state (a pair
+/// twice gave two exits for one visit, a NaN watermark exits at time nan and a checkpoint that
+/// no longer decodes; library audit).
+final class SnapshotRestoreCheckTests: XCTestCase {
+    func testEditedSnapshotsAreRefusedAndTheStateKept() throws {
+        var engine = EventEngine()
+        _ = engine.add([.circle(id: "c", lon: 0, lat: 0, radius: 1000), .circle(id: "p", lon: 0.001, lat: 0, radius: 1000)])
+        _ = engine.evaluate([Position(device: "a", time: 1000, lon: 0, lat: 0), Position(device: "b", time: 1100, lon: 5, lat: 5)])
+        let good = engine.snapshot()
+        let edits: [(String, (inout TrackerSnapshot) -> Void)] = [
+            ("is paired twice", { s in var p = s.devices[0].pairs[0]; p.stayed = true; s.devices[0].pairs.append(p) }),
+            ("watermark nan is not a time", { $0.watermark = .nan }),
+            ("is not a WGS84 position", { $0.devices[0].lastLat = 500 }),
+            ("last fix time nan is not a time", { $0.devices[0].lastTime = .nan }),
+            ("outside the years 1-9999", { $0.devices[0].lastTime = 1e15 }),
+            ("the device id is empty", { $0.devices[0].id = "" }),
+            ("appears twice", { s in s.devices.append(s.devices[0]) }),
+            ("not within its visit", { $0.devices[0].pairs[0].enterTime = 1050 }),
+            ("undetermined with stayed or exit-pending", { s in s.devices[0].pairs[0].undetermined = true; s.devices[0].pairs[0].stayed = true }),
+            ("has unknown bits", { $0.engineActions = FenceActions(rawValue: 0xF1) }),
+            ("is recorded twice", { s in s.fences.append(s.fences[0]) }),
+        ]
+        for (reason, edit) in edits {
+            var snapshot = good
+            edit(&snapshot)
+            // The decoder refuses the same values in a state file.
+            XCTAssertThrowsError(try TrackerSnapshot(decoding: snapshot.encoded()), reason) { error in
+                XCTAssertTrue("\(error)".contains("state file: ") && "\(error)".contains(reason), "\(error)")
+            }
+            var restored = engine
+            XCTAssertThrowsError(try restored.restore(snapshot), reason) { error in
+                XCTAssertTrue("\(error)".contains("snapshot: ") && "\(error)".contains(reason), "\(error)")
+            }
+            XCTAssertThrowsError(try restored.restoreReportingChanges(snapshot), reason)
+            XCTAssertEqual(restored.snapshot(), good, "\(reason): the state changed")
+            XCTAssertEqual(restored.fences(insideOf: "a"), ["c", "p"], reason)
+        }
+        var restored = EventEngine(store: engine.store)
+        XCTAssertEqual(try restored.restore(good), 0)
+        XCTAssertEqual(restored.snapshot(), good)
     }
 }

@@ -163,7 +163,7 @@ final class ExactIDTests: XCTestCase {
         let snapshot = try TrackerSnapshot(decoding: engine.snapshot().encoded())
         XCTAssertEqual(snapshot.fences.map { Array($0.id.utf8) }, [Array(nfd.utf8), Array(nfc.utf8)])
         var restored = EventEngine(store: engine.store)
-        XCTAssertEqual(restored.restore(snapshot), 0)
+        XCTAssertEqual(try restored.restore(snapshot), 0)
         let exit = restored.evaluate([Position(device: "v", time: 10, lon: 0.2, lat: 0.5)])
         XCTAssertEqual(exit.events.map { "\($0.kind) \(Array($0.fence.utf8))" }, ["exit \(Array(nfd.utf8))"])
 

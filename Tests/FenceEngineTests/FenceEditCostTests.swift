@@ -114,7 +114,7 @@ final class FenceEditCostTests: XCTestCase {
                 default:
                     let restored = try TrackerSnapshot(decoding: engine.snapshot().encoded())
                     var next = try EventEngine(store: engine.store, settings: settings)
-                    _ = next.restoreReportingChanges(restored)
+                    _ = try next.restoreReportingChanges(restored)
                     engine = next
                 }
                 XCTAssertTrue(engine.pairCountsAreExact, "\(ctx): after an edit")

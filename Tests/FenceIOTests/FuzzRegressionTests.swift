@@ -124,7 +124,7 @@ final class FuzzRegressionTests: XCTestCase {
             XCTAssertEqual(try TrackerSnapshot(decoding: snapshot.encoded()).encoded(), snapshot.encoded(), file.lastPathComponent)
             var engine = EventEngine()
             _ = engine.add([.circle(id: "port", lon: 0, lat: 0, radius: 1000)], threads: 1)
-            engine.restore(snapshot)
+            try engine.restore(snapshot)
             let fixes = snapshot.devices.prefix(8).map {
                 Position(device: $0.id, time: ($0.lastTime.isFinite ? $0.lastTime : 0) + 1, lon: 0, lat: 0)
             }

@@ -50,7 +50,7 @@ final class MessageFuzzRegressionTests: XCTestCase {
             if let cp = try? PartitionCheckpoint(decoding: bytes) {
                 decoded.checkpoints += 1
                 XCTAssertEqual(try PartitionCheckpoint(decoding: cp.encoded()).encoded(), cp.encoded(), name)
-                let (stream, _) = PartitionStream.restored(from: cp, engine: engine, lateness: 30, step: 1)
+                let (stream, _) = try PartitionStream.restored(from: cp, engine: engine, lateness: 30, step: 1)
                 XCTAssertEqual(stream.replayFrom, cp.replayFrom, name)
             }
             if let head = try? CheckpointStore.Head(decoding: bytes) {

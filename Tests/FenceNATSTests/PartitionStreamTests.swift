@@ -158,7 +158,7 @@ final class PartitionStreamTests: XCTestCase {
             var restoredEngine = base
             var errors: [String] = []
             for (g, c) in changeList where g <= cp.lastChangeSequence { _ = c.apply(to: &restoredEngine, errors: &errors) }
-            let (stream, dropped) = PartitionStream.restored(from: cp, engine: restoredEngine, lateness: 20, step: 5)
+            let (stream, dropped) = try PartitionStream.restored(from: cp, engine: restoredEngine, lateness: 20, step: 5)
             XCTAssertEqual(dropped, 0)
             XCTAssertEqual(stream.replayFrom, cp.replayFrom)
             var resumed = Driver(stream: stream)
@@ -255,7 +255,7 @@ final class PartitionStreamTests: XCTestCase {
         events += s.apply(FenceChange(.flush), sequence: 4, errors: &errors) ?? []
         XCTAssertEqual(events.map { "\($0.device) \($0.kind)" }, ["e enter", "e exit"])
         // Restarted from that checkpoint: the same events.
-        var (r, _) = PartitionStream.restored(from: cp, engine: base, lateness: 60, step: 1)
+        var (r, _) = try PartitionStream.restored(from: cp, engine: base, lateness: 60, step: 1)
         var again: [FenceEvent] = []
         for (seq, fix) in messages where r.disposition(of: seq) != .skip { again += r.receive([fix], sequence: seq) }
         again += r.apply(FenceChange(.flush), sequence: 4, errors: &errors) ?? []
@@ -342,7 +342,7 @@ final class PartitionStreamTests: XCTestCase {
             var restoredEngine = base
             var errors: [String] = []
             for (g, c) in changeList where g <= cp.lastChangeSequence { _ = c.apply(to: &restoredEngine, errors: &errors) }
-            let (stream, _) = PartitionStream.restored(from: cp, engine: restoredEngine, lateness: 30, step: 1, maxLead: 3600)
+            let (stream, _) = try PartitionStream.restored(from: cp, engine: restoredEngine, lateness: 30, step: 1, maxLead: 3600)
             var resumed = Driver(stream: stream)
             resumed.storedAt = stored
             let start = messages.firstIndex { $0.sequence >= stream.replayFrom } ?? messages.endIndex
@@ -375,7 +375,7 @@ final class PartitionStreamTests: XCTestCase {
         let cp = try PartitionCheckpoint(decoding: whole.checkpoint(partition: 0, fingerprint: 1, owner: "t").encoded())
         XCTAssertGreaterThan(cp.snapshot.watermark, 100)
 
-        let (restored, dropped) = PartitionStream.restored(from: cp, engine: base, lateness: 10, step: 1)
+        let (restored, dropped) = try PartitionStream.restored(from: cp, engine: base, lateness: 10, step: 1)
         XCTAssertEqual(dropped, 0)
         XCTAssertNil(restored.engine.store.handle(id: "soon"), "expired before the checkpoint")
         XCTAssertNotNil(restored.engine.store.handle(id: "later"))

@@ -107,8 +107,8 @@ extension EventEngine {
     /// - Returns: the pairs dropped, and the events in output order.
     /// - Complexity: O(devices + pairs + vertices of the recorded fences), plus a containment
     ///   test per pair of a changed shape.
-    public mutating func restoreReportingChanges(_ snapshot: TrackerSnapshot) -> (dropped: Int, events: [FenceEvent]) {
-        let dropped = restore(snapshot)
+    public mutating func restoreReportingChanges(_ snapshot: TrackerSnapshot) throws(FenceError) -> (dropped: Int, events: [FenceEvent]) {
+        let dropped = try restore(snapshot)
         guard let oldEngine = snapshot.engineActions else { return (dropped, Self.sorted(expireAsOfWatermark())) }
         var records = IDTable<TrackerSnapshot.FenceRecord>()
         for r in snapshot.fences { records[r.id] = r }
@@ -170,8 +170,13 @@ extension EventEngine {
     /// Replaces the tracker's state with a snapshot, against the fences now in the store.
     /// - Returns: the number of visits (inside or stayed pairs) dropped because their fence is
     ///   not in the store; undetermined pairs of such fences go too, uncounted (no visit).
+    /// - Throws: `FenceError` from `TrackerSnapshot.check` (a snapshot edited into values no
+    ///   engine writes: a pair twice, a NaN time, a device twice); the state is then left as
+    ///   it was.
+    /// - Complexity: O(devices + pairs), the check included.
     @discardableResult
-    public mutating func restore(_ snapshot: TrackerSnapshot) -> Int {
+    public mutating func restore(_ snapshot: TrackerSnapshot) throws(FenceError) -> Int {
+        try snapshot.check()
         partitions = [DevicePartition](repeating: DevicePartition(), count: Self.partitionCount)
         watermark = snapshot.watermark
         evictionHorizon = settings.idleEviction > 0 ? watermark : -.infinity

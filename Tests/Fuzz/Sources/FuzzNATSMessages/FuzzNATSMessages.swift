@@ -105,7 +105,7 @@ func checkpoint(_ bytes: [UInt8]) {
     guard let cp = try? PartitionCheckpoint(decoding: bytes) else { return }
     roundTrip(cp)
     // Resumed as a worker resumes: restore, re-read from replayFrom, go on.
-    var (stream, _) = PartitionStream.restored(from: cp, engine: base, lateness: 30, step: 1)
+    var (stream, _) = try! PartitionStream.restored(from: cp, engine: base, lateness: 30, step: 1)
     FuzzSupport.check(stream.replayFrom == cp.replayFrom, "a restored stream replays from \(stream.replayFrom), not \(cp.replayFrom)")
     var sequence = cp.replayFrom
     for fix in warmup.prefix(4) {

@@ -125,7 +125,7 @@ public enum FuzzSupport {
             }
             check(snapshot.encoded() == encoded, "snapshot round trip changed the bytes")
             var restored = template
-            restored.restore(snapshot)
+            try! restored.restore(snapshot)
             let again = restored.evaluate(positions, threads: 1)
             check(again.applied == 0 && again.events.isEmpty, "fixes applied twice after a restore")
         }
