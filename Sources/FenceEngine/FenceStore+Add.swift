@@ -276,7 +276,10 @@ extension FenceStore {
         slotGeometryCount[s] = Int32(flat.geometry.count)
         slotSettings[s] = SlotSettings(of: fence)
         slotExpires[s] = fence.pointee.expires ?? .nan
-        if fence.pointee.expires != nil { expiring += 1 }
+        if let e = fence.pointee.expires {
+            expiring += 1
+            earliestExpiry = min(earliestExpiry, e)
+        }
         if let group = fence.pointee.group {
             let g = internGroup(group)
             slotSettings[s].group = g
@@ -344,7 +347,10 @@ extension FenceStore {
             next.slotByID[slotSettings[s].id] = slot
             if slotSettings[s].group >= 0 { next.groupMembers[Int(slotSettings[s].group)].insert(slot) }
             if let p = properties[entry.slot] { next.properties[slot] = p }
-            if !slotExpires[s].isNaN { next.expiring += 1 }
+            if !slotExpires[s].isNaN {
+                next.expiring += 1
+                next.earliestExpiry = min(next.earliestExpiry, slotExpires[s])
+            }
             for part in 0..<Int32(slotBoxCount[s]) {
                 let old = entry.slot * 2 + part
                 ids.append(slot * 2 + part)

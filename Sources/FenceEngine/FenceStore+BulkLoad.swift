@@ -214,6 +214,9 @@ extension FenceStore {
         clock.mark("trim")
         slotHot = hot
         slotExpires = expires
+        if noted.contains(where: { $0.expiring > 0 }) {
+            earliestExpiry = expires.reduce(earliestExpiry) { $1.isNaN ? $0 : min($0, $1) }
+        }
         geometry = records
         liveGeometry = doubles
         for chunk in noted {

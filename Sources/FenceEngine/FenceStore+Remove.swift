@@ -34,15 +34,22 @@ extension FenceStore {
     }
 
     /// The ids of fences whose `expires` is at or before `time`, sorted.
-    /// - Complexity: O(slots) when any fence has an expiry, O(1) otherwise.
-    public func expired(asOf time: Double) -> [String] {
-        guard expiring > 0 else { return [] }
+    /// - Complexity: O(slots) once some fence may have expired by `time`, O(1) otherwise
+    ///   (before the earliest expiry, or with none).
+    public func expired(asOf time: Double) -> [String] { scanExpired(asOf: time).ids }
+
+    /// The expired fences' ids, sorted, and the earliest `expires` of the others (+infinity).
+    private func scanExpired(asOf time: Double) -> (ids: [String], nextEarliest: Double) {
+        guard mayHaveExpired(asOf: time) else { return ([], earliestExpiry) }
+        Self.expiryScans.add(1, ordering: .relaxed)
         var ids: [String] = []
+        var next = Double.infinity
         for slot in slotHot.indices where HotWord.isLive(slotHot[slot]) {
             let e = slotExpires[slot]
-            if !e.isNaN && e <= time { ids.append(slotSettings[slot].id) }
+            if e.isNaN { continue }
+            if e <= time { ids.append(slotSettings[slot].id) } else { next = min(next, e) }
         }
-        return UTF8Order.sorted(ids)
+        return (UTF8Order.sorted(ids), next)
     }
 
     /// Removes fences whose `expires` is at or before `time`.
@@ -52,9 +59,13 @@ extension FenceStore {
 
     /// `removeExpired`, also giving the latest `expires` among the fences removed (-infinity
     /// when none was).
-    /// - Complexity: O(slots) when any fence has an expiry, plus the removals.
+    /// - Complexity: O(slots) once some fence may have expired by `time` (then
+    ///   `earliestExpiry` is made exact, so the next scan waits for the next expiry), plus
+    ///   the removals; O(1) before.
     mutating func removeExpiredFences(asOf time: Double) -> (ids: [String], latest: Double) {
-        let ids = expired(asOf: time)
+        guard mayHaveExpired(asOf: time) else { return ([], -.infinity) }
+        let (ids, next) = scanExpired(asOf: time)
+        earliestExpiry = next
         var latest = -Double.infinity
         for id in ids {
             let slot = slotByID[id]!

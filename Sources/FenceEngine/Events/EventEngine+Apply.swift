@@ -104,7 +104,7 @@ extension EventEngine {
         time t: Double, point: LonLat, near: [NearFence], state: inout DeviceState,
         scratch: inout ApplyScratch, events: inout [FenceEvent], log: inout PairLog
     ) {
-        if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events, log: &log) }
+        if store.mayHaveExpired(asOf: t) { expirePairs(upTo: t, state: &state, events: &events, log: &log) }
         if !settings.crossDetection && state.hasFix && Self.unchanged(state.pairs, near) {
             // The common case: the device is inside exactly the fences it was inside, deeply
             // (or outside all of them), with no exit pending. Only dwell can fire.

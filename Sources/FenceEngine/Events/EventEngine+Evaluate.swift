@@ -142,7 +142,8 @@ extension EventEngine {
         var parts = [DevicePartition]()
         swap(&parts, &partitions)
         let engine = self
-        let expiring = store.expiring > 0
+        // Whether a fence may expire by the batch's end: its per-device pass and the scan.
+        let expiring = store.mayHaveExpired(asOf: batchEnd)
         parts.withUnsafeMutableBufferPointer { partBuffer in
             partitionEvents.withUnsafeMutableBufferPointer { eventBuffer in
                 partitionCounts.withUnsafeMutableBufferPointer { countBuffer in

@@ -25,7 +25,7 @@ extension EventEngine {
         state: inout DeviceState, after: Double, by clock: Double, events: inout [FenceEvent], log: inout PairLog
     ) {
         let t = min(state.lastTime + after, clock)
-        if store.expiring > 0 { expirePairs(upTo: t, state: &state, events: &events, log: &log) }
+        if store.mayHaveExpired(asOf: t) { expirePairs(upTo: t, state: &state, events: &events, log: &log) }
         for pair in state.pairs where !pair.isUndetermined {
             guard let slot = store.slot(ofKey: pair.fence) else { continue }
             emit(

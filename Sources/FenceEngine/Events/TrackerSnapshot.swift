@@ -151,7 +151,7 @@ extension EventEngine {
     /// - Returns: the `exit` events (reason `fence-expired`), unsorted.
     /// - Complexity: O(devices + pairs) when a fence has an expiry, else O(1).
     public mutating func expireAsOfWatermark() -> [FenceEvent] {
-        guard store.expiring > 0, watermark.isFinite else { return [] }
+        guard store.mayHaveExpired(asOf: watermark), watermark.isFinite else { return [] }
         var events: [FenceEvent] = []
         var held = partitions
         partitions = []
