@@ -13,7 +13,9 @@ extension EventEngine {
     /// Each device's state is touched by the one worker that holds its partition, and
     /// partitions do not depend on the thread count, so neither does the output. Fences whose
     /// `expires` is at or before the batch's latest fix time expire in the batch.
-    /// - Complexity: O(m (log n + k·v)) for m fixes, plus O(e log e) for e events.
+    /// - Complexity: O(m (log n + k·v)) for m fixes, plus O(e log e) for e events, plus
+    ///   O(fences + devices) at a batch whose end passes the earliest `expires` (the scan for
+    ///   expired fences; batches before it skip it), and O(devices) with `idleEviction`.
     public mutating func evaluate(_ fixes: [Position], threads: Int = FenceStore.defaultThreads) -> EvaluationResult {
         let m = fixes.count
         var clock = PhaseTimer("evaluate \(m) fixes")

@@ -28,6 +28,9 @@ public struct EventStream: Sendable {
     }
 
     /// Takes fixes in arrival order; returns the events of the fixes they released.
+    /// - Complexity: O(fixes held) when the horizon moves (the held fixes are sorted out into
+    ///   released and kept), plus `EventEngine.evaluate`'s cost for those released: one batch
+    ///   per call that releases any, so one-fix calls pay its per-batch costs every time.
     public mutating func push(contentsOf fixes: some Sequence<Position>) -> [FenceEvent] {
         for fix in fixes {
             if !fix.isUsable || fix.device.isEmpty {
