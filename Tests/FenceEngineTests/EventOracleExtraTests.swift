@@ -352,7 +352,8 @@ final class EventOracleExtraTests: XCTestCase {
                 var mine = visits[device]!
                 let l = last[device]!
                 for id in mine.keys.sorted() where gone.contains(id) {
-                    let t = time ?? l.time
+                    // The time given, but never before the device's last fix (nor NaN).
+                    let t = time.map { $0.isFinite ? max($0, l.time) : l.time } ?? l.time
                     event(
                         .exit, fences[id]!, device: device, time: t, lon: l.lon, lat: l.lat, reason: .fenceRemoved,
                         inside: t - mine[id]!.enterTime, into: &events)

@@ -623,3 +623,20 @@ final class ExpiryCostTests: XCTestCase {
         XCTAssertEqual(engine.store.expiringCount, 1)
     }
 }
+
+/// `remove(...at:)` with a time before a device's last fix, or not finite: the exit is at the
+/// last fix (it was at the time given: `inside_s` -990, or NaN; library audit); a later time
+/// is taken.
+final class RemoveTimeTests: XCTestCase {
+    func testRemovalTimesNeverGoBeforeTheLastFix() {
+        for (at, expected) in [(10.0, 1000.0), (.nan, 1000), (.infinity, 1000), (-.infinity, 1000), (1500, 1500)] {
+            var engine = EventEngine()
+            _ = engine.add([.circle(id: "c", lon: 0, lat: 0, radius: 1000), .circle(id: "d", lon: 0, lat: 0, radius: 900)])
+            _ = engine.evaluate([Position(device: "a", time: 100, lon: 0, lat: 0), Position(device: "a", time: 1000, lon: 0, lat: 0)])
+            for events in [engine.remove(id: "c", at: at), engine.removeAll(at: at)] {
+                XCTAssertEqual(events.map(\.time), [expected], "at \(at)")
+                XCTAssertEqual(events.map(\.insideSeconds), [expected - 100], "at \(at)")
+            }
+        }
+    }
+}

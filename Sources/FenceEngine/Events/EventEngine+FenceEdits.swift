@@ -113,13 +113,15 @@ extension EventEngine {
     }
 
     /// Removes a fence; every device inside gets `exit` with reason `fence-removed`.
-    /// - Parameter time: the event time; nil uses each device's last fix time.
+    /// - Parameter time: the event time, or each device's last fix when that is later (an
+    ///   exit never goes before the fix that last saw the device inside); nil, NaN or an
+    ///   infinity uses each device's last fix time.
     public mutating func remove(id: String, at time: Double? = nil) -> [FenceEvent] { remove(ids: [id], at: time) }
 
     /// Removes these fences (ids not loaded are skipped), with `exit` (`fence-removed`) for
     /// devices inside: the events of `remove(id:)` for each in turn, in output order, from one
     /// pass over the partitions that may hold any of them.
-    /// - Parameter time: the event time; nil uses each device's last fix time.
+    /// - Parameter time: as for `remove(id:at:)`.
     public mutating func remove(ids: [String], at time: Double? = nil) -> [FenceEvent] {
         // In naming order: the store reuses freed slots and keys last first, so the order of
         // removal decides which fences later adds get (and so a state file's bytes).
@@ -132,12 +134,14 @@ extension EventEngine {
     }
 
     /// Removes every fence of a group, with `exit` (`fence-removed`) for devices inside.
+    /// - Parameter time: as for `remove(id:at:)`.
     public mutating func remove(group: String, at time: Double? = nil) -> [FenceEvent] {
         guard let g = store.groupByName[group] else { return [] }
         return removeFences(store.groupMembers[Int(g)].sorted(), at: time)
     }
 
     /// Removes every fence, with `exit` (`fence-removed`) for devices inside.
+    /// - Parameter time: as for `remove(id:at:)`.
     public mutating func removeAll(at time: Double? = nil) -> [FenceEvent] {
         removeFences(store.allHandles().map(\.rawValue), at: time)
     }
@@ -167,7 +171,9 @@ extension EventEngine {
                     }
                     log.left(pair.fence)
                     if pair.isUndetermined { continue }
-                    let t = time ?? state.lastTime
+                    // Never before the fix that last saw the device inside (an `inside_s` below
+                    // zero, an exit before events already out), and never NaN (library audit).
+                    let t = time.map { $0.isFinite ? max($0, state.lastTime) : state.lastTime } ?? state.lastTime
                     engine.emit(
                         .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
                         reason: .fenceRemoved, inside: t - pair.enterTime, into: &events)
