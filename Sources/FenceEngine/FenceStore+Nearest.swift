@@ -58,6 +58,7 @@ extension FenceStore {
     /// result is the same for every thread count and batch split.
     /// - Complexity: that of `nearestBoundary` per position, spread over the workers.
     /// With `times` (one per position), each position sees the fences not expired at its time.
+    /// - Precondition: `times`, when given, has one entry per position (checked: a trap).
     public func nearestBoundaries(
         _ positions: UnsafeBufferPointer<LonLat>, coord: CoordinateSystem = .wgs84, times: [Double]? = nil,
         threads: Int = FenceStore.defaultThreads

@@ -2,10 +2,14 @@ import Foundation
 import SpatialIndex
 import Synchronization
 
-/// A handle to a stored fence, valid until the next change to the store.
+/// A handle to a stored fence, valid until the next change to the store. Handles come only
+/// from the store (`covering`, `handle(id:)`, ...): one made from a number could name no slot,
+/// and the accessors that take handles (`id(of:)`, `fence(_:)`) would trap on it (library
+/// audit), so the initialiser is the package's own. A handle kept past a change names what
+/// is in its slot now, or a removed fence (an empty id).
 public struct FenceHandle: Sendable, Hashable, Comparable, BitwiseCopyable {
     public let rawValue: Int32
-    public init(rawValue: Int32) { self.rawValue = rawValue }
+    package init(rawValue: Int32) { self.rawValue = rawValue }
     public static func < (a: FenceHandle, b: FenceHandle) -> Bool { a.rawValue < b.rawValue }
 }
 
