@@ -276,7 +276,7 @@ public final class NATSConnection: @unchecked Sendable {
         var subjects: [String] = []
         for i in 0..<Int(cfg.SubjectsLen) { subjects.append(String(cString: cfg.Subjects[i]!)) }
         return StreamState(
-            messages: st.Msgs, firstSequence: st.FirstSeq, lastSequence: st.LastSeq, subjects: subjects,
+            messages: st.Msgs, bytes: st.Bytes, firstSequence: st.FirstSeq, lastSequence: st.LastSeq, subjects: subjects,
             replicas: Int(cfg.Replicas), duplicateWindow: Double(cfg.Duplicates) / 1e9,
             leader: info!.pointee.Cluster?.pointee.Leader.map { String(cString: $0) })
     }
@@ -444,6 +444,8 @@ public struct ConsumerState: Sendable {
 /// A stream's state, as `js_GetStreamInfo` reports it.
 public struct StreamState: Sendable {
     public var messages: UInt64
+    /// Bytes the stored messages take (subjects, headers and data).
+    public var bytes: UInt64
     public var firstSequence: UInt64
     public var lastSequence: UInt64
     public var subjects: [String]

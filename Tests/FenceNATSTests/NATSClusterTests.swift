@@ -295,6 +295,9 @@ final class NATSClusterTests: XCTestCase {
         try stop(w1b)
         try stop(w2)
         XCTAssertTrue(log("w1b").contains("resuming at"), log("w1b"))
+        // The resumed consumers start before their replay (nats-server 2.9's last block), and
+        // what they skip there changes no event (below).
+        XCTAssertTrue(log("w1b").contains("the consumer starts at "), log("w1b"))
         var dropped = 0
         for line in (log("w1b") + log("w2b")).split(separator: "\n") where line.contains("applied through") || line.contains("resuming") {
             print("restarted " + line)
