@@ -83,10 +83,14 @@ public enum CheckpointFile {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
         let lockPath = (folder.isEmpty ? "." : folder) + "/." + url.lastPathComponent + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
+        // Made as the state is (0666 less the umask); another user who may replace the state
+        // but not write this file still locks it, read-only (flock needs no write access).
+        var fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
+        if fd < 0 {
+            let reason = String(cString: strerror(errno))
+            if errno == EACCES { fd = open(lockPath, O_RDONLY | O_CLOEXEC) }
             // Said as a folder that cannot be written is said for the state itself.
-            throw FenceError(.malformedInput, reason: "cannot write \(path): \(String(cString: strerror(errno)))")
+            guard fd >= 0 else { throw FenceError(.malformedInput, reason: "cannot write \(path): \(reason)") }
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let busy = errno == EWOULDBLOCK
@@ -103,7 +107,7 @@ public enum CheckpointFile {
         }
         // Who holds it, for the message above; the lock does not depend on it.
         let pid = Array("\(getpid())\n".utf8)
-        if ftruncate(fd, 0) == 0 { _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }
+        if ftruncate(fd, 0) == 0 { _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }  // fails read-only
         return Lock(fd: fd)
     }
 

@@ -48,7 +48,8 @@ enum Compression: String, Sendable {
             return ("bzip2", "bzip2 -dc")
         }
         if starts([0x04, 0x22, 0x4D, 0x18]) { return ("lz4", "lz4 -dc") }
-        if starts([0x4C, 0x5A, 0x49, 0x50]) { return ("lzip", "lzip -dc") }
+        // "LZIP" and version 1: the letters alone start text too (a device id).
+        if starts([0x4C, 0x5A, 0x49, 0x50, 0x01]) { return ("lzip", "lzip -dc") }
         if starts([0x1F, 0x9D]) { return ("compress (.Z)", "gzip -dc") }
         if starts([0x50, 0x4B, 0x03, 0x04]) { return ("a zip archive", "unzip -p") }
         if starts([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return ("a 7-Zip archive", "7z x -so") }

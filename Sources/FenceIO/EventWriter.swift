@@ -33,14 +33,19 @@ public struct EventWriter {
     static let csvColumns = ["time", "device", "fence", "group", "event", "lon", "lat", "initial", "reason", "inside_s"]
 
     /// The CSV header line (empty for NDJSON). A property named as one of the event's own
-    /// columns (any case: `time`, `Event`) is headed `properties.NAME`, as NDJSON nests it in
-    /// `properties`, so that no header name appears twice.
+    /// columns, or as a header name before it (any case: `time`, `Event`), is headed
+    /// `properties.NAME` (again, until the name is new), as NDJSON nests it in `properties`,
+    /// so that no header name appears twice.
     public var header: [UInt8] {
         guard format == .csv else { return [] }
-        let own = Set(Self.csvColumns)
-        let extra = propertyNames.map { name in
-            "," + OutputEscaping.csvField(own.contains(name.lowercased()) ? "properties." + name : name)
-        }.joined()
+        var used = Set(Self.csvColumns)
+        var extra = ""
+        for name in propertyNames {
+            var heading = name
+            while used.contains(heading.lowercased()) { heading = "properties." + heading }
+            used.insert(heading.lowercased())
+            extra += "," + OutputEscaping.csvField(heading)
+        }
         return Array((Self.csvColumns.joined(separator: ",") + extra + "\n").utf8)
     }
 

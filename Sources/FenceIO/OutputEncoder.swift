@@ -34,7 +34,7 @@ public final class OutputEncoder {
     /// is refused rather than filled with plain text.
     public static func unwrittenEnding(ofName name: String) -> String? {
         let lower = name.lowercased()
-        return [".xz", ".bz2", ".lz4", ".lzma", ".zip", ".br", ".7z"].first { lower.hasSuffix($0) }
+        return [".xz", ".bz2", ".lz4", ".lzma", ".lz", ".zip", ".br", ".7z", ".tgz", ".tar", ".z"].first { lower.hasSuffix($0) }
     }
 
     public init(_ kind: Kind) {

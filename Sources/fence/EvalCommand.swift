@@ -79,15 +79,10 @@ enum EvalCommand {
         let started = Date()
         let positionsPath = try a.positionsPath()
         if a.values["state"] == "-" { throw UsageError("--state needs a file: it is read at the start and replaced at the end") }
-        // Held to the end: a second run on the same state is refused, not left to overwrite it.
-        let stateLock = try a.values["state"].map { (path) throws(FenceError) in try CheckpointFile.lock(path: path) }
-        defer { withExtendedLifetime(stateLock) {} }
         let outputPath = a.outputPath()
         try refuseSameFile(
             output: outputPath, others: [("positions", positionsPath), ("fences", a.values["fences"]), ("state", a.values["state"])])
-        if let outputPath, let ending = OutputEncoder.unwrittenEnding(ofName: outputPath) {
-            throw UsageError("--output \(outputPath): \(ending) is not written; name it .gz or .zst, or pipe --output - to the compressor")
-        }
+        try refuseUnwrittenCompression(outputPath)
         // Without --format, the output file's name says it: events.csv, events.csv.gz.
         let namedCSV = outputPath.map { name in
             let plain = OutputEncoder.kind(forName: name) == nil ? name : String(name[..<name.lastIndex(of: ".")!])
@@ -104,6 +99,11 @@ enum EvalCommand {
         var settings = try a.engineSettings()
         settings.idleEviction = try a.double("evict-idle", default: 0)!
         guard settings.idleEviction >= 0 else { throw UsageError("--evict-idle must be >= 0") }
+
+        // Held to the end, from before the fences load (after the options are checked): a
+        // second run on the same state is refused at once, not left to overwrite it.
+        let stateLock = try a.values["state"].map { (path) throws(FenceError) in try CheckpointFile.lock(path: path) }
+        defer { withExtendedLifetime(stateLock) {} }
 
         let stderr = StandardError()
         let loading = try FenceLoading(a)

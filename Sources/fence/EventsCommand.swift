@@ -18,6 +18,7 @@ enum EventsCommand {
         }
         let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-events")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        try refuseUnwrittenCompression(a.outputPath())
         let out: OutputSink = try a.outputPath().map { try OutputSink(path: $0) } ?? OutputSink()
         let n = try EventReader.read(connection: connection, topology: topology) { raw in out.write([UInt8](raw)) }
         out.flush()

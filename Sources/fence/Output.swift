@@ -139,6 +139,13 @@ final class OutputSink {
     }
 }
 
+/// Refuses an `--output` named for a compressed format that is not written (`.xz`, `.bz2`,
+/// an archive: `OutputEncoder.unwrittenEnding`), rather than writing plain text under it.
+func refuseUnwrittenCompression(_ outputPath: String?) throws(UsageError) {
+    guard let outputPath, let ending = OutputEncoder.unwrittenEnding(ofName: outputPath) else { return }
+    throw UsageError("--output \(outputPath): \(ending) is not written; name it .gz or .zst, or pipe --output - to the compressor")
+}
+
 /// The folder of `path` ("." for a bare name).
 private func folder(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -205,6 +205,35 @@ final class CLIOutputFailureTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: state))
     }
 
+    /// Another user's state lock file that this user cannot write (made 0644 by the first
+    /// run) still locks, read-only: the run goes on and replaces the state in the shared
+    /// folder (it was refused, "Permission denied"; review). As root the run drops to `nobody`
+    /// with setpriv; skipped where that cannot run the binary.
+    func testALockFileOfAnotherUserStillLocks() throws {
+        guard getuid() == 0 else { throw XCTSkip("needs root to make a file another user cannot write") }
+        let setpriv = "/usr/bin/setpriv"
+        guard FileManager.default.isExecutableFile(atPath: setpriv) else { throw XCTSkip("no setpriv to drop to nobody") }
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let dir = (fences as NSString).deletingLastPathComponent
+        let shared = dir + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+        chmod(dir, 0o755)
+        chmod(fences, 0o644)
+        chmod(shared, 0o777)
+        let lockFile = shared + "/.run.state.lock"
+        XCTAssertTrue(FileManager.default.createFile(atPath: lockFile, contents: Data("1\n".utf8), attributes: [.posixPermissions: 0o644]))
+        let command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary.path]
+        let probe = try shell(command.map { "'\($0)'" }.joined(separator: " ") + " --version")
+        guard probe.out.hasPrefix("fence") else { throw XCTSkip("nobody cannot run \(CLI.binary.path): \(probe.err)") }
+        let state = shared + "/run.state"
+        let r = try shell(
+            command.map { "'\($0)'" }.joined(separator: " ")
+                + " eval --fences '\(fences)' --positions - --state '\(state)' <<< $'device,time,lon,lat\\nv,0,0.001,0.001'; echo rc=$?")
+        XCTAssertTrue(r.out.hasSuffix("rc=0\n"), r.out + r.err)
+        XCTAssertTrue(r.out.contains(#""event":"enter""#), r.out)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: state), r.err)
+    }
+
     /// Errors about a whole input name it.
     func testWholeInputErrorsNameTheInput() throws {
         let broken = try CLI.temp(self, "broken.geojson", "{\"type\":\"FeatureCollection\",\"features\":[}")

@@ -62,5 +62,9 @@ final class EventWriterPropertiesTests: XCTestCase {
         let row = String(decoding: out, as: UTF8.self).dropLast().split(separator: ",", omittingEmptySubsequences: false)
         XCTAssertEqual(row.count, header.count)
         XCTAssertEqual(Array(row.suffix(3)), ["1", "2", "x"])
+        // A property already named properties.time, after time: headed apart again.
+        let both = EventWriter(format: .csv, propertyNames: ["time", "properties.time", "Properties.Time"], fences: [fence])
+        let heads = String(decoding: both.header, as: UTF8.self).dropLast().split(separator: ",").suffix(3).map(String.init)
+        XCTAssertEqual(heads, ["properties.time", "properties.properties.time", "properties.properties.Properties.Time"])
     }
 }

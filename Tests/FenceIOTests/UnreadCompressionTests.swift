@@ -17,7 +17,7 @@ final class UnreadCompressionTests: XCTestCase {
             out.append((format, bytes))
         }
         let magics: [(String, [UInt8])] = [
-            ("xz", [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]), ("lz4", [0x04, 0x22, 0x4D, 0x18]), ("lzip", Array("LZIP".utf8)),
+            ("xz", [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]), ("lz4", [0x04, 0x22, 0x4D, 0x18]), ("lzip", Array("LZIP".utf8) + [0x01, 0x0C]),
             ("compress (.Z)", [0x1F, 0x9D, 0x90]), ("a zip archive", [0x50, 0x4B, 0x03, 0x04]),
             ("a 7-Zip archive", [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]), ("bzip2", Array("BZh91AY&SY".utf8)),
         ]
@@ -70,8 +70,11 @@ final class UnreadCompressionTests: XCTestCase {
         }
         XCTAssertTrue(seen.isSuperset(of: ["xz", "bzip2", "lz4", "a zip archive"]), "\(seen)")
         // Text that merely starts with letters of a magic is read as text.
-        let bz = try CLI.temp(self, "bz.csv", "BZh9,time,lon,lat\nv,0,0.001,0.001\n")
-        let r = try CLI.run(["eval", "--fences", fences, "--positions", bz, "--columns", "device,time,lon,lat"])
-        XCTAssertFalse(r.err.contains("compressed"), r.err)
+        for first in ["BZh91AY", "LZIPv", "PK"] {
+            let text = try CLI.temp(self, "t.csv", "\(first),0,0.001,0.001\nv,1,0.001,0.001\n")
+            let r = try CLI.run(["eval", "--fences", fences, "--positions", text, "--columns", "device,time,lon,lat"])
+            XCTAssertEqual(r.status, 0, "\(first): \(r.err)")
+            XCTAssertTrue(r.out.contains(#""device":"\#(first)""#) && r.out.contains(#""device":"v""#), "\(first): \(r.out)")
+        }
     }
 }
