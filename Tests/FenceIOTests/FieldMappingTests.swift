@@ -205,7 +205,7 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(try CLI.run(["check", "--fences", fences, "--layer", "pins"]).status, 0)
         let crs = try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:999999999"])
         XCTAssertEqual(crs.status, 1)
-        XCTAssertTrue(crs.err.contains("unknown CRS EPSG:999999999"), crs.err)
+        XCTAssertTrue(crs.err.contains("invalid-setting: unknown CRS EPSG:999999999"), crs.err)
         let unused = try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:32632"])
         XCTAssertEqual(unused.status, 1)
         XCTAssertEqual(

@@ -131,6 +131,7 @@ final class OGRReprojectionTests: XCTestCase {
         options.assumedCRS = "EPSG:999999"
         XCTAssertThrowsError(try FenceInput.read(dir + "/utm.csv", options: options)) { error in
             XCTAssertTrue((error as? FenceError)?.reason.hasPrefix("unknown CRS EPSG:999999: ") == true, "\(error)")
+            XCTAssertEqual((error as? FenceError)?.kind, .invalidSetting, "\(error)")
         }
     }
 

@@ -67,7 +67,8 @@ final class OGRReprojection {
             defer { OSRRelease(made) }
             GDALErrorState.reset()
             guard OSRSetFromUserInput(made, definition) == OGRERR_NONE else {
-                throw FenceError(.malformedInput, reason: "unknown CRS \(definition): \(GDALErrorState.message ?? "OSR cannot read it")")
+                // A setting, as an --open-option GDAL does not take is (the data is not at fault).
+                throw FenceError(.invalidSetting, reason: "unknown CRS \(definition): \(GDALErrorState.message ?? "OSR cannot read it")")
             }
         }
     }
@@ -88,7 +89,7 @@ final class OGRReprojection {
             GDALErrorState.reset()
             guard OSRSetFromUserInput(made, assumed) == OGRERR_NONE else {
                 OSRRelease(made)
-                throw FenceError(.malformedInput, reason: "unknown CRS \(assumed): \(GDALErrorState.message ?? "OSR cannot read it")")
+                throw FenceError(.invalidSetting, reason: "unknown CRS \(assumed): \(GDALErrorState.message ?? "OSR cannot read it")")
             }
             // A CRS the user names describes data written x = easting/longitude, as GIS files do.
             OSRSetAxisMappingStrategy(made, OAMS_TRADITIONAL_GIS_ORDER)
