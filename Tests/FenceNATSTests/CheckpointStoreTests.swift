@@ -78,30 +78,36 @@ final class CheckpointStoreTests: XCTestCase {
     }
 }
 
-/// Where a resumed session's consumer starts (`PartitionWorker.consumerStart`): up to two
-/// 16 MiB blocks' worth of messages before `replayFrom`, never before the stream's first
-/// message, and at `replayFrom` when there is nothing before it.
+/// Where a resumed session's consumer starts (`PartitionWorker.consumerStart`): one and a
+/// quarter 8 MiB blocks' worth of messages before `replayFrom`, never before the stream's first
+/// message nor more than half of `maxAckPending` back, and at `replayFrom` when there is
+/// nothing before it.
 final class ConsumerStartTests: XCTestCase {
     func state(messages: UInt64, bytes: UInt64, first: UInt64, last: UInt64) -> StreamState {
         StreamState(messages: messages, bytes: bytes, firstSequence: first, lastSequence: last, subjects: [], replicas: 1, duplicateWindow: 120)
     }
 
-    func testTheConsumerStartsBlocksBeforeTheReplay() {
+    func testTheConsumerStartsABlockBeforeTheReplay() {
+        func start(_ replayFrom: UInt64, _ s: StreamState?, ackPending: Int = 1_000_000) -> UInt64 {
+            PartitionWorker.consumerStart(replayFrom: replayFrom, state: s, maxAckPending: ackPending)
+        }
         // Empty, or replay from the first message: unchanged.
-        XCTAssertEqual(PartitionWorker.consumerStart(replayFrom: 1, state: nil), 1)
-        XCTAssertEqual(PartitionWorker.consumerStart(replayFrom: 500, state: state(messages: 0, bytes: 0, first: 0, last: 0)), 500)
-        XCTAssertEqual(PartitionWorker.consumerStart(replayFrom: 100, state: state(messages: 900, bytes: 90_000, first: 100, last: 999)), 100)
+        XCTAssertEqual(start(1, nil), 1)
+        XCTAssertEqual(start(500, state(messages: 0, bytes: 0, first: 0, last: 0)), 500)
+        XCTAssertEqual(start(100, state(messages: 900, bytes: 90_000, first: 100, last: 999)), 100)
         // A small stream: from its first message.
-        XCTAssertEqual(PartitionWorker.consumerStart(replayFrom: 40_000, state: state(messages: 60_000, bytes: 9_000_000, first: 1, last: 60_000)), 1)
-        XCTAssertEqual(PartitionWorker.consumerStart(replayFrom: 40_000, state: state(messages: 50_000, bytes: 7_500_000, first: 10_001, last: 60_000)), 10_001)
-        // A large one: 2 x (16 MiB / 150 bytes + 1) = 223,698 messages back.
+        XCTAssertEqual(start(40_000, state(messages: 60_000, bytes: 9_000_000, first: 1, last: 60_000)), 1)
+        XCTAssertEqual(start(40_000, state(messages: 50_000, bytes: 7_500_000, first: 10_001, last: 60_000)), 10_001)
+        // A large one: 10 MiB / 150 bytes + 1 = 69,906 messages back.
         let big = state(messages: 10_000_000, bytes: 1_500_000_000, first: 1, last: 10_000_000)
-        XCTAssertEqual(PartitionWorker.consumerStart(replayFrom: 9_000_000, state: big), 9_000_000 - 223_698)
+        XCTAssertEqual(start(9_000_000, big), 9_000_000 - 69_906)
+        // At most half of max-ack-pending back (0: no limit).
+        XCTAssertEqual(start(9_000_000, big, ackPending: 100), 9_000_000 - 50)
+        XCTAssertEqual(start(9_000_000, big, ackPending: 0), 9_000_000 - 69_906)
         // Never past replayFrom, whatever the sizes.
         for mean: UInt64 in [1, 10, 1_000, 1 << 20, 1 << 30] {
             let s = state(messages: 1_000, bytes: 1_000 * mean, first: 5, last: 100_000)
-            let start = PartitionWorker.consumerStart(replayFrom: 50_000, state: s)
-            XCTAssertTrue((5...50_000).contains(start), "mean \(mean): \(start)")
+            XCTAssertTrue((5...50_000).contains(start(50_000, s)), "mean \(mean): \(start(50_000, s))")
         }
     }
 }
