@@ -63,7 +63,6 @@ extension FenceStore {
     ///   `earliestExpiry` is made exact, so the next scan waits for the next expiry), plus
     ///   the removals; O(1) before.
     mutating func removeExpiredFences(asOf time: Double) -> (ids: [String], latest: Double) {
-        guard mayHaveExpired(asOf: time) else { return ([], -.infinity) }
         let (ids, next) = scanExpired(asOf: time)
         earliestExpiry = next
         var latest = -Double.infinity

@@ -70,10 +70,21 @@ enum Compression: String, Sendable {
     /// it holds (`zones.geojson.gz` -> `zones.geojson`), for choosing a reader or naming a
     /// layer. Other names are returned as they are.
     static func strippingEnding(_ name: String) -> String {
+        guard let c = Compression(ending: name) else { return name }
+        return String(name.dropLast(c == .gzip ? 3 : 4))
+    }
+
+    /// The format a name's ending (`.gz`, `.zst`, any case) names; nil for any other name.
+    /// Inputs go by their magic (`sniff`); output has only its name (`OutputEncoder`).
+    init?(ending name: String) {
         let lower = name.lowercased()
-        if lower.hasSuffix(".gz") { return String(name.dropLast(3)) }
-        if lower.hasSuffix(".zst") { return String(name.dropLast(4)) }
-        return name
+        if lower.hasSuffix(".gz") {
+            self = .gzip
+        } else if lower.hasSuffix(".zst") {
+            self = .zstd
+        } else {
+            return nil
+        }
     }
 
     /// A fresh decoder for this format.

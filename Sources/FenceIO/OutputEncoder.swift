@@ -24,11 +24,12 @@ public final class OutputEncoder {
 
     /// The compression a file name asks for, by its ending (any case); nil for any other name.
     public static func kind(forName name: String) -> Kind? {
-        let lower = name.lowercased()
-        if lower.hasSuffix(".gz") { return .gzip }
-        if lower.hasSuffix(".zst") { return .zstd }
-        return nil
+        Compression(ending: name).map { $0 == .gzip ? .gzip : .zstd }
     }
+
+    /// `name` without a compressed ending (`events.csv.gz` -> `events.csv`): the name of what
+    /// the file holds.
+    public static func plainName(_ name: String) -> String { Compression.strippingEnding(name) }
 
     /// Endings of compressed formats that are not written (`.xz`, `.bz2`, ...): a name with one
     /// is refused rather than filled with plain text.

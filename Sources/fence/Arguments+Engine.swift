@@ -21,8 +21,8 @@ extension Arguments {
             throw UsageError("--margin and --exit-delay must be >= 0")
         }
         // What EventSettings takes (`problem`), said with the option's name.
-        guard settings.hysteresisMargin <= 20_004_000 else {
-            throw UsageError("--margin must be at most 20004000 metres (the longest distance on the Earth)")
+        guard settings.hysteresisMargin <= EventSettings.maxHysteresisMargin else {
+            throw UsageError("--margin must be at most \(Int(EventSettings.maxHysteresisMargin)) metres (the longest distance on the Earth)")
         }
         // Asking for `cross` in the actions asks for its detection too.
         settings.crossDetection = flags.contains("cross") || settings.actions.contains(.cross)

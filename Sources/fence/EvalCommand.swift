@@ -84,10 +84,7 @@ enum EvalCommand {
             output: outputPath, others: [("positions", positionsPath), ("fences", a.values["fences"]), ("state", a.values["state"])])
         try refuseUnwrittenCompression(outputPath)
         // Without --format, the output file's name says it: events.csv, events.csv.gz.
-        let namedCSV = outputPath.map { name in
-            let plain = OutputEncoder.kind(forName: name) == nil ? name : String(name[..<name.lastIndex(of: ".")!])
-            return plain.lowercased().hasSuffix(".csv")
-        }
+        let namedCSV = outputPath.map { OutputEncoder.plainName($0).lowercased().hasSuffix(".csv") }
         guard let format = EventWriter.Format(rawValue: a.values["format"]?.lowercased() ?? (namedCSV == true ? "csv" : "ndjson")) else {
             throw UsageError("--format must be ndjson or csv")
         }

@@ -516,3 +516,17 @@ final class CLIProgressTests: XCTestCase {
         XCTAssertNoThrow(try CheckpointFile.lock(path: state))
     }
 }
+
+/// `--margin` past what the engine takes (`EventSettings.maxHysteresisMargin`) is a usage error
+/// naming the option, not the engine's invalid-setting (review).
+final class MarginOptionTests: XCTestCase {
+    func testAMarginPastTheBoundIsAUsageError() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let positions = "device,time,lon,lat\nv,0,0.001,0.001\n"
+        let over = try CLI.run(["eval", "--fences", fences, "--margin", "3e7"], stdin: positions)
+        XCTAssertEqual(over.status, 2, over.err)
+        XCTAssertTrue(over.err.contains("--margin must be at most 20004000 metres"), over.err)
+        let at = try CLI.run(["eval", "--fences", fences, "--margin", "20004000"], stdin: positions)
+        XCTAssertEqual(at.status, 0, at.err)
+    }
+}

@@ -178,6 +178,10 @@ public struct EventSettings: Sendable, Hashable {
 
     public init() {}
 
+    /// The largest hysteresis margin taken, in metres: the largest circle radius (half a
+    /// meridian, the longest distance on the Earth).
+    public static var maxHysteresisMargin: Double { FenceValidation.maxRadius }
+
     /// Why these settings cannot run, or nil. The engine refuses them (`EventEngine.init`,
     /// `updateSettings`): a NaN exit delay would hold every exit forever, a NaN dwell never
     /// fire, a negative one fire at once, an infinite margin let no fix enter.
@@ -188,8 +192,8 @@ public struct EventSettings: Sendable, Hashable {
         if !(idleEviction.isFinite && idleEviction >= 0) {
             return "idleEviction must be a finite number of seconds >= 0 (0: off), got \(idleEviction)"
         }
-        if !(hysteresisMargin >= 0 && hysteresisMargin <= FenceValidation.maxRadius) {
-            return "hysteresisMargin must be a number of metres from 0 to \(Int(FenceValidation.maxRadius)) (the longest distance "
+        if !(hysteresisMargin >= 0 && hysteresisMargin <= Self.maxHysteresisMargin) {
+            return "hysteresisMargin must be a number of metres from 0 to \(Int(Self.maxHysteresisMargin)) (the longest distance "
                 + "on the Earth), got \(hysteresisMargin)"
         }
         return nil
