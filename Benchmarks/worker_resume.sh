@@ -12,19 +12,7 @@
 # the stream's first (and last) file-store block, where nats-server 2.9 was slow to resume.
 set -euo pipefail
 F=$1; CSV=$2; FENCES=$3; P=${P:-4}
-dir=$(mktemp -d)
-port=$((20000 + RANDOM % 20000))
-cat > "$dir/server.conf" <<CONF
-listen: 127.0.0.1:$port
-max_payload: 1MB
-jetstream { store_dir: "$dir/store", max_memory_store: 256MB, max_file_store: 8GB }
-mappings = { "fix.*": "fix.{{partition($P,1)}}.{{wildcard(1)}}" }
-CONF
-nats-server -c "$dir/server.conf" > "$dir/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
-url=nats://127.0.0.1:$port
-for _ in $(seq 50); do "$F" setup --nats "$url" --partitions "$P" > "$dir/setup.log" 2>&1 && break; sleep 0.2; done
+source "$(dirname "$0")/nats_server.sh"
 n=$(($(wc -l < "$CSV") - 1)); half=$((n / 2))
 head -n $((half + 1)) "$CSV" > "$dir/first.csv"
 (head -n 1 "$CSV"; tail -n $((n - half)) "$CSV") > "$dir/second.csv"

@@ -11,19 +11,7 @@
 # (it writes ./fence-bench-fixes.csv). Needs nats-server (`.ci/setup` installs it).
 set -euo pipefail
 F=$1; CSV=$2; FENCES=$3; P=${P:-4}
-dir=$(mktemp -d)
-port=$((20000 + RANDOM % 20000))
-cat > "$dir/server.conf" <<CONF
-listen: 127.0.0.1:$port
-max_payload: 1MB
-jetstream { store_dir: "$dir/store", max_memory_store: 256MB, max_file_store: 8GB }
-mappings = { "fix.*": "fix.{{partition($P,1)}}.{{wildcard(1)}}" }
-CONF
-nats-server -c "$dir/server.conf" > "$dir/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
-url=nats://127.0.0.1:$port
-for _ in $(seq 50); do "$F" setup --nats "$url" --partitions "$P" > "$dir/setup.log" 2>&1 && break; sleep 0.2; done
+source "$(dirname "$0")/nats_server.sh"
 "$F" publish --nats "$url" --positions "$CSV" --window "${WINDOW:-60}" 2>&1 | tail -1
 start=$(date +%s.%N)
 "$F" worker --nats "$url" --partitions "$(seq -s, 0 $((P - 1)))" --fences "$FENCES" --lateness "${LATENESS:-60}" \
