@@ -23,7 +23,8 @@ extension FenceStore {
     /// ellipsoid's scales there (within about 0.1% up to 10 km below 80 degrees of latitude:
     /// the scale hysteresis margins need), and with `exact` the nearest ones measured on the
     /// ellipsoid (at any range and latitude; what `nearestBoundary` reports).
-    /// - Complexity: O(v) for v vertices.
+    /// - Complexity: O(v) for v vertices; for a large polygon (`EdgeTree`) about O(log v) plus
+    ///   the edges near the nearest.
     /// - Parameter cutoff: with `exact`, a distance already found: a polygon that cannot come
     ///   nearer is not measured on the ellipsoid, and a value beyond `cutoff` is returned.
     func boundaryDistance(slot: Int, _ p: LonLat, exact: Bool = false, cutoff: Double = .infinity) -> Double {
@@ -33,7 +34,8 @@ extension FenceStore {
             if HotWord.kind(hot) == FlatGeometry.Kind.circle.rawValue {
                 return abs(Geodesic.distance(lon1: record[0], lat1: record[1], lon2: p.lon, lat2: p.lat) - record[2])
             }
-            return PolygonDistance.boundary(record, p, exact: exact, cutoff: cutoff)
+            let indexed = HotWord.kind(hot) == FlatGeometry.Kind.indexedPolygon.rawValue
+            return PolygonDistance.boundary(record, p, exact: exact, cutoff: cutoff, tree: indexed ? EdgeTree.View(record: record) : nil)
         }
     }
 

@@ -178,8 +178,8 @@ package enum FenceValidation {
         }
     }
 
-    /// The stored form of a checked polygon: its record, with an edge index and cell grid when it
-    /// is large, else a small grid (`SmallPolygonGrid`).
+    /// The stored form of a checked polygon: its record, with an edge index, cell grid and edge
+    /// tree (`EdgeTree`) when it is large, else a small grid (`SmallPolygonGrid`).
     static func polygonFence(_ coords: [Double], _ rings: [(count: Int, isExterior: Bool)], repaired: Bool) -> NormalizedFence {
         let indexed = coords.count / 2 > FlatGeometry.indexThreshold
         let extra = indexed ? 0 : SmallPolygonGrid.doubles(positions: coords.count / 2)
@@ -187,6 +187,7 @@ package enum FenceValidation {
         if indexed {
             FlatGeometry.appendEdgeIndex(to: &record)
             FlatGeometry.insertCellGrid(into: &record)
+            EdgeTree.append(to: &record)
         } else {
             SmallPolygonGrid.append(to: &record)
         }

@@ -47,20 +47,28 @@ enum PolygonDistance {
     }
 
     /// Distance in metres from `p` to the boundary of the polygon record (its rings' edges).
-    /// - Parameter cutoff: with `exact`, a distance already found (another fence's): a polygon
-    ///   whose screened distance, allowing for the projection's error, is beyond it is not
-    ///   measured, and a value beyond `cutoff` is returned.
-    static func boundary(_ record: UnsafePointer<Double>, _ p: LonLat, exact: Bool, cutoff: Double = .infinity) -> Double {
-        if exact && abs(p.lat) >= polarLatitude { return boundaryByBounds(record, p, cutoff: cutoff) }
+    /// - Parameters:
+    ///   - cutoff: with `exact`, a distance already found (another fence's): a polygon whose
+    ///     screened distance, allowing for the projection's error, is beyond it is not
+    ///     measured, and a value beyond `cutoff` is returned.
+    ///   - tree: the record's `EdgeTree`, for an indexed polygon: edges are then visited
+    ///     best-first by their boxes' projected distance, and a box that cannot hold an edge
+    ///     that counts is not opened.
+    static func boundary(
+        _ record: UnsafePointer<Double>, _ p: LonLat, exact: Bool, cutoff: Double = .infinity, tree: EdgeTree.View? = nil
+    ) -> Double {
+        if exact && abs(p.lat) >= polarLatitude { return boundaryByBounds(record, p, cutoff: cutoff, tree: tree) }
         let (kx, ky) = scales(lat: p.lat)
         let ringCount = Int(record[0])
-        var q = record + 1 + ringCount
+        let coords = record + 1 + ringCount
         // How far the projection may misjudge, relative: the east scale changes by about
         // tan(lat) per radian of latitude travelled; 1% for the rest.
         let growth = exact ? 2 * (tan(abs(p.lat) * .pi / 180) + 1) / 6_371_000 : 0
         func reach(_ d: Double) -> Double { d * (1.01 + growth * d) + 1 }
         var best = Double.infinity
         var near: [(estimate: Double, edge: Edge, t: Double)] = []
+        // With a tree: the bound of the first box left shut, if any.
+        var unopened = Double.infinity
         // Edges on the antimeridian wait until every one is known (`AntimeridianSeam`).
         var onLine: [Edge] = []
         func take(_ e: Edge) {
@@ -75,30 +83,64 @@ enum PolygonDistance {
                 best = min(best, d2)
             }
         }
-        for r in 0..<ringCount {
-            let n = Int(abs(record[1 + r]))
-            for i in 0..<max(0, n - 1) {
-                let e = Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
-                if isOnPole(e) { continue }
-                if AntimeridianSeam.isOnLine(e.ax, e.bx) {
-                    onLine.append(e)
+        // The edge from position i: on a pole it is no boundary, on the antimeridian it waits.
+        func visit(_ i: Int) {
+            let e = Edge(ax: coords[2 * i], ay: coords[2 * i + 1], bx: coords[2 * i + 2], by: coords[2 * i + 3])
+            if isOnPole(e) { return }
+            if AntimeridianSeam.isOnLine(e.ax, e.bx) {
+                onLine.append(e)
+            } else {
+                take(e)
+            }
+        }
+        if let tree {
+            // Best-first by box: an edge's screened distance is at least its box's. Exact, a
+            // box beyond reach of reach of the nearest screened is left shut (the measuring
+            // below goes no further), and so is one beyond reach of `cutoff`: its edges could
+            // only give a value beyond `cutoff`. Otherwise one beyond the nearest screened.
+            let ringEnds = EdgeTree.ringEnds(record)
+            var heap = BoundHeap()
+            tree.forEachTop { heap.push(BoundHeap.Element(bound: boxBound(tree.box($0), p, kx: kx, ky: ky), ref: Int32($0))) }
+            while let top = heap.popMin() {
+                let limit = exact ? min(reach(reach(best)), reach(cutoff)) : best.squareRoot()
+                // Far (every edge beyond `farDistance`) is all the measuring below needs to
+                // know: it then bounds edges on the ellipsoid.
+                if top.bound > limit || (exact && top.bound > farDistance && best > farDistance) {
+                    unopened = top.bound
+                    break
+                }
+                let node = Int(top.ref)
+                if let children = tree.children(of: node) {
+                    for child in children {
+                        let bound = boxBound(tree.box(child), p, kx: kx, ky: ky)
+                        if bound <= limit { heap.push(BoundHeap.Element(bound: bound, ref: Int32(child))) }
+                    }
                 } else {
-                    take(e)
+                    EdgeTree.forEachEdge(leaf: tree.locate(node).index, ringEnds: ringEnds, visit)
                 }
             }
-            q += 2 * n
+        } else {
+            var at = 0
+            for r in 0..<ringCount {
+                let n = Int(abs(record[1 + r]))
+                for i in 0..<max(0, n - 1) { visit(at + i) }
+                at += n
+            }
         }
         if !onLine.isEmpty {
-            let cover = AntimeridianSeam.Cover(onLine)
+            // Every edge on the line, also those in boxes left shut.
+            let cover = AntimeridianSeam.Cover(tree.map { seamEdges(record, $0) } ?? onLine)
             for e in onLine {
                 for part in AntimeridianSeam.boundaryParts(of: e, cover) { take(part) }
             }
         }
         guard exact else { return best.squareRoot() }
-        // Not the nearest fence, whatever the edges measure.
-        if reach(cutoff) < best { return best }
+        // Not the nearest fence, whatever the edges measure (no edge is nearer than the
+        // nearest screened, nor than a box left shut).
+        let screened = min(best, unopened)
+        if reach(cutoff) < screened { return screened }
         // Far away the projection's error lets too many edges through.
-        if best > farDistance { return boundaryByBounds(record, p, cutoff: cutoff) }
+        if screened > farDistance { return boundaryByBounds(record, p, cutoff: cutoff, tree: tree) }
         near.sort { $0.estimate < $1.estimate }
         var measured = Double.infinity
         for candidate in near {
@@ -127,7 +169,8 @@ enum PolygonDistance {
     /// measured; a ring of a thousand edges far away costs about 60 bounds, not a thousand.
     /// - Complexity: O(v / r) run bounds for v vertices, plus O(r log v) per run opened and
     ///   about 0.1 µs an edge bounded.
-    static func boundaryByBounds(_ record: UnsafePointer<Double>, _ p: LonLat, cutoff: Double) -> Double {
+    /// With the record's `EdgeTree` (`tree`), its boxes serve as the runs, level by level.
+    static func boundaryByBounds(_ record: UnsafePointer<Double>, _ p: LonLat, cutoff: Double, tree: EdgeTree.View? = nil) -> Double {
         let origin = FenceStore.SphereOrigin(p)
         let ringCount = Int(record[0])
         let coords = record + 1 + ringCount
@@ -137,7 +180,16 @@ enum PolygonDistance {
         var heap = BoundHeap()
         var nearestRun = Double.infinity
         var v = 0
-        for r in 0..<ringCount {
+        let ringEnds = tree == nil ? [] : EdgeTree.ringEnds(record)
+        if let tree {
+            tree.forEachTop { node in
+                if isOnPole(tree.box(node)) { return }
+                let bound = FenceStore.lowerBound(origin, tree.box(node))
+                heap.push(BoundHeap.Element(bound: bound, ref: Int32(node)))
+                nearestRun = min(nearestRun, bound)
+            }
+        }
+        for r in 0..<(tree == nil ? ringCount : 0) {
             let n = Int(abs(record[1 + r]))
             var i = 0
             while i < n - 1 {
@@ -162,8 +214,26 @@ enum PolygonDistance {
         let (kx, ky) = scales(lat: p.lat)
         // Found once an edge on the antimeridian comes up (`AntimeridianSeam`).
         var cover: AntimeridianSeam.Cover?
+        // Beyond `cutoff` the answer only has to be beyond it too.
         while let top = heap.popMin(), top.bound <= best {
-            if top.ref >= 0 {
+            if top.bound > cutoff { return min(best, top.bound) }
+            if let tree, top.ref >= 0 {
+                let node = Int(top.ref)
+                if let children = tree.children(of: node) {
+                    for child in children where !isOnPole(tree.box(child)) {
+                        let bound = FenceStore.lowerBound(origin, tree.box(child))
+                        if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: Int32(child))) }
+                    }
+                } else {
+                    EdgeTree.forEachEdge(leaf: tree.locate(node).index, ringEnds: ringEnds) { i in
+                        let e = edge(at: 2 * i)
+                        if isOnPole(e) { return }
+                        let box = Box(minX: min(e.ax, e.bx), minY: min(e.ay, e.by), maxX: max(e.ax, e.bx), maxY: max(e.ay, e.by))
+                        let bound = FenceStore.lowerBound(origin, box)
+                        if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: ~Int32(2 * i))) }
+                    }
+                }
+            } else if top.ref >= 0 {
                 let run = runs[Int(top.ref)]
                 for k in 0..<run.count {
                     let e = edge(at: run.start + 2 * k)
@@ -176,7 +246,9 @@ enum PolygonDistance {
                 if isOnPole(whole) { continue }
                 var parts = [whole]
                 if AntimeridianSeam.isOnLine(whole.ax, whole.bx) {
-                    if cover == nil {
+                    if cover == nil, let tree {
+                        cover = AntimeridianSeam.Cover(seamEdges(record, tree))
+                    } else if cover == nil {
                         var edges: [Edge] = []
                         var v = 0
                         for r in 0..<ringCount {
@@ -210,8 +282,40 @@ enum PolygonDistance {
         return (e.ay >= t && e.by >= t) || (e.ay <= -t && e.by <= -t)
     }
 
+    /// Whether every edge inside the box lies on a pole (`isOnPole`): a tree's box over a
+    /// polar cap's run along the pole, which is not opened.
+    @inline(__always)
+    static func isOnPole(_ box: Box) -> Bool {
+        let t = 90 - FenceValidation.rangeTolerance
+        return box.minY >= t || box.maxY <= -t
+    }
+
     /// Consecutive edges bounded together by `boundaryByBounds` before one by one.
     static let boundsRun = 16
+
+    /// The edges of the record on the antimeridian, from its tree's list.
+    static func seamEdges(_ record: UnsafePointer<Double>, _ tree: EdgeTree.View) -> [Edge] {
+        let q = record + 1 + Int(record[0])
+        return tree.seams.map { s in
+            let i = Int(s)
+            return Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
+        }
+    }
+
+    /// A lower bound in metres on `screen`'s distance from `p` to any edge inside the box: the
+    /// projected distance to the box, over the same shifts by 360 degrees.
+    @inline(__always)
+    static func boxBound(_ box: Box, _ p: LonLat, kx: Double, ky: Double) -> Double {
+        let x0 = box.minX - p.lon
+        let x1 = box.maxX - p.lon
+        var dx = max(0, x0, -x1)
+        if x1 > 180 { dx = min(dx, max(0, x0 - 360, 360 - x1)) }
+        if x0 < -180 { dx = min(dx, max(0, x0 + 360, -360 - x1)) }
+        let dy = max(0, box.minY - p.lat, p.lat - box.maxY)
+        let ex = dx * kx
+        let ey = dy * ky
+        return (ex * ex + ey * ey).squareRoot()
+    }
 
     /// Squared projected distance (m²) from `p` to the edge, and the edge parameter of the
     /// nearest point, over the shifts of the edge by -360, 0 and +360 degrees that reach
