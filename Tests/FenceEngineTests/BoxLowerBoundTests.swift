@@ -1,0 +1,97 @@
+import SpatialIndex
+import XCTest
+
+@testable import FenceEngine
+
+/// `FenceStore.lowerBound`, the bound the nearest-fence and far-edge searches prune with: never
+/// above the true geodesic distance to the box (else a search would skip the nearest), and no
+/// looser than the mean sphere's band it replaced.
+final class BoxLowerBoundTests: XCTestCase {
+    /// The least geodesic distance from `p` to the box: 0 inside it, else the least over its
+    /// four sides, each sampled at 240 points and refined by a golden-section search beside
+    /// the best sample (the distance along a side has at most a few minima).
+    static func geodesicToBox(_ p: LonLat, _ box: Box) -> Double {
+        let lonInside = (box.minX...box.maxX).contains(p.lon) || (box.minX...box.maxX).contains(p.lon + 360)
+            || (box.minX...box.maxX).contains(p.lon - 360)
+        if lonInside && (box.minY...box.maxY).contains(p.lat) { return 0 }
+        let sides: [(LonLat, LonLat)] = [
+            (LonLat(lon: box.minX, lat: box.minY), LonLat(lon: box.maxX, lat: box.minY)),
+            (LonLat(lon: box.minX, lat: box.maxY), LonLat(lon: box.maxX, lat: box.maxY)),
+            (LonLat(lon: box.minX, lat: box.minY), LonLat(lon: box.minX, lat: box.maxY)),
+            (LonLat(lon: box.maxX, lat: box.minY), LonLat(lon: box.maxX, lat: box.maxY)),
+        ]
+        var best = Double.infinity
+        for (a, b) in sides {
+            func d(_ t: Double) -> Double {
+                Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: a.lon + t * (b.lon - a.lon), lat2: a.lat + t * (b.lat - a.lat))
+            }
+            let samples = 240
+            var bestT = 0.0
+            var bestD = Double.infinity
+            for k in 0...samples {
+                let t = Double(k) / Double(samples)
+                let v = d(t)
+                if v < bestD { (bestT, bestD) = (t, v) }
+            }
+            var lo = max(0, bestT - 1 / Double(samples))
+            var hi = min(1, bestT + 1 / Double(samples))
+            for _ in 0..<80 {
+                let m1 = lo + (hi - lo) / 3
+                let m2 = hi - (hi - lo) / 3
+                if d(m1) < d(m2) { hi = m2 } else { lo = m1 }
+            }
+            best = min(best, bestD, d((lo + hi) / 2))
+        }
+        return best
+    }
+
+    func testTheBoundNeverPassesTheGeodesicAndBeatsTheBand() throws {
+        var rng = TestRandom(mixing: 3131)
+        var tighter = 0
+        var checked = 0
+        for k in 0..<1_500 {
+            let p = LonLat(lon: rng.uniform(-180, 180), lat: k % 7 == 0 ? rng.uniform(-90, 90) : rng.uniform(-80, 80))
+            // Boxes from metres to a third of the globe, near p and far, across the equator
+            // and the antimeridian, reaching the poles.
+            let size = [1e-4, 0.01, 1, 10, 60][k % 5]
+            let w = rng.uniform(0, size)
+            let h = rng.uniform(0, size)
+            var cx = k % 3 == 0 ? p.lon + rng.uniform(-3 * size, 3 * size) : rng.uniform(-180, 180)
+            var cy = k % 3 == 0 ? p.lat + rng.uniform(-3 * size, 3 * size) : rng.uniform(-90, 90)
+            if k % 11 == 0 { cy = rng.uniform(-h, h) }
+            if k % 13 == 0 { cx = 180 }
+            let box = Box(
+                minX: max(-180, cx - w / 2), minY: max(-90, min(90, cy - h / 2)), maxX: min(180, cx + w / 2),
+                maxY: min(90, max(-90, cy + h / 2)))
+            guard box.minY <= box.maxY, box.minX <= box.maxX else { continue }
+            let truth = Self.geodesicToBox(p, box)
+            let bound = FenceStore.lowerBound(p, box)
+            XCTAssertLessThanOrEqual(bound, truth, "\(p) \(box)")
+            let band = FenceStore.SphereOrigin(p).chord(to: box) * 6_371_008.8 * (1 - Geodesic.sphericalRelativeBand) - 1
+            XCTAssertGreaterThanOrEqual(bound, band - 1e-6, "\(p) \(box)")
+            if bound > band + 1e-3 * truth { tighter += 1 }
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 1_400)
+        // Most pairs lie in one hemisphere, under a quarter of the globe apart.
+        XCTAssertGreaterThan(tighter, checked / 3)
+    }
+
+    /// The worst case of the old band, a north-south step on the equator, is still bounded; so
+    /// is a meridian over a pole, and a pair across the equator.
+    func testTheBoundHoldsWhereTheEllipsoidIsFlattest() {
+        let cases: [(LonLat, Box)] = [
+            (LonLat(lon: 10, lat: 0), Box(minX: 10, minY: 0.5, maxX: 10, maxY: 0.5)),
+            (LonLat(lon: 10, lat: -0.25), Box(minX: 10, minY: 0.25, maxX: 10, maxY: 0.25)),
+            (LonLat(lon: 10, lat: 45), Box(minX: 10, minY: -45, maxX: 10, maxY: -45)),
+            (LonLat(lon: 0, lat: 89), Box(minX: 180, minY: 89, maxX: 180, maxY: 89)),
+            (LonLat(lon: 0, lat: 30), Box(minX: 0, minY: 60, maxX: 0, maxY: 60)),
+            (LonLat(lon: 0, lat: 1), Box(minX: 0, minY: 80, maxX: 0, maxY: 80)),
+        ]
+        for (p, box) in cases {
+            let truth = Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: box.minX, lat2: box.minY)
+            XCTAssertLessThanOrEqual(FenceStore.lowerBound(p, box), truth, "\(p) \(box)")
+            XCTAssertGreaterThan(FenceStore.lowerBound(p, box), truth * 0.99, "\(p) \(box)")
+        }
+    }
+}
