@@ -48,6 +48,9 @@ extension Arguments {
         o.openOptions = lists["open-option"] ?? []
         for option in o.openOptions where !option.contains("=") { throw UsageError("--open-option takes KEY=VALUE, got \(option)") }
         o.assumedCRS = values["fence-crs"]
+        if let crs = o.assumedCRS {
+            do { try FenceInput.checkCRS(crs) } catch { throw UsageError("--fence-crs: \(error.reason)") }
+        }
         let roles: [(String, FenceFields.Role)] = [
             ("id-field", .id), ("group-field", .group), ("radius-field", .radius), ("coord-field", .coord),
             ("actions-field", .actions), ("dwell-field", .dwell), ("expires-field", .expires),

@@ -203,9 +203,11 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(wrong.status, 1)
         XCTAssertTrue(wrong.err.contains("has no layer other (layers: pins)"), wrong.err)
         XCTAssertEqual(try CLI.run(["check", "--fences", fences, "--layer", "pins"]).status, 0)
-        let crs = try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:999999999"])
-        XCTAssertEqual(crs.status, 1)
-        XCTAssertTrue(crs.err.contains("invalid-setting: unknown CRS EPSG:999999999"), crs.err)
+        // A CRS GDAL cannot read is a usage error, before the source is opened.
+        let crs = try CLI.run(["check", "--fences", fences + ".missing", "--fence-crs", "EPSG:999999999"])
+        XCTAssertEqual(crs.status, 2)
+        XCTAssertTrue(crs.err.hasPrefix("fence: --fence-crs: unknown CRS EPSG:999999999: "), crs.err)
+        XCTAssertTrue(crs.err.contains("Run `fence check --help`"), crs.err)
         let unused = try CLI.run(["check", "--fences", fences, "--fence-crs", "EPSG:32632"])
         XCTAssertEqual(unused.status, 1)
         XCTAssertEqual(

@@ -36,6 +36,13 @@ public struct FenceReadResult: Sendable {
 /// (a Shapefile, GeoPackage, FlatGeobuf, CSV with WKT, GeoJSONSeq, a `PG:` connection string)
 /// through GDAL/OGR.
 public enum FenceInput {
+    /// Refuses a CRS definition (`FenceInputOptions.assumedCRS`, EPSG:n, WKT, PROJ, ...) that
+    /// GDAL cannot read, with `invalid-setting`, before any source is opened: `read` checks it
+    /// too, and the CLI calls this while reading its options, so that a typo is a usage error.
+    public static func checkCRS(_ definition: String) throws(FenceError) {
+        try OGRReprojection.checkAssumed(definition)
+    }
+
     /// Reads `source` with the reader `options.reader` picks (see `FenceInputOptions.Reader`).
     /// A GeoJSON file that declares a CRS other than WGS84 goes to OGR under `.auto`, which
     /// reprojects it.
