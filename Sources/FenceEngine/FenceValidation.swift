@@ -61,8 +61,9 @@ package enum FenceValidation {
         if let dwell = fence.dwell, !(dwell.isFinite && dwell >= 0) {
             return fail(.invalidSetting, "dwell must be a finite number of seconds >= 0, got \(dwell)")
         }
-        if let expires = fence.expires, !expires.isFinite {
-            return fail(.invalidSetting, "expires must be a finite time, got \(expires)")
+        // A time no fix can have (epoch milliseconds: the fence would never expire).
+        if let expires = fence.expires, let why = Position.timeProblem(expires) {
+            return fail(.invalidSetting, "expires: \(why)")
         }
         switch fence.shape {
         case .circle(let center, let radius):

@@ -73,10 +73,10 @@ public struct Position: Sendable, Hashable {
         return (1...12).contains(month) && (1...31).contains(day) && hour < 24 && minute < 60 && second < 61
     }
 
-    /// Why this fix must be rejected, or nil when it is usable: NaN, infinite or out-of-range
-    /// values (a time outside the years 1-9999, such as epoch milliseconds) never reach any
-    /// device's state.
-    public var problem: String? {
+    /// Why `time` cannot be a fix's (or a fence's `expires`): not finite, or outside the years
+    /// 1-9999 as events write them; nil when it can. Epoch milliseconds and YYYYMMDDhhmmss
+    /// numbers are named as the likely mistakes.
+    static func timeProblem(_ time: Double) -> String? {
         if !time.isFinite { return "time is not a finite number" }
         // Years 1 to 9999, what ISO 8601 output can write. Epoch milliseconds of any date since
         // 1973 land beyond 1e12, 30 times past the range: name the likely mistake.
@@ -96,6 +96,14 @@ public struct Position: Sendable, Hashable {
         if time < Self.firstTime {
             return "time \(time) is outside the years 1-9999 (to the millisecond it is 0000-12-31T23:59:59.999Z)"
         }
+        return nil
+    }
+
+    /// Why this fix must be rejected, or nil when it is usable: NaN, infinite or out-of-range
+    /// values (a time outside the years 1-9999, such as epoch milliseconds) never reach any
+    /// device's state.
+    public var problem: String? {
+        if let why = Self.timeProblem(time) { return why }
         if !lon.isFinite || !lat.isFinite { return "lon/lat is not a finite number" }
         if lon < -180 || lon > 180 { return "lon \(lon) is outside [-180, 180]" }
         if lat < -90 || lat > 90 { return "lat \(lat) is outside [-90, 90]" }

@@ -55,6 +55,30 @@ final class FenceStoreTests: XCTestCase {
         store.tree.checkInvariants()
     }
 
+    /// An `expires` no fix can reach is refused as a fix's time is: epoch milliseconds (as
+    /// JavaScript writes them: the fence would never expire), beyond the years 1-9999, not
+    /// finite. Found by an outside audit: `1577923200000` was taken as the year 51970.
+    func testExpiresOutsideTheYearsOneToNineThousandIsRefused() throws {
+        let center = LonLat(lon: 0, lat: 0)
+        let times: [(Double, String?)] = [
+            (1_577_923_200, nil), (-62_135_596_800, nil), (253_402_300_799, nil),
+            (1_577_923_200_000, "not milliseconds"), (-1e20, "not milliseconds"), (1e300, "not milliseconds"),
+            (253_402_300_800, "outside the years 1-9999"), (-62_135_596_801, "outside the years 1-9999"),
+            (.nan, "not a finite number"), (.infinity, "not a finite number"),
+        ]
+        var store = FenceStore()
+        for (i, (t, why)) in times.enumerated() {
+            let r = store.add([Fence(id: "f\(i)", shape: .circle(center: center, radius: 5), expires: t)])[0]
+            if let why {
+                XCTAssertEqual(r.error?.kind, .invalidSetting, "\(t)")
+                XCTAssertTrue(r.error?.reason.hasPrefix("expires: time") == true && r.error!.reason.contains(why), "\(t): \(String(describing: r.error))")
+            } else {
+                XCTAssertNil(r.error, "\(t)")
+            }
+        }
+        XCTAssertEqual(store.count, 3)
+    }
+
     func testRepairMakesABowtieValid() throws {
         let bowtie = ring([(0, 0), (2, 2), (2, 0), (0, 2), (0, 0)])
         var store = FenceStore()
