@@ -62,6 +62,7 @@ struct PositionLineParser: Sendable {
         let n = line.count
         while true {
             if index >= columnCount {
+                if isEmptyRecord(line) { return .success(nil) }
                 return .failure(PositionLineError(line: lineNumber, reason: "more than the \(headerless ? "--columns'" : "header's") \(columnCount) fields"))
             }
             if i < n && line[i] == 34 {
@@ -106,6 +107,7 @@ struct PositionLineParser: Sendable {
             i += 1  // delimiter
         }
         if index < columnCount {
+            if isEmptyRecord(line) { return .success(nil) }
             return .failure(PositionLineError(line: lineNumber, reason: "\(index) fields where the \(headerless ? "columns named are" : "header has") \(columnCount)"))
         }
         func withField<R>(_ f: PositionField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
@@ -116,6 +118,9 @@ struct PositionLineParser: Sendable {
         }
         // nil: no such column; .some(nil): not UTF-8.
         let device = withField(.device) { String.validUTF8($0) }
+        if case .some(.some(let d)) = device, d.utf8.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }), isEmptyRecord(line) {
+            return .success(nil)
+        }
         if case .some(nil) = device {
             return .failure(PositionLineError(line: lineNumber, reason: "device id \(TextProblem.notUTF8.reason)"))
         }
@@ -135,6 +140,13 @@ struct PositionLineParser: Sendable {
                 b.allSatisfy { $0 == 32 || $0 == 9 } ? .some(nil) : NumberParser.parseDouble(b).map { .some($0) }
             } ?? .some(nil),
             coordText: coordText ?? nil)
+    }
+
+    /// Whether a CSV line holds delimiters and blanks only (`,,,`, as a spreadsheet's "save
+    /// as CSV" writes after the data): a record of nothing, skipped as a blank line is, not a
+    /// bad line. Asked only of a line already failing (no device, a wrong field count).
+    func isEmptyRecord(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        line.allSatisfy { $0 == delimiter || $0 == 32 || $0 == 9 || $0 == 13 }
     }
 
     /// A field's text for a message, at most 40 characters; nil when it is not valid UTF-8.

@@ -155,6 +155,19 @@ final class ParallelPositionReaderTests: XCTestCase {
                        try read(Array("\n \n".utf8), threads: 1, limit: 10, maxLine: 100, columns: nil).thrown)
     }
 
+    /// Records of delimiters only (`,,,`, what a spreadsheet's "save as CSV" writes after the
+    /// data, CRLF, any count of them) carry no fix and are skipped as blank lines are, not
+    /// counted bad (an outside audit: three good fixes and two such rows stopped `eval` at
+    /// --max-bad with no event). A row with a value anywhere is still judged.
+    func testRowsOfEmptyCellsAreBlankLines() throws {
+        let text = "device,time,lon,lat\r\nd1,10,1,2\r\n,,,\r\n;;;\r\n,,\r\n,,,,,\r\n , ,\t,\r\nd2,11,3,4\r\n,,,5\r\n,1,,\r\n"
+        for threads in [1, 2] {
+            let got = try read(Array(text.utf8), threads: threads, limit: 100, maxLine: 1000, columns: nil)
+            XCTAssertEqual(got.positions.map(\.device), ["d1", "d2"])
+            XCTAssertEqual(got.errors.map(\.line), [4, 9, 10], "\(got.errors)")
+        }
+    }
+
     /// A slow pipe that stays open: a call returns as soon as the lines its limit asks for have
     /// come, on one thread and on two (the parallel path once read until its buffer was full,
     /// so a stream's first fixes waited for megabytes more). The writer closes the pipe after
