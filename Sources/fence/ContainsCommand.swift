@@ -110,9 +110,9 @@ enum ContainsCommand {
             ISO8601.append(time, to: &bytes)
             bytes.append(44)
             if ids.count == 1 {
-                bytes.appendUTF8(OutputEscaping.csvField(ids[0]))
+                bytes.appendUTF8(OutputEscaping.csvField(listItem(ids[0])))
             } else if !ids.isEmpty {
-                bytes.appendUTF8(OutputEscaping.csvField(ids.joined(separator: ";")))
+                bytes.appendUTF8(OutputEscaping.csvField(ids.map(listItem).joined(separator: ";")))
             }
         } else {
             bytes.appendUTF8("{\"device\":")
@@ -128,4 +128,16 @@ enum ContainsCommand {
         }
         bytes.append(10)
     }
+}
+
+/// A fence id as an item of the CSV list `id;id;...`: a `;` or `\` in it is written `\;` or
+/// `\\`, so that one fence `a;b` is not read as fences `a` and `b`. Other ids as they are.
+func listItem(_ id: String) -> String {
+    guard id.utf8.contains(where: { $0 == 59 || $0 == 92 }) else { return id }
+    var out = ""
+    for c in id.unicodeScalars {
+        if c == ";" || c == "\\" { out.unicodeScalars.append("\\") }
+        out.unicodeScalars.append(c)
+    }
+    return out
 }

@@ -171,6 +171,36 @@ final class EscapingTests: XCTestCase {
         XCTAssertTrue(nrecords.allSatisfy { $0["fence"] as? String == Self.fenceID })
     }
 
+    /// `contains`' CSV list of ids stays a list: a `;` or `\` in an id is escaped with `\`, so
+    /// one fence `a;b` is not two fences `a` and `b` (an outside audit found both printed
+    /// `a;b`). Split on unescaped `;` and unescaped, the list gives the ids back.
+    func testContainsCSVListKeepsIdsWithSemicolons() throws {
+        let ids = ["a;b", "a", "b", #"c\d"#, #"e\;f"#, "g,h"]
+        let features = ids.map { id -> String in
+            let json = String(data: try! JSONSerialization.data(withJSONObject: [id], options: []), encoding: .utf8)!.dropFirst().dropLast()
+            return #"{"type":"Feature","id":\#(json),"properties":{},"geometry":{"type":"Point","coordinates":[10,20]}}"#
+        }
+        let fences = try CLI.temp(self, "semi.geojson", #"{"type":"FeatureCollection","features":["# + features.map { $0.replacingOccurrences(of: #""properties":{}"#, with: #""properties":{"radius":100}"#) }.joined(separator: ",") + "]}")
+        let positions = try CLI.temp(self, "semi.csv", "device,time,lon,lat\nv,0,10,20\n")
+        let r = try CLI.run(["contains", "--fences", fences, "--positions", positions])
+        XCTAssertEqual(r.status, 0, r.err)
+        let cell = Self.parseCSV(r.out)[0][2]
+        var items: [String] = []
+        var current = ""
+        var escaped = false
+        for ch in cell {
+            if escaped { current.append(ch); escaped = false } else if ch == "\\" { escaped = true } else if ch == ";" {
+                items.append(current)
+                current = ""
+            } else { current.append(ch) }
+        }
+        items.append(current)
+        XCTAssertEqual(items, ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }, cell)
+        // One id alone is escaped too: `a;b` by itself is not `a` and `b`.
+        let one = try CLI.temp(self, "one.geojson", #"{"type":"FeatureCollection","features":["# + features[0].replacingOccurrences(of: #""properties":{}"#, with: #""properties":{"radius":100}"#) + "]}")
+        XCTAssertEqual(Self.parseCSV(try CLI.run(["contains", "--fences", one, "--positions", positions]).out)[0][2], #"a\;b"#)
+    }
+
     /// Problems name fences and echo input on one line each, with control characters escaped:
     /// nothing from the input reaches a terminal as a control sequence.
     func testCheckAndErrorsStayOneLineEach() throws {
