@@ -242,10 +242,24 @@ enum PolygonDistance {
                     if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: ~Int32(run.start + 2 * k))) }
                 }
             } else {
-                let whole = edge(at: Int(~top.ref))
+                // An even coordinate index: an edge as bounded by its box; odd: the edge before
+                // it, bounded again from its ends (`endsBound`), which is measured.
+                let at = Int(~top.ref)
+                let whole = edge(at: at & ~1)
                 if isOnPole(whole) { continue }
                 var parts = [whole]
-                if AntimeridianSeam.isOnLine(whole.ax, whole.bx) {
+                let onLine = AntimeridianSeam.isOnLine(whole.ax, whole.bx)
+                // Far away the sphere's band lets thousands of edges of a long outline under
+                // the nearest measured; their ends' geodesics bound most of them above it, at a
+                // tenth of a measurement each.
+                if at & 1 == 0 && !onLine {
+                    let bound = endsBound(whole, p)
+                    if bound > top.bound {
+                        if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: ~Int32(at + 1))) }
+                        continue
+                    }
+                }
+                if onLine {
                     if cover == nil, let tree {
                         cover = AntimeridianSeam.Cover(seamEdges(record, tree))
                     } else if cover == nil {
@@ -269,6 +283,24 @@ enum PolygonDistance {
             }
         }
         return best
+    }
+
+    /// A lower bound in metres on the ellipsoidal distance from `p` to any point of the edge,
+    /// from the geodesics to its ends: a point a share t along it is within t·L of one end and
+    /// (1 - t)·L of the other, for L the length of the edge's path (straight in longitude and
+    /// latitude, at most the largest radius of curvature, 6,399,594 m, times its angular
+    /// length with the widest parallel it crosses), so no nearer than (dA + dB - L) / 2.
+    /// Tight for an edge short beside its distance (a coastline's, thousands of kilometres
+    /// off); two geodesics, about 0.8 µs.
+    static func endsBound(_ e: Edge, _ p: LonLat) -> Double {
+        let degree = Double.pi / 180
+        let dA = Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: e.ax, lat2: e.ay)
+        let dB = Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: e.bx, lat2: e.by)
+        let widest = (e.ay >= 0) == (e.by >= 0) ? cos(min(abs(e.ay), abs(e.by)) * degree) : 1
+        let dPhi = (e.by - e.ay) * degree
+        let dLambda = (e.bx - e.ax) * degree * widest
+        let length = 6_399_594 * (dPhi * dPhi + dLambda * dLambda).squareRoot()
+        return (dA + dB - length) / 2 - 0.001
     }
 
     /// Whether the edge lies on a pole (both ends at latitude 90, or both at -90, within
