@@ -3,7 +3,8 @@
 public enum ISO8601 {
     /// Parses `YYYY-MM-DD[Thh:mm[:ss[.fff…]]][Z|±hh[:mm]]`, or the same in ISO 8601's basic
     /// format, `YYYYMMDD[Thhmm[ss[.fff…]]][Z|±hh[mm]]` (a basic date takes a basic time and
-    /// zone: mixed forms are refused); a space may stand for `T`. A time without a zone is
+    /// zone: mixed forms are refused); a space may stand for `T`, and ` UTC` or ` GMT` for `Z`
+    /// (BigQuery's and Hive's text times, whose fraction comes and goes). A time without a zone is
     /// UTC, as AIS and most GPS exports write it. Hour 24 is only `24:00`, `24:00:00` or
     /// `24:00:00.000…`, the next day's midnight. (A reader that tries epoch seconds first
     /// takes a bare `20080202` as a number.)
@@ -59,7 +60,9 @@ public enum ISO8601 {
         }
         var total = days * 86400 + hour * 3600 + minute * 60 + whole
         if i < n {
-            if s[i] == 90 || s[i] == 122 {  // Z
+            if isUTCName(UnsafeBufferPointer(rebasing: s[i...])) {
+                // ` UTC` / ` GMT` (BigQuery's and Hive's text times): Z.
+            } else if s[i] == 90 || s[i] == 122 {  // Z
                 i += 1
                 guard i == n else { return nil }
             } else {
@@ -78,6 +81,15 @@ public enum ISO8601 {
             }
         }
         return epochSeconds(total, fraction: UnsafeBufferPointer(rebasing: s[fraction]))
+    }
+
+    /// Whether the text is a zone named `UTC` or `GMT` (any case), after at most one space:
+    /// what BigQuery, Hive and Spark write after a time (`2020-01-01 00:00:00 UTC`).
+    static func isUTCName(_ t: UnsafeBufferPointer<UInt8>) -> Bool {
+        let rest = t.first == 32 ? UnsafeBufferPointer(rebasing: t.dropFirst()) : t
+        guard rest.count == 3 else { return false }
+        let upper = rest.map { $0 >= 97 && $0 <= 122 ? $0 - 32 : $0 }
+        return upper == [85, 84, 67] || upper == [71, 77, 84]
     }
 
     /// `whole` seconds plus the decimal fraction whose digits are given, as the number parser

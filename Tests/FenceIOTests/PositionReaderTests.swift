@@ -162,6 +162,15 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(ISO8601.parse("2020-02-29"), 1_582_934_400)
         XCTAssertNil(ISO8601.parse("2021-02-29"))
         XCTAssertNil(ISO8601.parse("2020-12-01T00:00:00 junk"))
+        // BigQuery / Hive text times: ` UTC` (or ` GMT`) for Z, the fraction only when not
+        // zero, so no one --time-format reads them (an outside audit).
+        XCTAssertEqual(ISO8601.parse("2020-01-01 00:00:00 UTC"), 1_577_836_800)
+        XCTAssertEqual(ISO8601.parse("2020-01-01 00:00:00.25 UTC"), 1_577_836_800.25)
+        XCTAssertEqual(ISO8601.parse("2020-01-01T00:00:00UTC"), 1_577_836_800)
+        XCTAssertEqual(ISO8601.parse("2020-01-01 00:00:00 gmt"), 1_577_836_800)
+        for bad in ["2020-01-01 00:00:00  UTC", "2020-01-01 00:00:00 UTC+1", "2020-01-01 00:00:00 CET", "2020-01-01 UTC", "2020-01-01 00:00:00 UT"] {
+            XCTAssertNil(ISO8601.parse(bad), bad)
+        }
         XCTAssertEqual(ISO8601.format(1_606_780_801.2506), "2020-12-01T00:00:01.251Z")
         var rng = UInt64(12345)
         for _ in 0..<2000 {
