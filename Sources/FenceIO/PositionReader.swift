@@ -608,6 +608,10 @@ public final class PositionReader {
         if format == nil {
             let first = line.first { $0 != 32 && $0 != 9 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
             format = first == 123 ? .ndjson : .csv
+            if columns == nil, let reason = Self.jsonDocumentProblem(line) {
+                headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
+                return .failure(PositionLineError(line: lineNumber, reason: reason))
+            }
         }
         switch format! {
         case .ndjson:
@@ -657,6 +661,30 @@ public final class PositionReader {
         var byName: [String: PositionField] = [:]
         for field in PositionField.allCases { if let name = fields[field], byName[name.lowercased()] == nil { byName[name.lowercased()] = field } }
         return byName
+    }
+
+    /// Why a first line shows the input to be JSON that is not one object per line, with the
+    /// command that converts it; nil otherwise. A JSON array (`[`), a document spread over
+    /// lines (`{` alone), GeoJSON (a FeatureCollection, or Features: positions are the
+    /// properties and the Point's coordinates). Without it the array's `[` was "the CSV header"
+    /// and a pretty-printed object a bad line per line (an outside audit).
+    static func jsonDocumentProblem(_ line: UnsafeBufferPointer<UInt8>) -> String? {
+        var text = String(decoding: line, as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        text = text.trimmingCharacters(in: .whitespaces)
+        let convert = "positions are CSV with a header line, or NDJSON: one JSON object per line"
+        if text.hasPrefix("[") {
+            return "the input is a JSON array: \(convert); convert it, e.g. jq -c '.[]' FILE"
+        }
+        if text == "{" {
+            return "the input is a JSON document spread over lines: \(convert); convert it, e.g. jq -c . FILE"
+        }
+        if text.hasPrefix("{"), text.contains("\"geometry\""), text.contains("\"FeatureCollection\"") || text.contains("\"Feature\"") {
+            let each = text.contains("\"FeatureCollection\"") ? ".features[] | " : ""
+            return "the input is GeoJSON: \(convert) with device, time, lon and lat; convert it, e.g. jq -c '\(each){device: "
+                + ".properties.device, time: .properties.time, lon: .geometry.coordinates[0], lat: .geometry.coordinates[1]}' FILE"
+        }
+        return nil
     }
 
     private func parseHeader(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {

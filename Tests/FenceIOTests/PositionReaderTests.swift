@@ -156,6 +156,29 @@ final class PositionReaderTests: XCTestCase {
         }
     }
 
+    /// JSON that is not one object per line is refused as a whole, saying what it is and how
+    /// to convert it (an outside audit: a JSON array's `[` was "the CSV header", a
+    /// pretty-printed object a bad line per line, GeoJSON "no device").
+    func testJSONDocumentsAreNamedWithTheirConversion() throws {
+        let cases: [(String, String)] = [
+            ("[\n{\"device\":\"a\",\"time\":0,\"lon\":1,\"lat\":2}\n]\n", "a JSON array"),
+            ("[{\"device\":\"a\",\"time\":0,\"lon\":1,\"lat\":2}]\n", "a JSON array"),
+            ("{\n  \"device\": \"a\",\n  \"time\": 0\n}\n", "spread over lines"),
+            (#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"device":"a","time":0},"geometry":{"type":"Point","coordinates":[1,2]}}]}"# + "\n", "jq -c '.features[] | {device"),
+            (#"{"type":"Feature","properties":{"device":"a","time":0},"geometry":{"type":"Point","coordinates":[1,2]}}"# + "\n", "jq -c '{device"),
+        ]
+        for (text, said) in cases {
+            XCTAssertThrowsError(try read(text), text) { error in
+                let reason = (error as? FenceError)?.reason ?? "\(error)"
+                XCTAssertTrue(reason.contains(said) && reason.contains("convert it, e.g. jq"), reason)
+            }
+        }
+        // NDJSON and CSV as ever, also NDJSON whose values hold such words.
+        let (ok, bad) = try read(#"{"device":"Feature","time":0,"lon":1,"lat":2,"note":"[geometry]"}"# + "\n")
+        XCTAssertEqual(ok.map(\.device), ["Feature"])
+        XCTAssertEqual(bad.count, 0)
+    }
+
     func testISO8601RoundTripAndZones() throws {
         XCTAssertEqual(ISO8601.parse("1970-01-01T00:00:00Z"), 0)
         XCTAssertEqual(ISO8601.parse("2020-12-01T01:00:00+01:00"), 1_606_780_800)
