@@ -179,6 +179,25 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(bad.count, 0)
     }
 
+    /// UTF-16 text (with its byte-order mark) is named, with the command that converts it,
+    /// not "binary data" (an outside audit).
+    func testUTF16IsNamed() throws {
+        for (bom, name) in [([UInt8(0xFF), 0xFE], "FF FE"), ([UInt8(0xFE), 0xFF], "FE FF")] {
+            var bytes = bom
+            for u in "device,time,lon,lat\na,0,1,2\n".utf16 {
+                let pair = [UInt8(u & 0xFF), UInt8(u >> 8)]
+                bytes += bom[0] == 0xFF ? pair : pair.reversed()
+            }
+            XCTAssertThrowsError(try read(bytes: bytes)) { error in
+                let reason = (error as? FenceError)?.reason ?? "\(error)"
+                XCTAssertTrue(reason.hasPrefix("UTF-16 text (a byte-order mark \(name))") && reason.contains("iconv -f UTF-16 -t UTF-8"), reason)
+            }
+        }
+        XCTAssertThrowsError(try read(bytes: [0x61, 0, 0x62, 0x0A])) { error in
+            XCTAssertTrue("\(error)".contains("binary data (NUL byte): this is not a CSV or NDJSON file"), "\(error)")
+        }
+    }
+
     func testISO8601RoundTripAndZones() throws {
         XCTAssertEqual(ISO8601.parse("1970-01-01T00:00:00Z"), 0)
         XCTAssertEqual(ISO8601.parse("2020-12-01T01:00:00+01:00"), 1_606_780_800)
