@@ -85,7 +85,9 @@ public struct Position: Sendable, Hashable {
                 return "time \(time) is outside the years 1-9999 (it reads as a date-time written YYYYMMDDhhmmss: name that "
                     + "format, e.g. --time-format %Y%m%d%H%M%S, or write ISO 8601)"
             }
-            return "time \(time) is outside the years 1-9999 (epoch seconds expected, not milliseconds)"
+            // Milliseconds since 1973 pass 1e12, microseconds 1e15, nanoseconds 1e18.
+            let unit = abs(time) >= 1e18 ? "nanoseconds" : abs(time) >= 1e15 ? "microseconds" : "milliseconds"
+            return "time \(time) is outside the years 1-9999 (epoch seconds expected, not \(unit))"
         }
         if time < -62_135_596_800.000_5 || time >= 253_402_300_800 {
             return "time \(time) is outside the years 1-9999"

@@ -62,7 +62,7 @@ final class FenceStoreTests: XCTestCase {
         let center = LonLat(lon: 0, lat: 0)
         let times: [(Double, String?)] = [
             (1_577_923_200, nil), (-62_135_596_800, nil), (253_402_300_799, nil),
-            (1_577_923_200_000, "not milliseconds"), (-1e20, "not milliseconds"), (1e300, "not milliseconds"),
+            (1_577_923_200_000, "not milliseconds"), (-1e20, "not nanoseconds"), (1e300, "not nanoseconds"),
             (253_402_300_800, "outside the years 1-9999"), (-62_135_596_801, "outside the years 1-9999"),
             (.nan, "not a finite number"), (.infinity, "not a finite number"),
         ]

@@ -80,5 +80,10 @@ final class PositionCheckTests: XCTestCase {
             let p = Position(device: "d", time: t, lon: 0, lat: 0)
             XCTAssertTrue(p.problem?.contains("not milliseconds") == true, "\(t): \(p.problem ?? "nil")")
         }
+        // Microseconds and nanoseconds are named as what they are.
+        for (t, unit) in [(1.7e15, "microseconds"), (1.7e18, "nanoseconds"), (-1e20, "nanoseconds"), (9.9e14, "milliseconds")] {
+            let p = Position(device: "d", time: t, lon: 0, lat: 0)
+            XCTAssertTrue(p.problem?.hasSuffix("(epoch seconds expected, not \(unit))") == true, "\(t): \(p.problem ?? "nil")")
+        }
     }
 }
