@@ -145,6 +145,9 @@ enum PolygonDistance {
         var measured = Double.infinity
         for candidate in near {
             if candidate.estimate > reach(min(measured, reach(best))) { break }
+            // Beside a long outline of short edges many are screened about as near: those
+            // their ends' geodesics put beyond the nearest measured need no measuring.
+            if measured.isFinite && endsBound(candidate.edge, p) > measured { continue }
             measured = min(measured, onEllipsoid(candidate.edge, p, hint: candidate.t, estimate: candidate.estimate))
         }
         return measured
