@@ -105,6 +105,47 @@ final class FieldMappingTests: XCTestCase {
         }
     }
 
+    /// Integer columns are read as integers: an id or group is the column's digits, as the
+    /// built-in reader keeps a JSON number's text (found by an audit: they went through a
+    /// `Double`, so H3 cells 617700169958293503 and ...504 became one id
+    /// `6.177001699582935e+17` and the second fence was refused as a duplicate; 2^53 + 1 came
+    /// out `9007199254740992.0`). Numeric settings from Integer and Integer64 columns still
+    /// take their values.
+    func testOGRReadsIntegerColumnsExactly() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder(self)
+        // OGR types `h3`, `grp`, `stay` and `until` Integer64 (values past 32 bits), `r` Integer.
+        let doc = G.collection([
+            G.feature(#""h3":617700169958293503,"grp":9007199254740995,"r":250,"stay":5000000000,"until":4102444800"#, G.point(1, 1)),
+            G.feature(#""h3":617700169958293504,"grp":9007199254740993,"r":300,"stay":60,"until":1"#, G.point(2, 2)),
+            G.feature(#""h3":-9223372036854775807,"grp":-7,"r":7,"stay":0,"until":0"#, G.point(3, 3)),
+        ])
+        try G.write(doc, to: dir + "/h3.geojson")
+        try G.convert([dir + "/h3.gpkg", dir + "/h3.geojson"])
+        var options = FenceInputOptions()
+        options.reader = .ogr
+        options.fields.set(.id, to: "h3")
+        options.fields.set(.group, to: "grp")
+        options.fields.set(.radius, to: "r")
+        options.fields.set(.dwell, to: "stay")
+        options.fields.set(.expires, to: "until")
+        let builtIn = try GeoJSONFences.read(Data(doc.utf8), layer: "h3", options: options)
+        XCTAssertEqual(builtIn.fences.map(\.id), ["617700169958293503", "617700169958293504", "-9223372036854775807"])
+        for source in [dir + "/h3.geojson", dir + "/h3.gpkg"] {
+            let read = try FenceInput.read(source, options: options)
+            XCTAssertEqual(read.rejected, [], source)
+            XCTAssertEqual(read.fences.map(\.id), builtIn.fences.map(\.id), source)
+            XCTAssertEqual(read.fences.map(\.group), ["9007199254740995", "9007199254740993", "-7"], source)
+            XCTAssertEqual(read.fences.map(\.group), builtIn.fences.map(\.group), source)
+            XCTAssertEqual(read.fences.map(\.shape), builtIn.fences.map(\.shape), source)
+            XCTAssertEqual(read.fences.map(\.dwell), [5_000_000_000, 60, 0], source)
+            XCTAssertEqual(read.fences.map(\.expires), [4_102_444_800, 1, 0], source)
+        }
+        // An Integer (32-bit) column as the id: its digits, no fraction.
+        options.fields.set(.id, to: "r")
+        XCTAssertEqual(try FenceInput.read(dir + "/h3.gpkg", options: options).fences.map(\.id), ["250", "300", "7"])
+    }
+
     /// Every command that takes --fences takes the mapping, with the same meaning.
     func testEveryCommandTakesTheFieldOptions() throws {
         try G.requireOgr2ogr()

@@ -4,8 +4,9 @@ import FenceEngine
 enum AttributeValue {
     case text(String)
     case number(Double)
-    /// A JSON number: its text as written and its value. Shown as written, so an id keeps its
-    /// digits (9007199254740993 is not 9007199254740992.0, 1e400 is not "inf").
+    /// A JSON number (or an OGR integer column's digits): its text as written and its value.
+    /// Shown as written, so an id keeps its digits (9007199254740993 is not
+    /// 9007199254740992.0, 1e400 is not "inf").
     case jsonNumber(text: String, value: Double)
     /// A list of strings (a JSON array of strings, an OGR StringList).
     case list([String])

@@ -28,12 +28,18 @@ final class OGRFeature {
     func isSet(_ field: OGRField) -> Bool { OGR_F_IsFieldSetAndNotNull(raw, Int32(field.index)) != 0 }
 
     /// A column's value for a setting (id, radius, expires, ...); nil when unset or null.
+    ///
+    /// An integer column is read as the integer (`OGR_F_GetFieldAsInteger64`) and carried with
+    /// its decimal digits, as a GeoJSON number keeps its text: an id or group is those digits
+    /// (H3 cells and bigint keys pass 2^53, where a `Double` would merge neighbours), and a
+    /// numeric setting (radius, dwell, expires) takes its value.
     func attribute(_ field: OGRField) -> AttributeValue? {
         let i = Int32(field.index)
         guard OGR_F_IsFieldSetAndNotNull(raw, i) != 0 else { return nil }
         switch field.type {
         case OFTInteger, OFTInteger64:
-            return .number(Double(OGR_F_GetFieldAsInteger64(raw, i)))
+            let v = OGR_F_GetFieldAsInteger64(raw, i)
+            return .jsonNumber(text: String(v), value: Double(v))
         case OFTReal:
             return .number(OGR_F_GetFieldAsDouble(raw, i))
         case OFTDate, OFTDateTime:
