@@ -146,6 +146,63 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(try FenceInput.read(dir + "/h3.gpkg", options: options).fences.map(\.id), ["250", "300", "7"])
     }
 
+    /// A column named exactly as a setting wins over one that matches it only ignoring case,
+    /// as the built-in reader reads only the exact property; the other is a property (found by
+    /// an audit: OGR took the first column matching ignoring case, so columns `ID` (17) and
+    /// `id` ("depot-1") named the fence `17`, and a GeoJSONSeq whose first feature had
+    /// `Radius` refused every feature with `radius`). Two columns that match only ignoring
+    /// case refuse the layer, naming both; naming one exactly reads it.
+    func testOGRPrefersTheExactCaseColumn() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder(self)
+        let features = [
+            G.feature(#""ID":17,"id":"depot-1","radius":250"#, G.point(4, 52)),
+            G.feature(#""ID":18,"id":"depot-2","radius":300"#, G.point(4.1, 52)),
+        ]
+        try G.write(G.collection(features), to: dir + "/ids.geojson")
+        let builtIn = try GeoJSONFences.read(Data(G.collection(features).utf8), layer: "ids", options: FenceInputOptions())
+        XCTAssertEqual(builtIn.fences.map(\.id), ["depot-1", "depot-2"])
+        var ogr = FenceInputOptions()
+        ogr.reader = .ogr
+        XCTAssertEqual(try FenceInput.read(dir + "/ids.geojson", options: ogr).fences, builtIn.fences)
+        try G.write("ID,id,WKT\n17,depot-1,\"POLYGON ((0 0,1 0,1 1,0 1,0 0))\"\n", to: dir + "/ids.csv")
+        let csv = try FenceInput.read(dir + "/ids.csv", options: ogr)
+        XCTAssertEqual(csv.fences.map(\.id), ["depot-1"])
+        XCTAssertEqual(csv.fences.map(\.properties), [["ID": "\"17\""]])
+
+        // One feature spells `Radius`: it alone lacks a `radius`, in both readers.
+        let seq = [
+            G.feature(#""id":"a","Radius":250"#, G.point(4, 52)),
+            G.feature(#""id":"b","radius":300"#, G.point(4.1, 52)),
+            G.feature(#""id":"c","radius":400"#, G.point(4.2, 52)),
+        ]
+        try G.write(seq.joined(separator: "\n") + "\n", to: dir + "/seq.geojsonl")
+        let seqBuiltIn = try GeoJSONFences.read(Data(G.collection(seq).utf8), layer: "seq", options: FenceInputOptions())
+        let seqOGR = try FenceInput.read(dir + "/seq.geojsonl", options: FenceInputOptions())
+        XCTAssertEqual(seqOGR.fences, seqBuiltIn.fences)
+        XCTAssertEqual(seqOGR.fences.map(\.id), ["b", "c"])
+        XCTAssertEqual(
+            seqOGR.rejected.map { "\($0)" },
+            ["layer seq, feature 1 (FID 0): fence a: invalid-radius: a Point fence needs a radius in metres (field \"radius\")"])
+
+        // Two columns that match only ignoring case: refused, naming both; an exact name reads one.
+        try G.write("id,Radius,RADIUS,WKT\np,5,7,\"POINT (1 1)\"\n", to: dir + "/two.csv")
+        XCTAssertThrowsError(try FenceInput.read(dir + "/two.csv", options: ogr)) { error in
+            XCTAssertEqual(
+                (error as? FenceError)?.reason,
+                "layer two has fields \"Radius\" and \"RADIUS\" for the radius (\"radius\"), which differ only in case: "
+                    + "name the one to read exactly (--radius-field)")
+        }
+        var named = ogr
+        named.fields.set(.radius, to: "RADIUS")
+        XCTAssertEqual(
+            try FenceInput.read(dir + "/two.csv", options: named).fences,
+            [Fence(id: "p", shape: .circle(center: LonLat(lon: 1, lat: 1), radius: 7), properties: ["Radius": "\"5\""])])
+        let cli = try CLI.run(["check", "--fences", dir + "/two.csv"])
+        XCTAssertEqual(cli.status, 1)
+        XCTAssertTrue(cli.err.contains("fields \"Radius\" and \"RADIUS\" for the radius"), cli.err)
+    }
+
     /// Every command that takes --fences takes the mapping, with the same meaning.
     func testEveryCommandTakesTheFieldOptions() throws {
         try G.requireOgr2ogr()

@@ -4,8 +4,8 @@
 /// used. The defaults are the names of SPEC "Fences" (plus Baidu's `customID` and
 /// `coordType`). Naming a field with `set(_:to:)` makes it the only candidate, and an OGR layer
 /// without that column is refused as a whole (a typo should not load fences without their
-/// settings). OGR column names match case-insensitively (Shapefile writes `RADIUS`), GeoJSON
-/// property names exactly. Every property or column that is no candidate of any role is kept
+/// settings). OGR column names match case-insensitively (Shapefile writes `RADIUS`) unless a
+/// column has the name exactly, which then wins; GeoJSON property names match exactly. Every property or column that is no candidate of any role is kept
 /// in `Fence.properties`.
 public struct FenceFields: Sendable, Hashable {
     public enum Role: String, Sendable, CaseIterable {

@@ -20,13 +20,16 @@ struct OGRLayerReader {
         result.layers.append(layerName)
         let fields = layer.fields
         let mapping = options.fields
-        // Each role's columns, in the order of its names (case-insensitively); a feature takes
+        // Each role's columns, in the order of its names (`column(named:)`); a feature takes
         // the first of them it has set, as a GeoJSON feature takes the first property it has (a
         // layer merged from features naming `group` and `customID` has both columns, each null
         // where the feature did not name it).
         var roles: [(FenceFields.Role, [OGRField])] = []
         for role in FenceFields.Role.allCases {
-            let found = mapping[role].compactMap { name in fields.first { $0.name.lowercased() == name.lowercased() } }
+            var found: [OGRField] = []
+            for name in mapping[role] {
+                if let field = try Self.column(named: name, for: role, in: fields, layer: layerName) { found.append(field) }
+            }
             if !found.isEmpty {
                 roles.append((role, found))
             } else if mapping.named.contains(role) {
@@ -37,8 +40,14 @@ struct OGRLayerReader {
             }
         }
         let hasIDField = roles.contains { $0.0 == .id }
-        let settingNames = Set(mapping.allNames.map { $0.lowercased() })
-        let propertyFields = fields.filter { !settingNames.contains($0.name.lowercased()) }
+        // A column that matches a setting's name only in case beside one that matches it
+        // exactly (`ID` beside `id`) is a property, as the built-in reader keeps it.
+        let settingColumns = Set(roles.flatMap { $0.1.map(\.index) })
+        let propertyFields = fields.filter { !settingColumns.contains($0.index) }
+        func quotedNames(_ role: FenceFields.Role) -> String {
+            let read = roles.first { $0.0 == role }?.1.map(\.name) ?? mapping[role]
+            return read.map { "\"\($0)\"" }.joined(separator: " or ")
+        }
         let reprojection = try OGRReprojection.forLayer(layer.spatialReference, assumed: options.assumedCRS)
         // No CRS declared and none named: coordinates are taken as WGS84 degrees.
         let takenAsDegrees = layer.spatialReference == nil && options.assumedCRS == nil
@@ -75,7 +84,7 @@ struct OGRLayerReader {
             // a column of ids is a fault, not a reason to make one up.
             if settings.id == nil, !hasIDField, let fid = feature.fid { settings.id = String(fid) }
             guard let id = settings.id, !id.isEmpty else {
-                let names = mapping.id.map { "\"\($0)\"" }.joined(separator: " or ")
+                let names = quotedNames(.id)
                 reject(FenceError(.missingID, reason: hasIDField ? "the feature's id (field \(names)) is empty" : "the feature has no id (no field \(names) and no FID)"))
                 continue
             }
@@ -96,7 +105,7 @@ struct OGRLayerReader {
                     continue
                 }
                 guard let r = settings.radius else {
-                    let names = mapping.radius.map { "\"\($0)\"" }.joined(separator: " or ")
+                    let names = quotedNames(.radius)
                     reject(FenceError(.invalidRadius, reason: "a Point fence needs a radius in metres (field \(names))"))
                     continue
                 }
@@ -165,6 +174,25 @@ struct OGRLayerReader {
             result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: properties))
             result.origins.append(origin)
         }
+    }
+
+    /// The column that setting name `name` reads in a layer of `fields`: the one of exactly
+    /// that name, else the one that matches it ignoring case (Shapefile and CSV headers are
+    /// often upper case: `RADIUS`); nil when none does. An exact match wins, as the built-in
+    /// reader reads only that property: with columns `ID` and `id`, the id is `id`.
+    /// - Throws: `malformed-input` when no column has exactly that name and several match it
+    ///   ignoring case (`Radius` and `RADIUS`): which one was meant is not for the reader to
+    ///   guess, and naming it exactly (`--radius-field Radius`) says.
+    /// - Complexity: O(n) for n columns.
+    static func column(named name: String, for role: FenceFields.Role, in fields: [OGRField], layer: String) throws(FenceError) -> OGRField? {
+        if let exact = fields.first(where: { $0.name == name }) { return exact }
+        let folded = name.lowercased()
+        let matches = fields.filter { $0.name.lowercased() == folded }
+        guard matches.count > 1 else { return matches.first }
+        throw FenceError(
+            .malformedInput,
+            reason: "layer \(layer) has fields " + matches.map { "\"\($0.name)\"" }.joined(separator: " and ")
+                + " for the \(role.rawValue) (\"\(name)\"), which differ only in case: name the one to read exactly (--\(role.rawValue)-field)")
     }
 
     /// A driver that failed on the way to a feature and went on (GDAL 3.6's GeoJSONSeq
