@@ -196,9 +196,38 @@ final class OGRFormatTests: XCTestCase {
         options.layers = ["nowhere"]
         XCTAssertThrowsError(try FenceInput.read(dir + "/shp", options: options)) { error in
             let reason = (error as? FenceError)?.reason ?? ""
-            XCTAssertTrue(
-                ["points, zones", "zones, points"].map { "\(dir)/shp has no layer nowhere (layers: \($0))" }.contains(reason), reason)
+            XCTAssertEqual(reason, "\(dir)/shp has no layer nowhere (layers: points, zones)")
         }
+    }
+
+    /// A folder's layers are read in name order (UTF-8 bytes), not in the file system's
+    /// directory order, so that of fences sharing an id across files the same one is kept
+    /// wherever the folder lies (found by an audit: the fence kept, with its shape and group,
+    /// was whichever file `readdir` listed first).
+    func testShapefileFolderIsReadInNameOrder() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder(self)
+        try FileManager.default.createDirectory(atPath: dir + "/shp", withIntermediateDirectories: true)
+        // Made in an order that is not the names' (a directory lists by hash or by creation).
+        let names = ["m", "z", "a", "q", "Z", "b2", "b10", "k", "\u{E9}t\u{E9}", "c"]
+        for (n, name) in names.enumerated() {
+            let square = [(Double(n), 0.0), (Double(n) + 1, 0), (Double(n) + 1, 1), (Double(n), 1), (Double(n), 0)]
+            try G.write(G.collection([G.feature(#""id":"harbor","group":"\#(name)""#, G.polygon([square]))]), to: dir + "/src.geojson")
+            try G.convert([dir + "/shp/\(name).shp", dir + "/src.geojson"])
+        }
+        let sorted = ["Z", "a", "b10", "b2", "c", "k", "m", "q", "z", "\u{E9}t\u{E9}"]
+        let (read, rejected) = try Self.load(dir + "/shp")
+        XCTAssertEqual(read.layers, sorted)
+        XCTAssertEqual(read.fences.map(\.group), ["Z"])
+        XCTAssertEqual(
+            rejected.map { "\($0)" },
+            sorted.dropFirst().map {
+                "layer \($0), feature 1 (FID 0): fence harbor: duplicate-id: the id appears more than once in this batch"
+            })
+        // Named layers are read in the order named.
+        var options = FenceInputOptions()
+        options.layers = ["q", "a"]
+        XCTAssertEqual(try Self.load(dir + "/shp", options).0.fences.map(\.group), ["q"])
     }
 
     /// A feature without a usable geometry says which: an empty one, or none; in a CSV, none

@@ -1,10 +1,12 @@
 import CGDAL
 import FenceEngine
+import Foundation
 
 /// Fences from any vector source GDAL/OGR opens: GeoJSON, GeoJSONSeq, Shapefile, GeoPackage,
 /// FlatGeobuf, CSV with a WKT column, a PostGIS connection (`PG:host=... dbname=...`), ...
 ///
-/// Every layer is read (or the ones `FenceInputOptions.layers` names), one feature at a time.
+/// Every layer is read (or the ones `FenceInputOptions.layers` names, in that order; else in
+/// `readingOrder`: a folder's by name), one feature at a time.
 /// Per feature: the settings come from the columns `FenceFields` names (OGR matches names
 /// case-insensitively); without an id column, the FID is the id. The geometry is linearised
 /// when it has curves, reprojected to WGS84 longitude/latitude when the layer's CRS differs
@@ -39,6 +41,26 @@ public enum OGRFences {
         return source
     }
 
+    /// The order layers are read in when `--layer` names none, which decides, among fences of
+    /// one id in several layers, the one the store keeps (the first). A folder's layers (a
+    /// Shapefile each) by name, compared byte by byte in UTF-8: the driver lists them in the
+    /// file system's directory order, which a copy of the folder or another machine need not
+    /// share. Any other source's in the driver's order, which is the file's or database's own
+    /// (a GeoPackage's `gpkg_contents`, an archive's listing) and the same wherever it is read.
+    /// - Complexity: O(n log n) for n layers.
+    static func readingOrder(_ layers: [OGRLayer], ofFolder: Bool) -> [OGRLayer] {
+        guard ofFolder else { return layers }
+        return layers.map { (Array($0.name.utf8), $0) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
+    }
+
+    /// Whether `source` is a folder of the local file system (not a `/vsi...` path, which
+    /// GDAL lists in the archive's order).
+    static func isFolder(_ source: String) -> Bool {
+        guard !source.hasPrefix("/vsi") else { return false }
+        var info = stat()
+        return stat(source, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
     private static func readCollecting(_ source: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         var openOptions = options.openOptions
         // A CSV's WKT column is the geometry, not an attribute to carry along.
@@ -47,13 +69,14 @@ public enum OGRFences {
             openOptions.append("KEEP_GEOM_COLUMNS=NO")
         }
         let dataset = try OGRDataset(opening: openablePath(source), openOptions: openOptions)
+        let all = readingOrder(dataset.layers, ofFolder: isFolder(source))
         var layers: [OGRLayer] = []
         if options.layers.isEmpty {
-            layers = dataset.layers
+            layers = all
         } else {
             for name in options.layers {
                 guard let layer = dataset.layer(named: name) else {
-                    let names = dataset.layers.map(\.name).joined(separator: ", ")
+                    let names = all.map(\.name).joined(separator: ", ")
                     throw FenceError(.malformedInput, reason: "\(dataset.displayName) has no layer \(name) (layers: \(names))")
                 }
                 layers.append(layer)
