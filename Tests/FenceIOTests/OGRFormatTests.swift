@@ -202,8 +202,9 @@ final class OGRFormatTests: XCTestCase {
 
     /// A folder's layers are read in name order (UTF-8 bytes), not in the file system's
     /// directory order, so that of fences sharing an id across files the same one is kept
-    /// wherever the folder lies (found by an audit: the fence kept, with its shape and group,
-    /// was whichever file `readdir` listed first).
+    /// wherever the folder lies; each refused copy names where the kept one is (found by an
+    /// audit: the fence kept, with its shape and group, was whichever file `readdir` listed
+    /// first, and the refusal named only the copy).
     func testShapefileFolderIsReadInNameOrder() throws {
         try G.requireOgr2ogr()
         let dir = try G.folder(self)
@@ -222,12 +223,21 @@ final class OGRFormatTests: XCTestCase {
         XCTAssertEqual(
             rejected.map { "\($0)" },
             sorted.dropFirst().map {
-                "layer \($0), feature 1 (FID 0): fence harbor: duplicate-id: the id appears more than once in this batch"
+                "layer \($0), feature 1 (FID 0): fence harbor: duplicate-id: the id appears more than once in this batch; "
+                    + "first in layer Z, feature 1 (FID 0)"
             })
         // Named layers are read in the order named.
         var options = FenceInputOptions()
         options.layers = ["q", "a"]
         XCTAssertEqual(try Self.load(dir + "/shp", options).0.fences.map(\.group), ["q"])
+        // The built-in reader's repeats say the same.
+        let square = G.polygon([[(0, 0), (1, 0), (1, 1), (0, 1), (0, 0)]])
+        let doc = G.collection([G.feature(#""id":"x""#, square), G.feature(#""id":"y""#, square), G.feature(#""id":"x""#, square)])
+        let native = try GeoJSONFences.read(Data(doc.utf8), layer: "d", options: FenceInputOptions())
+        var store = FenceStore()
+        XCTAssertEqual(
+            native.rejections(from: store.add(native.fences, threads: 1)).map { "\($0)" },
+            ["layer d, feature 3: fence x: duplicate-id: the id appears more than once in this batch; first in layer d, feature 1"])
     }
 
     /// A feature without a usable geometry says which: an empty one, or none; in a CSV, none

@@ -26,9 +26,22 @@ public struct FenceReadResult: Sendable {
     public var featureCount: Int { fences.count + rejected.count }
 
     /// The store's verdicts on these fences (one `FenceAddResult` per fence, in order, as
-    /// `FenceStore.add` returns them) as rejections placed at their features.
+    /// `FenceStore.add` returns them) as rejections placed at their features. A repeated id
+    /// (the store keeps the first) also says where the kept one is: `...; first in layer m,
+    /// feature 1 (FID 0)`.
+    /// - Complexity: O(n); the first places of the ids are only looked up when an id repeats.
     public func rejections(from results: [FenceAddResult]) -> [RejectedFeature] {
-        zip(origins, results).compactMap { origin, r in r.error.map { RejectedFeature(origin: origin, error: $0) } }
+        var firstPlace: [ExactID: FeatureOrigin]?
+        return zip(origins, results).compactMap { origin, r in
+            guard var error = r.error else { return nil }
+            if error.kind == .duplicateID {
+                if firstPlace == nil {
+                    firstPlace = Dictionary(zip(fences.map { ExactID($0.id) }, origins), uniquingKeysWith: { first, _ in first })
+                }
+                if let first = firstPlace?[ExactID(r.id)], first != origin { error.reason += "; first in \(first)" }
+            }
+            return RejectedFeature(origin: origin, error: error)
+        }
     }
 }
 
