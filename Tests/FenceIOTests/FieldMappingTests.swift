@@ -203,6 +203,71 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertTrue(cli.err.contains("fields \"Radius\" and \"RADIUS\" for the radius"), cli.err)
     }
 
+    /// A null or blank first name is not set: the feature takes the next name it has, for
+    /// every role, as OGR reads a null or empty column (found by an audit: the built-in reader
+    /// stopped at the null, loading `"coord": null, "coordType": "gcj02"` as WGS84, 500 m off
+    /// in Beijing, and losing `customID` groups).
+    func testANullOrBlankFirstNameFallsThroughToTheNext() throws {
+        let square = G.polygon([[(116.39, 39.90), (116.40, 39.90), (116.40, 39.91), (116.39, 39.91), (116.39, 39.90)]])
+        let doc = G.collection([
+            G.feature(#""id":"a","group":null,"customID":"cid","coord":null,"coordType":"gcj02""#, square),
+            G.feature(#""id":"b","group":"","customID":"cid2","coord":"","coordType":"bd09ll""#, square),
+            G.feature(#""id":"c","group":" \t","customID":"cid3","coord":"  ","coordType":"gcj02""#, square),
+            G.feature(#""id":"d","group":null,"coord":null"#, square),
+            G.feature(#""id":"e","group":"g","customID":"ignored","coord":"wgs84","coordType":"gcj02""#, square),
+        ])
+        let read = try GeoJSONFences.read(Data(doc.utf8), layer: "n", options: FenceInputOptions())
+        XCTAssertEqual(read.rejected, [])
+        XCTAssertEqual(read.fences.map(\.id), ["a", "b", "c", "d", "e"])
+        XCTAssertEqual(read.fences.map(\.group), ["cid", "cid2", "cid3", nil, "g"])
+        XCTAssertEqual(read.fences.map(\.coord), [.gcj02, .bd09ll, .gcj02, .wgs84, .wgs84])
+        XCTAssertTrue(read.fences.allSatisfy { $0.properties.isEmpty }, "\(read.fences.map(\.properties))")
+
+        // A null or blank id property leaves the feature id.
+        let ids = G.collection([
+            #"{"type":"Feature","id":"f1","properties":{"id":null},"geometry":\#(square)}"#,
+            #"{"type":"Feature","id":7,"properties":{"id":" "},"geometry":\#(square)}"#,
+        ])
+        XCTAssertEqual(try GeoJSONFences.read(Data(ids.utf8), layer: "n", options: FenceInputOptions()).fences.map(\.id), ["f1", "7"])
+
+        // Every role, with two names of the library's own choosing.
+        var options = FenceInputOptions()
+        for role in FenceFields.Role.allCases { options.fields[role] = [role.rawValue, role.rawValue + "2"] }
+        let point = G.point(116.4, 39.9)
+        let all = G.collection([
+            G.feature(
+                #""id":null,"id2":"p","group":"","group2":"g","radius":null,"radius2":30,"coord":"","coord2":"gcj02","#
+                    + #""actions":null,"actions2":["exit"],"dwell":" ","dwell2":60,"expires":null,"expires2":"2030-01-01T00:00:00Z""#,
+                point),
+        ])
+        let every = try GeoJSONFences.read(Data(all.utf8), layer: "n", options: options)
+        XCTAssertEqual(every.rejected, [])
+        XCTAssertEqual(every.fences, [
+            Fence(
+                id: "p", group: "g", shape: .circle(center: LonLat(lon: 116.4, lat: 39.9), radius: 30), coord: .gcj02, actions: [.exit],
+                dwell: 60, expires: 1_893_456_000),
+        ])
+    }
+
+    /// The same file through OGR: the built-in reader gives the same settings.
+    func testNullFirstNameReadsAsThroughOGR() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder(self)
+        let square = G.polygon([[(116.39, 39.90), (116.40, 39.90), (116.40, 39.91), (116.39, 39.91), (116.39, 39.90)]])
+        let doc = G.collection([
+            G.feature(#""id":"a","group":null,"customID":"cid","coord":null,"coordType":"gcj02""#, square),
+            G.feature(#""id":"b","group":"","customID":"cid2","coord":"","coordType":"bd09ll""#, square),
+            G.feature(#""id":"d","group":null,"customID":null,"coord":null,"coordType":null"#, square),
+        ])
+        try G.write(doc, to: dir + "/n.geojson")
+        var options = FenceInputOptions()
+        options.reader = .ogr
+        let throughOGR = try FenceInput.read(dir + "/n.geojson", options: options)
+        let builtIn = try GeoJSONFences.read(Data(doc.utf8), layer: "n", options: FenceInputOptions())
+        XCTAssertEqual(throughOGR.fences.map(\.group), ["cid", "cid2", nil])
+        XCTAssertEqual(builtIn.fences, throughOGR.fences)
+    }
+
     /// Every command that takes --fences takes the mapping, with the same meaning.
     func testEveryCommandTakesTheFieldOptions() throws {
         try G.requireOgr2ogr()

@@ -374,17 +374,19 @@ struct GeoJSONDocument {
         func reject(_ e: FenceError) { reject(e.kind, e.reason) }
         guard draft.type == "Feature" else { return reject(.malformedInput, "not a GeoJSON Feature") }
         let fields = options.fields
-        // Each role takes its first candidate the feature has.
+        // Each role takes its first candidate the feature has set: a null or blank one is not
+        // set (README "Formats"), so `"group": null, "customID": "c"` is in group c, as OGR
+        // reads a null column (an audit found the null hiding the second name).
         var settings = FenceSettings()
         var errors: [FenceFields.Role: FenceError] = [:]
         var idSource: FeatureDraft.Source?
         for role in FenceFields.Role.allCases {
             for candidate in fields[role] {
-                guard let found = draft.found[candidate] else { continue }
-                if let value = found, let e = settings.set(role, value) { errors[role] = e }
+                guard let found = draft.found[candidate], let value = found, !value.isBlank else { continue }
+                if let e = settings.set(role, value) { errors[role] = e }
                 if role == .id {
                     idSource = .property(candidate)
-                    if let value = found, let e = Self.idTypeError(value, "property \"\(candidate)\"") { errors[.id] = e }
+                    if let e = Self.idTypeError(value, "property \"\(candidate)\"") { errors[.id] = e }
                 }
                 break
             }
