@@ -1,7 +1,9 @@
 import FenceEngine
 import Foundation
 
-/// Fences from a GeoJSON FeatureCollection (or a single Feature), read by the built-in parser:
+/// Fences from a GeoJSON FeatureCollection, a single Feature, or a GeoJSON text sequence of
+/// Features (RFC 8142 RS-separated, or one per line: `GeoJSONDocument+Sequence`), read by the
+/// built-in parser:
 /// Polygon and MultiPolygon features, and Point features with a radius (metres) as circles.
 ///
 /// Settings come from the properties `FenceFields` names (by default `id`, else the feature's
@@ -111,7 +113,7 @@ public enum GeoJSONFences {
     /// compressed): Foundation's `readDataToEndOfFile` traps
     /// when standard input is closed or a directory. Reading stops at the first chunk that
     /// cannot be the start of a GeoJSON document (its first byte past white space and a byte
-    /// order mark is not `{`) or that holds a NUL byte, which no JSON text has: `< /dev/zero`
+    /// order mark is not `{`, or RS for a GeoJSON text sequence) or that holds a NUL byte, which no JSON text has: `< /dev/zero`
     /// is refused at once instead of filling memory.
     /// - Throws: `malformedInput` with the system's reason, or why it is not GeoJSON.
     /// - Complexity: O(bytes); memory: the whole document.
@@ -159,7 +161,8 @@ public enum GeoJSONFences {
             if !started {
                 let whiteSpace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF]
                 if let first = bytes.first(where: { !whiteSpace.contains($0) }) {
-                    guard first == UInt8(ascii: "{") else {
+                    // `{`, or the RS that starts each record of a GeoJSON text sequence.
+                    guard first == UInt8(ascii: "{") || first == JSONScanner.recordSeparator else {
                         throw FenceError(.malformedInput, reason: "\(name) is not a GeoJSON document (it does not start with {)")
                     }
                     started = true

@@ -11,14 +11,14 @@ extension Arguments {
 
     /// Their help text, shared by the commands.
     static let fenceHelp = """
-        Fences (--fences SOURCE): a GeoJSON file ("-" for standard input) or any vector source
-        GDAL/OGR opens: GeoJSONSeq, Shapefile, GeoPackage, FlatGeobuf, CSV with a WKT column,
+        Fences (--fences SOURCE): a GeoJSON or GeoJSONSeq file ("-" for standard input) or any
+        vector source GDAL/OGR opens: Shapefile, GeoPackage, FlatGeobuf, CSV with a WKT column,
         PostGIS ("PG:host=... dbname=..."), ... Polygons and MultiPolygons are fences, Points
         with a radius (metres) circles; layers in another CRS are reprojected to WGS84. Gzip
         files (zones.geojson.gz, zones.fgb.gz), zstd GeoJSON (zones.geojson.zst) and zip or
         tar archives (a Shapefile's files) are read as they are.
-          --fence-reader R      auto (default: .geojson/.json/stdin built in, the rest OGR),
-                                native or ogr
+          --fence-reader R      auto (default: .geojson/.json/.geojsonl/.geojsons/stdin
+                                built in, the rest OGR), native or ogr
           --layer NAMES         OGR layers to read, comma-separated (default: all)
           --open-option K=V     GDAL open option (as ogr2ogr -oo); may repeat
           --fence-crs CRS       CRS of layers that declare none (e.g. EPSG:32632; default WGS84)

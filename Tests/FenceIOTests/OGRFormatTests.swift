@@ -138,8 +138,23 @@ final class OGRFormatTests: XCTestCase {
         ])
     }
 
+    /// Through OGR when asked; the built-in reader (`auto`'s choice) loads the same fences
+    /// and refuses the same features.
     func testGeoJSONSeq() throws {
-        try verify(try make("GeoJSONSeq", "fences.geojsonl"), layer: "fences")
+        let path = try make("GeoJSONSeq", "fences.geojsonl")
+        var options = FenceInputOptions()
+        options.reader = .ogr
+        try verify(path, layer: "fences", options: options)
+        let (native, rejected) = try Self.load(path)
+        XCTAssertEqual(native.reader, .native)
+        XCTAssertEqual(native.layers, ["fences"])
+        XCTAssertEqual(native.fences.map(\.id), Self.expected.map(\.id))
+        for (got, want) in zip(native.fences, Self.expected) {
+            XCTAssertEqual(Fence(id: got.id, group: got.group, shape: got.shape, coord: got.coord, actions: got.actions, dwell: got.dwell, expires: got.expires), want)
+        }
+        XCTAssertEqual(rejected.map { "\($0.origin.index) \($0.error.fence ?? "") \($0.error.kind.rawValue)" }, [
+            "2 buoy invalid-radius", "5 bowtie invalid-geometry", "6 open ring-not-closed", "7 short ring-too-short",
+        ])
     }
 
     func testGeoPackage() throws {

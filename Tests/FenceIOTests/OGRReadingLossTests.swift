@@ -16,7 +16,9 @@ final class OGRReadingLossTests: XCTestCase {
 
     /// A bad line in a GeoJSONSeq file: not JSON at all on the second line (GDAL then gave
     /// the file to its GeoJSON driver, which read the first object only), a record cut short,
-    /// and a bad last line. Each is reported where it sits; every good line loads.
+    /// and a bad last line. Each is reported where it sits; every good line loads. (The
+    /// built-in reader reads `.geojsonl` under `auto`: `GeoJSONSeqTests` has its own; this is
+    /// OGR's, with `--fence-reader ogr`.)
     func testGeoJSONSeqBadLineIsReported() throws {
         let dir = try G.folder(self)
         let a = Self.line("a"), c = Self.line("c"), d = Self.line("d")
@@ -29,7 +31,9 @@ final class OGRReadingLossTests: XCTestCase {
         for (name, lines, loaded, index, message) in cases {
             let path = dir + "/\(name).geojsonl"
             try G.write(lines.joined(separator: "\n") + "\n", to: path)
-            let read = try FenceInput.read(path)
+            var options = FenceInputOptions()
+            options.reader = .ogr
+            let read = try FenceInput.read(path, options: options)
             XCTAssertEqual(read.reader, .ogr, name)
             XCTAssertEqual(read.fences.map(\.id), loaded, name)
             XCTAssertEqual(read.rejected.count, 1, "\(name): \(read.rejected)")
@@ -48,13 +52,13 @@ final class OGRReadingLossTests: XCTestCase {
         }
         // The CLI's verdict: a problem, exit 1, and fence c (which covers (0, 0) too) is there.
         let positions = try CLI.temp(self, "origin.csv", "device,time,lon,lat\nd,0,0,0\n")
-        let check = try CLI.run(["check", "--fences", dir + "/garbage.geojsonl"])
+        let check = try CLI.run(["check", "--fences", dir + "/garbage.geojsonl", "--fence-reader", "ogr"])
         XCTAssertEqual(check.status, 1, check.err)
         XCTAssertEqual(
             check.out,
             "\(dir)/garbage.geojsonl: layer garbage, feature 2 (FID 1): malformed-input: GDAL failed after feature 1 and read on to this one; "
                 + "anything it skipped is not loaded: JSON parsing error: unexpected character (at offset 0)\n")
-        let eval = try CLI.run(["eval", "--fences", dir + "/garbage.geojsonl", "--positions", positions])
+        let eval = try CLI.run(["eval", "--fences", dir + "/garbage.geojsonl", "--positions", positions, "--fence-reader", "ogr"])
         XCTAssertEqual(eval.status, 1, eval.err)
         XCTAssertEqual(eval.out.split(separator: "\n").count, 3, "enter a, c and d: \(eval.out)")
     }

@@ -45,9 +45,9 @@ public struct FenceReadResult: Sendable {
     }
 }
 
-/// Reads fences from any source: a GeoJSON file with the built-in reader, anything else
-/// (a Shapefile, GeoPackage, FlatGeobuf, CSV with WKT, GeoJSONSeq, a `PG:` connection string)
-/// through GDAL/OGR.
+/// Reads fences from any source: a GeoJSON or GeoJSONSeq file with the built-in reader,
+/// anything else (a Shapefile, GeoPackage, FlatGeobuf, CSV with WKT, a `PG:` connection
+/// string) through GDAL/OGR.
 public enum FenceInput {
     /// Refuses a CRS definition (`FenceInputOptions.assumedCRS`, EPSG:n, WKT, PROJ, ...) that
     /// GDAL cannot read, with `invalid-setting`, before any source is opened: `read` checks it
@@ -113,9 +113,11 @@ public enum FenceInput {
         return result
     }
 
-    /// Standard input and files named `.geojson` or `.json` (compressed or not: `.geojson.gz`,
-    /// `.geojson.zst`) go to the built-in reader under `.auto` (it reads them faster than OGR
-    /// does; README "Fence loading"), except through GDAL's virtual file systems
+    /// Standard input and files named `.geojson` or `.json`, or GeoJSONSeq's `.geojsonl` and
+    /// `.geojsons` (compressed or not: `.geojson.gz`, `.geojsonl.zst`) go to the built-in
+    /// reader under `.auto` (it reads them faster than OGR does, README "Fence loading", and
+    /// keeps a GeoJSONSeq feature's id as written, where GDAL 3.6's GeoJSONSeq driver numbers
+    /// features whose ids are not all integers), except through GDAL's virtual file systems
     /// (`/vsizip/...`).
     public static func usesNativeReader(_ source: String) -> Bool {
         if source == "-" { return true }
@@ -128,7 +130,7 @@ public enum FenceInput {
         // GDAL's virtual file systems (/vsizip/, /vsicurl/, ...) only OGR can open.
         if source.hasPrefix("/vsi") { return false }
         let lower = Compression.strippingEnding(source).lowercased()
-        return lower.hasSuffix(".geojson") || lower.hasSuffix(".json")
+        return [".geojson", ".json", ".geojsonl", ".geojsons"].contains { lower.hasSuffix($0) }
     }
 }
 

@@ -19,7 +19,8 @@ public struct FenceInputLimits: Sendable, Hashable {
 public struct FenceInputOptions: Sendable {
     /// Which reader handles the source.
     public enum Reader: String, Sendable {
-        /// `.geojson` / `.json` files and standard input with the built-in GeoJSON reader
+        /// `.geojson` / `.json` / `.geojsonl` / `.geojsons` files and standard input with the
+        /// built-in GeoJSON reader
         /// (faster, see README), everything else through GDAL/OGR.
         case auto
         /// The built-in GeoJSON reader.

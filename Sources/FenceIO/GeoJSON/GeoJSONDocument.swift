@@ -19,6 +19,8 @@ struct GeoJSONDocument {
     }
 
     mutating func read() throws {
+        // RFC 8142: every record of a GeoJSON text sequence starts with RS.
+        if scanner.peek() == JSONScanner.recordSeparator { return readSequence(after: 0, separatedByRS: true) }
         guard scanner.peek() == 123 else {
             if scanner.peek() == nil { throw JSONScanner.Failure(offset: scanner.at, message: "the document is empty") }
             if scanner.peek() == 91 || scanner.peek() == 34 || scanner.peek().map(JSONScanner.startsNumber) == true {
@@ -45,6 +47,11 @@ struct GeoJSONDocument {
                     try readMember(key, of: &top)
                 }
             } while try scanner.next(closing: 125)
+        }
+        // A Feature with another value after it: one Feature per line (GeoJSONSeq, ndjson).
+        if top.type == "Feature", !sawFeatures, anotherRecordFollows() {
+            finish(top, number: 1)
+            return readSequence(after: 1, separatedByRS: false)
         }
         try scanner.expectEnd()
         switch top.type {
