@@ -49,13 +49,13 @@ public enum GeoJSONFences {
     /// - Complexity: O(bytes + positions); memory: the mapped file and the fences kept.
     public static func read(path: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         let (result, crs) = try readDeclaringCRS(path: path, options: options)
-        if let crs, !isLonLatWGS84(crs) { throw refusal(path, declaring: crs) }
+        if let crs, !isLonLatWGS84(crs) { throw refusal(declaring: crs) }
         return result
     }
 
     /// Reads a file as `read(path:options:)` does, with the CRS it declares (nil: none)
     /// whatever that is, for the caller to decide.
-    static func readDeclaringCRS(path: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
+    static func readDeclaringCRS(path: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: DeclaredCRS?) {
         let data = try readDocument(path: path)
         let layer = path == "-" ? "stdin" : URL(fileURLWithPath: Compression.strippingEnding(path)).deletingPathExtension().lastPathComponent
         return try parse(data, layer: layer, options: options)
@@ -172,11 +172,21 @@ public enum GeoJSONFences {
         }
     }
 
-    /// The refusal of a document that declares a CRS other than WGS84 longitude/latitude.
-    static func refusal(_ path: String, declaring crs: String) -> FenceError {
-        FenceError(
-            .malformedInput,
-            reason: "\(path) declares the CRS \(crs); the built-in reader takes WGS84 longitude/latitude only (read it through OGR to reproject)")
+    /// The refusal of a document that declares a CRS other than WGS84 longitude/latitude, or a
+    /// `crs` member the reader cannot read. It does not name the file: the caller does (the
+    /// CLI's messages named it twice).
+    static func refusal(declaring crs: DeclaredCRS) -> FenceError {
+        switch crs {
+        case .named(let name):
+            return FenceError(
+                .malformedInput,
+                reason: "the document declares the CRS \(name); the built-in reader takes WGS84 longitude/latitude only (read it through OGR to reproject)")
+        case .unreadable(let what, let hint):
+            return FenceError(
+                .malformedInput,
+                reason: "the document has \(what), which the built-in reader cannot read (it reads a \"name\", an \"EPSG\" code, an \"OGC\" urn "
+                    + "and links to WGS84); \(hint)")
+        }
     }
 
     /// Reads a document held in memory.
@@ -184,15 +194,20 @@ public enum GeoJSONFences {
         try parse(data, layer: layer, options: options).result
     }
 
-    /// Whether a GeoJSON `crs` name (2008 GeoJSON) means WGS84 longitude/latitude.
-    static func isLonLatWGS84(_ name: String) -> Bool {
+    /// Whether a GeoJSON `crs` (2008 GeoJSON) means WGS84 longitude/latitude: CRS84 and EPSG
+    /// 4326 in their URN, URI and short spellings, and the name `WGS84` (`WGS 84`, `wgs_84`,
+    /// `WGS1984`), as GDAL reads it. GeoJSON wrote EPSG:4326 longitude first.
+    static func isLonLatWGS84(_ crs: DeclaredCRS) -> Bool {
+        guard case .named(let name) = crs else { return false }
         let n = name.uppercased()
+        let bare = n.filter { $0 != " " && $0 != "_" && $0 != "-" }
         return n.hasSuffix("CRS84") || n.hasSuffix("CRS:84") || n.hasSuffix("EPSG::4326") || n == "EPSG:4326"
+            || n.hasSuffix("/EPSG/0/4326") || bare == "WGS84" || bare == "WGS1984"
     }
 
     /// The fences of a document and the name of its `crs` member, if it has one.
-    static func parse(_ data: Data, layer: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: String?) {
-        let outcome = data.withUnsafeBytes { raw -> Result<(FenceReadResult, String?), FenceError> in
+    static func parse(_ data: Data, layer: String, options: FenceInputOptions) throws(FenceError) -> (result: FenceReadResult, crs: DeclaredCRS?) {
+        let outcome = data.withUnsafeBytes { raw -> Result<(FenceReadResult, DeclaredCRS?), FenceError> in
             let bytes = raw.bindMemory(to: UInt8.self)
             var document = GeoJSONDocument(scanner: JSONScanner(bytes), layer: layer, options: options)
             do {

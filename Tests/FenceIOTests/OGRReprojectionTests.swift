@@ -64,7 +64,7 @@ final class OGRReprojectionTests: XCTestCase {
         XCTAssertThrowsError(try FenceInput.read(geojson, options: native)) { error in
             XCTAssertEqual(
                 (error as? FenceError)?.reason,
-                "\(geojson) declares the CRS urn:ogc:def:crs:EPSG::3857; the built-in reader takes WGS84 longitude/latitude only (read it through OGR to reproject)")
+                "the document declares the CRS urn:ogc:def:crs:EPSG::3857; the built-in reader takes WGS84 longitude/latitude only (read it through OGR to reproject)")
         }
     }
 

@@ -92,10 +92,13 @@ public enum FenceInput {
             guard usesNativeReader(source) else { return try OGRFences.read(source, options: options) }
             let (result, crs) = try GeoJSONFences.readDeclaringCRS(path: source, options: options)
             guard let crs, !GeoJSONFences.isLonLatWGS84(crs) else { return try checkLayers(result, source: source, options: options) }
-            guard source != "-" else { throw GeoJSONFences.refusal(source, declaring: crs) }
+            // A crs member the built-in reader cannot read (a link to follow, a type of no
+            // meaning): OGR's GeoJSON driver would read what it cannot as WGS84, silently.
+            guard source != "-", case .named(let name) = crs else { throw GeoJSONFences.refusal(declaring: crs) }
             // OGR reprojects from the declared CRS; its GeoJSON driver reads a CRS GDAL does
-            // not know as WGS84, silently. Refuse that by name first.
-            try OGRReprojection.checkKnown(crs, declaredBy: source)
+            // not know as WGS84, silently. Refuse that by name first (the caller names the
+            // file, so the reason does not).
+            try OGRReprojection.checkKnown(name, declaredBy: "the document")
             return try OGRFences.read(source, options: options)
         }
     }

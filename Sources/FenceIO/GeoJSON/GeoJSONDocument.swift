@@ -6,7 +6,8 @@ struct GeoJSONDocument {
     let layer: String
     let options: FenceInputOptions
     var result = FenceReadResult(reader: .native)
-    var crs: String?
+    /// The document's `crs` member, if it has one (`GeoJSONDocument+CRS`).
+    var crs: DeclaredCRS?
     /// Every name `FenceFields` gives a role: these properties are settings.
     let settingNames: Set<String>
 
@@ -42,7 +43,7 @@ struct GeoJSONDocument {
                 if scanner.equals(key, "features") {
                     sawFeatures = try readFeatures()
                 } else if scanner.equals(key, "crs") {
-                    crs = try readCRSName()
+                    crs = try readCRS()
                 } else {
                     try readMember(key, of: &top)
                 }
@@ -332,31 +333,6 @@ struct GeoJSONDocument {
         case "MultiPolygon": return 4
         default: return nil
         }
-    }
-
-    /// The `crs` member's name (`{"type":"name","properties":{"name":"EPSG:3857"}}`), or
-    /// "unnamed" for any other form.
-    mutating func readCRSName() throws(JSONScanner.Failure) -> String? {
-        let (range, _) = try scanner.skipValue()
-        var s = JSONScanner(scanner.bytes)
-        s.at = range.lowerBound
-        guard s.take(123) else { return scanner.compactText(range) == "null" ? nil : "unnamed" }
-        if s.take(125) { return "unnamed" }
-        repeat {
-            let key = try s.string()
-            try s.expect(58, ":")
-            if s.equals(key, "properties"), s.take(123), !s.take(125) {
-                repeat {
-                    let inner = try s.string()
-                    try s.expect(58, ":")
-                    if s.equals(inner, "name"), s.peek() == 34 { return s.text(try s.string()) }
-                    _ = try s.skipValue()
-                } while try s.next(closing: 125)
-            } else {
-                _ = try s.skipValue()
-            }
-        } while try s.next(closing: 125)
-        return "unnamed"
     }
 
     /// Why a value cannot be an id, or nil: an id is a string or a number (RFC 7946 3.2, README
