@@ -178,7 +178,7 @@ final class FieldMappingTests: XCTestCase {
         ]
         try G.write(seq.joined(separator: "\n") + "\n", to: dir + "/seq.geojsonl")
         let seqBuiltIn = try GeoJSONFences.read(Data(G.collection(seq).utf8), layer: "seq", options: FenceInputOptions())
-        let seqOGR = try FenceInput.read(dir + "/seq.geojsonl", options: FenceInputOptions())
+        let seqOGR = try FenceInput.read(dir + "/seq.geojsonl", options: ogr)
         XCTAssertEqual(seqOGR.fences, seqBuiltIn.fences)
         XCTAssertEqual(seqOGR.fences.map(\.id), ["b", "c"])
         XCTAssertEqual(
