@@ -25,6 +25,9 @@ public struct PartitionProgress: Sendable {
     /// Wall time of the first and the latest applied fix message.
     public var firstApplied: Double?
     public var lastApplied: Double?
+
+    /// A partition that has done nothing yet.
+    public init(partition: Int) { self.partition = partition }
 }
 
 /// Runs one partition: consumes its fix messages through a durable pull consumer, applies

@@ -16,7 +16,8 @@ enum WorkerCommand {
         uninterrupted run gives (the events stream drops republished copies). Fence changes
         published with `fence change` apply at their stream position in every partition.
 
-        SIGTERM or SIGINT: stop fetching, apply what was fetched, checkpoint, exit 0.
+        SIGTERM or SIGINT: stop fetching, apply what was fetched, checkpoint, exit 0. While
+        the fences are still loading: stop at once (nothing is written before consuming), exit 0.
         A lost connection: reconnect, resume from the checkpoint; nothing is acknowledged that
         is not applied, published and checkpointed.
 
@@ -65,6 +66,18 @@ enum WorkerCommand {
             printLine(help)
             return 0
         }
+        // Signals are taken from the start: a stop while the fences load (seconds for a
+        // million) ends the run as one while consuming does, instead of killing the process
+        // (status 143).
+        let stop = StopSignal()
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { stop.request() }
+            source.resume()
+            sources.append(source)
+        }
         let servers = try a.natsServers()
         guard let list = a.values["partitions"] else { throw UsageError("--partitions is required (e.g. 0,1)") }
         var partitions: [Int] = []
@@ -102,11 +115,14 @@ enum WorkerCommand {
                     + "on a live stream, messages holding fixes not yet released are delivered again every \(ackWait) s while they wait\n")
         }
 
-        let loading = try FenceLoading(a)
+        let loadStarted = Date()
+        let name = try a.deploymentName()
+        let (loading, topology) = try unlessStopped(stop, partitions: partitions, started: loadStarted) {
+            let loading = try FenceLoading(a)
+            let connection = try NATSConnection(servers: servers, name: "fence-worker")
+            return (loading, try Deployment.topology(connection: connection, name: name))
+        }
         let fences = loading.read.fences
-
-        let connection = try NATSConnection(servers: servers, name: "fence-worker")
-        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
         if let p = partitions.first(where: { $0 >= topology.partitions }) {
             throw UsageError("partition \(p) does not exist: \(topology.fixStream) has \(topology.partitions) (0...\(topology.partitions - 1))")
         }
@@ -143,17 +159,11 @@ enum WorkerCommand {
             StandardError().write("fence worker: \(FenceError.printable(String(shown)))\n")
         }
 
-        let stop = StopSignal()
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { stop.request() }
-            source.resume()
-            sources.append(source)
-        }
         let started = Date()
-        let worker = try Worker(config: config, stop: stop, threads: threads)
+        let finalConfig = config
+        let worker = try unlessStopped(stop, partitions: partitions, started: loadStarted) {
+            try Worker(config: finalConfig, stop: stop, threads: threads)
+        }
         let rejected = loading.rejected(after: worker.baseResults)
         loading.report(rejected)
         stderr.write(
@@ -182,11 +192,59 @@ enum WorkerCommand {
         return failures.isEmpty ? 0 : 1
     }
 
+    /// Runs `load` (reading the fences, connecting, adding the fences to the engine) on a
+    /// thread of its own and returns what it returns, unless `stop` is requested first: then
+    /// the run ends at once, as a stop while consuming ends it (each partition's summary, the
+    /// total, exit status 0), without waiting for the load.
+    ///
+    /// Nothing is written while loading (the fences are read, the topology looked up; no
+    /// consumer is created and no checkpoint written before `Worker.run`), so ending the process
+    /// mid-load leaves the streams, consumers and checkpoints as they were. It ends with
+    /// `_exit`: `exit` would run GEOS's and GDAL's static destructors under a loader thread that
+    /// may be inside them. The stop is looked at every 20 ms, while the caller waits.
+    /// - Throws: what `load` throws.
+    static func unlessStopped<T>(
+        _ stop: StopSignal, partitions: [Int], started: Date, _ load: @escaping @Sendable () throws -> T
+    ) throws -> T {
+        let outcome = LoadOutcome<T>()
+        let thread = Thread { outcome.finish(Result { try load() }) }
+        thread.name = "fence-load"
+        thread.stackSize = 8 << 20
+        thread.start()
+        while true {
+            if let result = outcome.wait(seconds: 0.02) { return try result.get() }
+            guard stop.isRequested else { continue }
+            let stderr = StandardError()
+            stderr.write("fence worker: stopped while loading the fences; nothing consumed\n")
+            for p in partitions { stderr.write("fence worker: " + summary(PartitionProgress(partition: p)) + "\n") }
+            stderr.write(String(format: "fence worker: %d fixes in %.2f s\n", 0, Date().timeIntervalSince(started)))
+            _exit(0)
+        }
+    }
+
     static func summary(_ p: PartitionProgress) -> String {
         let c = p.counters
         return "partition \(p.partition): applied through \(p.lastSequence); \(c.received) fixes (\(c.applied) applied, \(c.late) late, "
             + "\(c.duplicates) duplicate, \(c.rejected) rejected, \(c.badMessages) bad messages); \(c.events) events in "
             + "\(p.eventMessages) messages (\(p.duplicateEventMessages) dropped as duplicates); \(p.checkpoints) checkpoints, "
             + "\(p.rewinds) resumes"
+    }
+}
+
+/// What a loader thread produced, handed to the thread that waits for it.
+private final class LoadOutcome<T>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var result: Result<T, Error>?
+
+    func finish(_ r: Result<T, Error>) {
+        lock.withLock { result = r }
+        done.signal()
+    }
+
+    /// The result once the loader has finished, or nil after `seconds` without it.
+    func wait(seconds: Double) -> Result<T, Error>? {
+        guard done.wait(timeout: .now() + seconds) == .success else { return nil }
+        return lock.withLock { result }
     }
 }

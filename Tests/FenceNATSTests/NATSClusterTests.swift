@@ -617,6 +617,62 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(after.map(\.owner), before.map(\.owner))
     }
 
+    /// A SIGTERM while a worker still loads its fences (300,000 of them: seconds) stops it as
+    /// one while consuming does: exit status 0 and the summary lines (it was killed by the
+    /// signal, status 143), and nothing written: the checkpoints and consumers are as the
+    /// previous session left them, and a worker started next resumes from them and gives
+    /// `fence eval`'s events.
+    func testAStopWhileLoadingFencesIsClean() throws {
+        let fleet = Fleet(devices: 50, steps: 20, seed: 5, fenceCount: 50, size: 0.1)
+        let fences = folder + "/fences.geojson"
+        try Data(fleet.fencesGeoJSON().utf8).write(to: URL(fileURLWithPath: fences))
+        try fleet.writeCSV(to: folder + "/fixes.csv")
+        XCTAssertEqual(
+            try FenceCLI.run(["eval", "--fences", fences, "--positions", folder + "/fixes.csv"], output: folder + "/eval.ndjson", log: folder + "/eval.log"), 0)
+        let expected = Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: folder + "/eval.ndjson")))
+        // Small squares near the south pole: a file that takes seconds to load.
+        let many = folder + "/many.geojson"
+        var text = #"{"type":"FeatureCollection","features":["#
+        for i in 0..<300_000 {
+            let x = -170 + Double(i % 1000) * 0.01, y = -80 + Double(i / 1000) * 0.01
+            if i > 0 { text += "," }
+            text += #"{"type":"Feature","properties":{"id":"far-\#(i)"},"geometry":{"type":"Polygon","coordinates":[[[\#(x),\#(y)],[\#(x + 0.005),\#(y)],[\#(x + 0.005),\#(y + 0.005)],[\#(x),\#(y)]]]}}"#
+        }
+        text += "]}"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: many))
+        let urls = try startSingleServer(partitions: 2)
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        let w1 = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30")
+        try waitDrained(urls, timeout: 120)
+        try stop(w1)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        func state() throws -> [String] {
+            try Deployment.status(connection: connection, topology: topology).map {
+                "\($0.partition) \(String(describing: $0.lastSequence)) \(String(describing: $0.replayFrom)) \(String(describing: $0.written)) "
+                    + "\(String(describing: $0.owner)) \(String(describing: $0.pending)) \(String(describing: $0.ackPending))"
+            } + (0..<2).map { "consumer \(String(describing: try connection.consumerState(stream: topology.fixStream, name: topology.consumerName($0))?.ackFloor))" }
+        }
+        let before = try state()
+        let w2 = try worker(urls, partitions: "0,1", fences: many, log: "w2", lateness: "30")
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertFalse(log("w2").contains(" fences ("), "the fences were loaded before the stop: \(log("w2"))")
+        try stop(w2)
+        XCTAssertEqual(w2.terminationReason, .exit, log("w2"))
+        XCTAssertTrue(log("w2").contains("stopped while loading the fences"), log("w2"))
+        XCTAssertTrue(log("w2").contains("fence worker: partition 1: applied through 0; 0 fixes"), log("w2"))
+        XCTAssertTrue(log("w2").contains("fence worker: 0 fixes in "), log("w2"))
+        XCTAssertEqual(try state(), before)
+        // Everything was drained before: wait for the new session itself, not for the status.
+        let w3 = try worker(urls, partitions: "0,1", fences: fences, log: "w3", lateness: "30")
+        try waitUntil(timeout: 60) { log("w3").components(separatedBy: "resuming at").count == 3 }
+        try waitDrained(urls, timeout: 120)
+        try stop(w3)
+        let out = folder + "/events.ndjson"
+        XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
+        compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
+    }
+
     /// A server whose mapping spreads devices over more partitions than `fence setup` made:
     /// the fixes of the extra partition are taken by no stream, so `fence publish` fails and
     /// says why, instead of storing them where no worker reads (it exited 0 when the stream
