@@ -177,6 +177,9 @@ final class PartitionWorker: @unchecked Sendable {
         var checkpointsWritten = 0
         // Lines logged about fixes refused under `maxLead` (at most 20 a session).
         var aheadLogged = 0
+        // When the consumer was first seen at its `maxAckPending` with messages waiting
+        // (`checkAckLimit`).
+        var atAckLimitSince: Date?
 
         func publish(_ events: [FenceEvent], cause: UInt64) throws {
             messagesOut += try outbox.publish(events, partition: partition, cause: cause, subject: eventSubject, via: connection)
@@ -250,6 +253,40 @@ final class PartitionWorker: @unchecked Sendable {
             }
         }
 
+        /// After an empty fetch: fails the partition when it can never move on because
+        /// `maxAckPending` is too small. Its unacknowledged messages hold fixes within the
+        /// lateness of the latest (or are being re-read to refill them); only later messages
+        /// release those, and the server delivers none while the limit is reached, so the
+        /// partition would wait for good. Judged from the consumer's own counts (deliveries
+        /// not acknowledged at the limit, and messages still to deliver), seen twice at
+        /// least a second apart so an acknowledgement on its way is not mistaken for it.
+        /// - Complexity: nothing while fewer deliveries than the limit are unacknowledged
+        ///   here (a count); else a consumer info request a second.
+        func checkAckLimit() throws {
+            guard unacknowledged.count >= config.maxAckPending else {
+                atAckLimitSince = nil
+                return
+            }
+            let now = Date()
+            if let since = atAckLimitSince, now.timeIntervalSince(since) < 1 { return }
+            guard let c = try connection.consumerState(stream: topology.fixStream, name: consumer),
+                c.ackPending >= UInt64(config.maxAckPending), c.pending > 0
+            else {
+                atAckLimitSince = nil
+                return
+            }
+            guard atAckLimitSince != nil else {
+                atAckLimitSince = now
+                return
+            }
+            throw FenceError(
+                .invalidSetting,
+                reason: "\(c.ackPending) messages delivered and not acknowledged, the limit "
+                    + "maxAckPending (--max-ack-pending \(config.maxAckPending)), with \(c.pending) more to deliver: the "
+                    + "unacknowledged ones hold fixes that only later messages release, so the server delivers no more. "
+                    + "Raise --max-ack-pending above the messages of --lateness seconds of event time plus a checkpoint interval")
+        }
+
         while true {
             if stop.isRequested {
                 // Drain: what was fetched is applied; checkpoint and acknowledge, then leave.
@@ -272,6 +309,7 @@ final class PartitionWorker: @unchecked Sendable {
             }
             if messages.isEmpty {
                 if dirty && stream.isCaughtUp { try checkpoint() } else if !dirty { try reacknowledge() }
+                try checkAckLimit()
                 continue
             }
             // Learning the changes needs the stream's leader; during an election, wait for it

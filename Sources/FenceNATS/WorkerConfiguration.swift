@@ -26,8 +26,10 @@ public struct WorkerConfiguration: Sendable {
     /// next checkpoint.
     public var ackWait: Double = 120
     /// Delivered-but-unacknowledged messages a partition may have at once; must exceed the
-    /// messages of `lateness` seconds of event time plus a checkpoint interval.
-    public var maxAckPending = 1_000_000
+    /// messages of `lateness` seconds of event time plus a checkpoint interval, or the
+    /// partition stops with `invalid-setting` once it finds itself unable to move on.
+    public var maxAckPending = WorkerConfiguration.defaultMaxAckPending
+    public static let defaultMaxAckPending = 1_000_000
     /// The fences every partition starts from (before the changes in the stream).
     public var baseFences: [Fence] = []
     /// A digest of the base fences as read (`digest(of:limits:)`), for the fingerprint.

@@ -35,6 +35,12 @@ enum WorkerCommand {
                                   other fixes late until event time caught up
           --checkpoint-every S    wall seconds between checkpoints while busy (default 1)
           --fetch N               messages per fetch (default 256)
+          --max-ack-pending N     messages a partition may have delivered and not yet
+                                  acknowledged (default 1000000, 1 to 10000000). A message
+                                  stays unacknowledged while it holds fixes and until the next
+                                  checkpoint: N must exceed the messages of --lateness seconds
+                                  of event time plus a checkpoint interval, or the partition
+                                  cannot move on: the worker then stops, exit status 1
           --ack-wait SECONDS      redelivery timeout of unacknowledged messages (default: twice
                                   the lateness plus 60 s, at least 120 s; messages stay
                                   unacknowledged while they hold fixes)
@@ -59,7 +65,7 @@ enum WorkerCommand {
         let a = try Arguments(
             args,
             valued: Arguments.fenceOptions.union([
-                "nats", "partitions", "lateness", "step", "max-lead", "checkpoint-every", "fetch", "ack-wait", "progress", "name", "threads",
+                "nats", "partitions", "lateness", "step", "max-lead", "checkpoint-every", "fetch", "max-ack-pending", "ack-wait", "progress", "name", "threads",
                 "dwell", "actions", "margin", "exit-delay",
             ]), flagNames: ["no-initial", "cross", "repair"])
         if a.flags.contains("help") {
@@ -103,6 +109,8 @@ enum WorkerCommand {
             throw UsageError("--lateness, --step, --checkpoint-every, --ack-wait and --progress take at most \(Int(Arguments.maxSeconds)) seconds")
         }
         let fetch = try a.int("fetch", default: 256, range: 1...10_000)
+        // The server keeps an entry per unacknowledged message: ten times the default bounds it.
+        let maxAckPending = try a.int("max-ack-pending", default: WorkerConfiguration.defaultMaxAckPending, range: 1...10_000_000)
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let stderr = StandardError()
         // A message stays unacknowledged while it holds fixes: on a live stream up to about
@@ -134,6 +142,7 @@ enum WorkerCommand {
         config.maxLead = maxLead
         config.checkpointInterval = interval
         config.fetchBatch = fetch
+        config.maxAckPending = maxAckPending
         config.ackWait = ackWait
         config.baseFences = fences
         config.fenceLimits = loading.options.limits.geometry

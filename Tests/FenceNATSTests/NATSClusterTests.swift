@@ -617,6 +617,27 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(after.map(\.owner), before.map(\.owner))
     }
 
+    /// `--max-ack-pending` reaches the consumers. Too small for the messages a partition holds
+    /// unacknowledged (those with fixes within --lateness of the latest; here about 25 a
+    /// window), the partition could never move on, and the server delivers nothing more: the
+    /// worker says so and exits 1 instead of waiting for good. Large enough, the same fleet
+    /// drains.
+    func testTooSmallMaxAckPendingStopsTheWorker() throws {
+        let fleet = Fleet(devices: 50, steps: 20, seed: 5, fenceCount: 50, size: 0.1)
+        let fences = folder + "/fences.geojson"
+        try Data(fleet.fencesGeoJSON().utf8).write(to: URL(fileURLWithPath: fences))
+        try fleet.writeCSV(to: folder + "/fixes.csv")
+        let urls = try startSingleServer(partitions: 2)
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        let small = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30", extra: ["--max-ack-pending", "5"])
+        try waitUntil(timeout: 60) { !small.isRunning }
+        XCTAssertEqual(small.terminationStatus, 1, log("w1"))
+        XCTAssertTrue(log("w1").contains("5 messages delivered and not acknowledged, the limit maxAckPending (--max-ack-pending 5)"), log("w1"))
+        let enough = try worker(urls, partitions: "0,1", fences: fences, log: "w2", lateness: "30", extra: ["--max-ack-pending", "500"])
+        try waitDrained(urls, timeout: 120)
+        try stop(enough)
+    }
+
     /// A SIGTERM while a worker still loads its fences (300,000 of them: seconds) stops it as
     /// one while consuming does: exit status 0 and the summary lines (it was killed by the
     /// signal, status 143), and nothing written: the checkpoints and consumers are as the
