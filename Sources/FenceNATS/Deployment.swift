@@ -93,18 +93,29 @@ public enum Deployment {
         /// the worker wrote no clock.
         public var eventTime: Double?
         public var late: UInt64?
+        /// The latest worker's session marker and its revision (nil when none was written).
+        public var session: SessionMarker?
+        public var sessionRevision: UInt64?
+        /// The marker read again after the consumer (`readConsumers`) was the same revision:
+        /// no worker started, and no session wrote its marker, in between.
+        public var sessionSteady = false
 
         /// Everything stored for the partition is applied, checkpointed and acknowledged, and
-        /// the fence change at `change` (e.g. the flush at the end of an input) is applied.
+        /// the fence change at `change` (e.g. the flush at the end of an input) is applied, by
+        /// the latest worker's session: with a session marker, only once that session has its
+        /// consumer (`consuming`), and the marker did not change around the consumer's read,
+        /// so the backlog read is that session's and not the one before it.
         public func isDrained(throughChange change: UInt64) -> Bool {
-            (lastChangeSequence ?? 0) >= change && pending == 0 && ackPending == 0
+            guard session == nil || session?.phase == .consuming && sessionSteady else { return false }
+            return (lastChangeSequence ?? 0) >= change && pending == 0 && ackPending == 0
         }
     }
 
-    /// Every partition's checkpoint head and, with `consumers`, its consumer backlog.
+    /// Every partition's checkpoint head, session marker and, with `consumers`, its consumer
+    /// backlog.
     ///
-    /// Cost: opening the state bucket, a key-value get or two per partition (the state
-    /// stream), and with `consumers` a consumer info request each (the fix stream). Poll the
+    /// Cost: opening the state bucket, two or three key-value gets per partition (the state
+    /// stream), and with `consumers` a consumer info request and a key-value get each. Poll the
     /// consumers sparingly. In nats-server 2.9's file store, counting a filtered consumer's
     /// pending messages can load the stream's message block and then force it out of the
     /// block cache, so the workers' next deliveries parse the block again: consumer info for
@@ -128,6 +139,10 @@ public enum Deployment {
                 }
                 s.written = h.written
             }
+            if let (bytes, revision) = try store.kv.get(topology.sessionKey(p)) {
+                s.session = SessionMarker(decoding: bytes)
+                s.sessionRevision = revision
+            }
             out.append(s)
         }
         if consumers { try readConsumers(into: &out, connection: connection, topology: topology) }
@@ -136,12 +151,18 @@ public enum Deployment {
 
     /// Fills in each partition's consumer backlog (nil where no worker has created the
     /// consumer), for statuses read without it: a consumer info request each, on the fix
-    /// stream (`status` says why sparingly).
+    /// stream (`status` says why sparingly), then the session marker again (a key-value get),
+    /// to tell whether the backlog is that of the session the marker names.
     public static func readConsumers(into statuses: inout [PartitionStatus], connection: NATSConnection, topology: Topology) throws {
         for i in statuses.indices {
             let c = try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(statuses[i].partition))
             statuses[i].pending = c?.pending
             statuses[i].ackPending = c?.ackPending
+        }
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        for i in statuses.indices {
+            let again = try kv.get(topology.sessionKey(statuses[i].partition))?.revision
+            statuses[i].sessionSteady = again == statuses[i].sessionRevision
         }
     }
 

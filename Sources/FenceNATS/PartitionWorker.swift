@@ -148,6 +148,8 @@ final class PartitionWorker: @unchecked Sendable {
         try connection.createPullConsumer(
             stream: topology.fixStream, name: consumer, filter: topology.partitionFilter(partition),
             startSequence: start, ackWait: config.ackWait, maxAckPending: config.maxAckPending)
+        // From here the consumer the server shows is this session's (`SessionMarker`).
+        try store.kv.put(topology.sessionKey(partition), SessionMarker(.consuming, owner: owner).encoded())
         if start < stream.replayFrom {
             log("the consumer starts at \(start), \(stream.replayFrom - start) stream messages before \(stream.replayFrom), to be skipped")
         }

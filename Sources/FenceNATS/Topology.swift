@@ -11,6 +11,7 @@
 /// | events of partition p | `fence.events.<p>` in stream `FENCE_EVENTS` |
 /// | checkpoints | bucket `FENCE_STATE`, key `p<p>` and its chunks |
 /// | consumer of partition p | durable `fence-p<p>` |
+/// | the latest worker's session on p | bucket `FENCE_STATE`, key `p<p>.session` (`SessionMarker`) |
 public struct Topology: Sendable, Hashable {
     /// Subject prefix producers publish fixes under.
     public var prefix: String
@@ -50,6 +51,7 @@ public struct Topology: Sendable, Hashable {
     public var eventSubjects: [String] { [eventPrefix + ".*"] }
     public func consumerName(_ p: Int) -> String { "\(name.lowercased())-p\(p)" }
     public func checkpointKey(_ p: Int) -> String { "p\(p)" }
+    public func sessionKey(_ p: Int) -> String { "p\(p).session" }
     /// Key of the record that pins the partition count, so that every tool agrees on it.
     public static let topologyKey = "topology"
 

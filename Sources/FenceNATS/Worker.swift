@@ -14,11 +14,14 @@ public final class Worker: @unchecked Sendable {
     /// What became of each base fence (rejected ones carry their error).
     public let baseResults: [FenceAddResult]
 
+    /// - Parameter owner: the name to write checkpoints under (`newOwner()` when nil).
     /// - Throws: `FenceError` (invalid-setting) when `config.settings` has a `problem`.
-    public init(config: WorkerConfiguration, stop: StopSignal = StopSignal(), threads: Int = FenceStore.defaultThreads) throws(FenceError) {
+    public init(
+        config: WorkerConfiguration, stop: StopSignal = StopSignal(), threads: Int = FenceStore.defaultThreads, owner: String? = nil
+    ) throws(FenceError) {
         self.config = config
         self.stop = stop
-        let owner = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        let owner = owner ?? Self.newOwner()
         self.owner = owner
         var store = FenceStore()
         store.limits = config.fenceLimits
@@ -27,6 +30,11 @@ public final class Worker: @unchecked Sendable {
         partitions = config.partitions.map {
             PartitionWorker(partition: $0, config: config, base: base, stop: stop, owner: owner)
         }
+    }
+
+    /// A name for a worker process: host, process id and a random suffix.
+    public static func newOwner() -> String {
+        "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
     }
 
     /// Progress of every partition, in the order they were given.

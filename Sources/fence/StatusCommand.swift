@@ -16,7 +16,10 @@ enum StatusCommand {
 
         --wait-drained   wait until every partition has applied, checkpointed and acknowledged
                          everything stored, through the last fence change (e.g. the flush at
-                         the end of a `fence publish`); exit 1 after --timeout (default 600 s).
+                         the end of a `fence publish`), in the latest worker's session: a
+                         worker just started (its partitions' session "starting") has not
+                         drained until its sessions have their consumers and have caught up;
+                         exit 1 after --timeout (default 600 s).
                          Every 250 ms it reads the checkpoints, and the consumers only once
                          every checkpoint is through that change (consumer info is costly for
                          nats-server 2.9: README, limits of the worker)
@@ -75,6 +78,7 @@ enum StatusCommand {
         return "partition \(s.partition): applied \(v(s.lastSequence)), replay from \(v(s.replayFrom)), "
             + "change \(v(s.lastChangeSequence)), pending \(v(s.pending)), unacknowledged \(v(s.ackPending)), "
             + "checkpoint \(age) by \(s.owner ?? "-")" + eventTime(s, now: Date().timeIntervalSince1970)
+            + (s.session.map { ", session \($0.phase.rawValue) by \($0.owner)" } ?? "")
     }
 
     /// ", event time T, late N" when the partition's clock record has them, with a warning when

@@ -17,7 +17,11 @@ enum WorkerCommand {
         published with `fence change` apply at their stream position in every partition.
 
         SIGTERM or SIGINT: stop fetching, apply what was fetched, checkpoint, exit 0. While
-        the fences are still loading: stop at once (nothing is written before consuming), exit 0.
+        the fences are still loading: stop at once, exit 0, leaving consumers, checkpoints and
+        session markers as they were.
+        Once connected, before loading the fences, the worker marks each of its partitions
+        "starting" (key p<N>.session of the state bucket), and each session "consuming" once it
+        has made its consumer, so that `fence status --wait-drained` waits for this worker.
         A lost connection: reconnect, resume from the checkpoint; nothing is acknowledged that
         is not applied, published and checkpointed.
 
@@ -123,17 +127,34 @@ enum WorkerCommand {
                     + "on a live stream, messages holding fixes not yet released are delivered again every \(ackWait) s while they wait\n")
         }
 
-        let loadStarted = Date()
-        let name = try a.deploymentName()
-        let (loading, topology) = try unlessStopped(stop, partitions: partitions, started: loadStarted) {
-            let loading = try FenceLoading(a)
-            let connection = try NATSConnection(servers: servers, name: "fence-worker")
-            return (loading, try Deployment.topology(connection: connection, name: name))
+        // The failpoints, checked with the rest of the usage, before anything is written.
+        var killAfterMessages: Int?
+        if let k = ProcessInfo.processInfo.environment["FENCE_TEST_KILL_AFTER_MESSAGES"] {
+            guard let k = Int(k), k >= 2 else { throw UsageError("FENCE_TEST_KILL_AFTER_MESSAGES takes a message count >= 2") }
+            killAfterMessages = k
         }
-        let fences = loading.read.fences
+        let dropAcknowledgements: (checkpoint: Bool, repeats: Bool)
+        switch ProcessInfo.processInfo.environment["FENCE_TEST_DROP_CHECKPOINT_ACKS"] {
+        case nil: dropAcknowledgements = (false, false)
+        case "1": dropAcknowledgements = (true, false)
+        case "all": dropAcknowledgements = (true, true)
+        case let v?: throw UsageError("FENCE_TEST_DROP_CHECKPOINT_ACKS takes 1 or all, not \(v)")
+        }
+
+        let loadStarted = Date()
+        let connection = try NATSConnection(servers: servers, name: "fence-worker")
+        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
         if let p = partitions.first(where: { $0 >= topology.partitions }) {
             throw UsageError("partition \(p) does not exist: \(topology.fixStream) has \(topology.partitions) (0...\(topology.partitions - 1))")
         }
+        // Before the fences load: from here `fence status --wait-drained` waits for this
+        // worker's sessions (`SessionMarker`); put back should the worker end before them.
+        let owner = Worker.newOwner()
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let announced = try SessionMarker.announce(kv, topology: topology, partitions: partitions, owner: owner)
+        let withdraw = { SessionMarker.withdraw(kv, announced) }
+        let loading = try unlessStopped(stop, partitions: partitions, started: loadStarted, withdraw: withdraw) { try FenceLoading(a) }
+        let fences = loading.read.fences
 
         var config = WorkerConfiguration(servers: servers, topology: topology, partitions: partitions)
         config.settings = settings
@@ -148,18 +169,8 @@ enum WorkerCommand {
         config.fenceLimits = loading.options.limits.geometry
         config.baseFencesDigest = WorkerConfiguration.digest(of: fences, limits: config.fenceLimits)
         config.repair = a.flags.contains("repair")
-        if let k = ProcessInfo.processInfo.environment["FENCE_TEST_KILL_AFTER_MESSAGES"] {
-            guard let k = Int(k), k >= 2 else { throw UsageError("FENCE_TEST_KILL_AFTER_MESSAGES takes a message count >= 2") }
-            config.killAfterMessages = k
-        }
-        switch ProcessInfo.processInfo.environment["FENCE_TEST_DROP_CHECKPOINT_ACKS"] {
-        case nil: break
-        case "1": config.dropCheckpointAcknowledgements = true
-        case "all":
-            config.dropCheckpointAcknowledgements = true
-            config.dropReacknowledgements = true
-        case let v?: throw UsageError("FENCE_TEST_DROP_CHECKPOINT_ACKS takes 1 or all, not \(v)")
-        }
+        config.killAfterMessages = killAfterMessages
+        (config.dropCheckpointAcknowledgements, config.dropReacknowledgements) = dropAcknowledgements
         // Log lines carry ids from the stream (a fence change's, a device's): control
         // characters are escaped and a line is cut at 2,000 characters, so a hostile id can
         // neither drive the terminal nor flood the log.
@@ -170,8 +181,8 @@ enum WorkerCommand {
 
         let started = Date()
         let finalConfig = config
-        let worker = try unlessStopped(stop, partitions: partitions, started: loadStarted) {
-            try Worker(config: finalConfig, stop: stop, threads: threads)
+        let worker = try unlessStopped(stop, partitions: partitions, started: loadStarted, withdraw: withdraw) {
+            try Worker(config: finalConfig, stop: stop, threads: threads, owner: owner)
         }
         let rejected = loading.rejected(after: worker.baseResults)
         loading.report(rejected)
@@ -190,6 +201,9 @@ enum WorkerCommand {
                 "fence worker: \(applied) fixes, \(events) events, " + String(format: "%.0f fixes/s", rate) + " (checkpointed)\n")
         }
         withExtendedLifetime(sources) {}
+        // Partitions stopped before any session (a stop just after the load) get back the
+        // markers they replaced; one a session has since marked is left alone.
+        withdraw()
         for p in worker.progress { stderr.write("fence worker: " + summary(p) + "\n") }
         let total = worker.progress.reduce(0) { $0 + $1.counters.received }
         let first = worker.progress.compactMap(\.firstApplied).min()
@@ -201,19 +215,20 @@ enum WorkerCommand {
         return failures.isEmpty ? 0 : 1
     }
 
-    /// Runs `load` (reading the fences, connecting, adding the fences to the engine) on a
-    /// thread of its own and returns what it returns, unless `stop` is requested first: then
-    /// the run ends at once, as a stop while consuming ends it (each partition's summary, the
-    /// total, exit status 0), without waiting for the load.
+    /// Runs `load` (reading the fences, or adding them to the engine) on a thread of its own
+    /// and returns what it returns, unless `stop` is requested first: then the run ends at once,
+    /// as a stop while consuming ends it (each partition's summary, the total, exit status 0),
+    /// without waiting for the load.
     ///
-    /// Nothing is written while loading (the fences are read, the topology looked up; no
-    /// consumer is created and no checkpoint written before `Worker.run`), so ending the process
-    /// mid-load leaves the streams, consumers and checkpoints as they were. It ends with
-    /// `_exit`: `exit` would run GEOS's and GDAL's static destructors under a loader thread that
-    /// may be inside them. The stop is looked at every 20 ms, while the caller waits.
+    /// Nothing is written while loading but the session markers (no consumer is created and
+    /// no checkpoint written before `Worker.run`), and `withdraw` puts those back, on a stop
+    /// and when `load` throws: so ending the process mid-load leaves the streams, consumers,
+    /// checkpoints and markers as they were. It ends with `_exit`: `exit` would run GEOS's and
+    /// GDAL's static destructors under a loader thread that may be inside them. The stop is
+    /// looked at every 20 ms, while the caller waits.
     /// - Throws: what `load` throws.
     static func unlessStopped<T>(
-        _ stop: StopSignal, partitions: [Int], started: Date, _ load: @escaping @Sendable () throws -> T
+        _ stop: StopSignal, partitions: [Int], started: Date, withdraw: () -> Void, _ load: @escaping @Sendable () throws -> T
     ) throws -> T {
         let outcome = LoadOutcome<T>()
         let thread = Thread { outcome.finish(Result { try load() }) }
@@ -221,8 +236,16 @@ enum WorkerCommand {
         thread.stackSize = 8 << 20
         thread.start()
         while true {
-            if let result = outcome.wait(seconds: 0.02) { return try result.get() }
+            if let result = outcome.wait(seconds: 0.02) {
+                do {
+                    return try result.get()
+                } catch {
+                    withdraw()
+                    throw error
+                }
+            }
             guard stop.isRequested else { continue }
+            withdraw()
             let stderr = StandardError()
             stderr.write("fence worker: stopped while loading the fences; nothing consumed\n")
             for p in partitions { stderr.write("fence worker: " + summary(PartitionProgress(partition: p)) + "\n") }

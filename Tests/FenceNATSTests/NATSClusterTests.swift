@@ -640,27 +640,13 @@ final class NATSClusterTests: XCTestCase {
 
     /// A SIGTERM while a worker still loads its fences (300,000 of them: seconds) stops it as
     /// one while consuming does: exit status 0 and the summary lines (it was killed by the
-    /// signal, status 143), and nothing written: the checkpoints and consumers are as the
-    /// previous session left them, and a worker started next resumes from them and gives
-    /// `fence eval`'s events.
+    /// signal, status 143), and nothing written: the checkpoints, consumers and session
+    /// markers are as the previous session left them, and a worker started next resumes from
+    /// them and gives `fence eval`'s events.
     func testAStopWhileLoadingFencesIsClean() throws {
-        let fleet = Fleet(devices: 50, steps: 20, seed: 5, fenceCount: 50, size: 0.1)
-        let fences = folder + "/fences.geojson"
-        try Data(fleet.fencesGeoJSON().utf8).write(to: URL(fileURLWithPath: fences))
-        try fleet.writeCSV(to: folder + "/fixes.csv")
-        XCTAssertEqual(
-            try FenceCLI.run(["eval", "--fences", fences, "--positions", folder + "/fixes.csv"], output: folder + "/eval.ndjson", log: folder + "/eval.log"), 0)
-        let expected = Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: folder + "/eval.ndjson")))
-        // Small squares near the south pole: a file that takes seconds to load.
+        let (fences, expected) = try tinyFleet()
         let many = folder + "/many.geojson"
-        var text = #"{"type":"FeatureCollection","features":["#
-        for i in 0..<300_000 {
-            let x = -170 + Double(i % 1000) * 0.01, y = -80 + Double(i / 1000) * 0.01
-            if i > 0 { text += "," }
-            text += #"{"type":"Feature","properties":{"id":"far-\#(i)"},"geometry":{"type":"Polygon","coordinates":[[[\#(x),\#(y)],[\#(x + 0.005),\#(y)],[\#(x + 0.005),\#(y + 0.005)],[\#(x),\#(y)]]]}}"#
-        }
-        text += "]}"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: many))
+        try Data(("{\"type\":\"FeatureCollection\",\"features\":[" + Self.farTriangles(300_000) + "]}").utf8).write(to: URL(fileURLWithPath: many))
         let urls = try startSingleServer(partitions: 2)
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
         let w1 = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30")
@@ -671,10 +657,12 @@ final class NATSClusterTests: XCTestCase {
         func state() throws -> [String] {
             try Deployment.status(connection: connection, topology: topology).map {
                 "\($0.partition) \(String(describing: $0.lastSequence)) \(String(describing: $0.replayFrom)) \(String(describing: $0.written)) "
-                    + "\(String(describing: $0.owner)) \(String(describing: $0.pending)) \(String(describing: $0.ackPending))"
+                    + "\(String(describing: $0.owner)) \(String(describing: $0.pending)) \(String(describing: $0.ackPending)) "
+                    + "\(String(describing: $0.session))"
             } + (0..<2).map { "consumer \(String(describing: try connection.consumerState(stream: topology.fixStream, name: topology.consumerName($0))?.ackFloor))" }
         }
         let before = try state()
+        XCTAssertTrue(before[0].contains("consuming"), "\(before)")
         let w2 = try worker(urls, partitions: "0,1", fences: many, log: "w2", lateness: "30")
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertFalse(log("w2").contains(" fences ("), "the fences were loaded before the stop: \(log("w2"))")
@@ -692,6 +680,60 @@ final class NATSClusterTests: XCTestCase {
         let out = folder + "/events.ndjson"
         XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
         compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
+    }
+
+    /// `fence status --wait-drained` right after a worker restart waits for the new worker's
+    /// sessions: it used to read the previous session's consumers (nothing pending, nothing
+    /// unacknowledged) and checkpoints, and return while the new worker was still loading its
+    /// fences. The worker now marks its partitions `starting` before it loads them, and each
+    /// session `consuming` once its consumer is made; drained is then judged on that consumer.
+    /// Fences: the fleet's and 60,000 far away (seconds to load in a debug build).
+    func testWaitDrainedAfterARestartWaitsForTheNewSessions() throws {
+        let (fleetFences, expected) = try tinyFleet()
+        let fences = folder + "/fences-and-far.geojson"
+        let text = try String(contentsOfFile: fleetFences, encoding: .utf8)
+        try Data((text.dropLast(3) + "," + Self.farTriangles(60_000) + "]}").utf8).write(to: URL(fileURLWithPath: fences))
+        let urls = try startSingleServer(partitions: 2)
+        let w1 = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30")
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        try waitDrained(urls, timeout: 300)
+        try stop(w1)
+        let w2 = try worker(urls, partitions: "0,1", fences: fences, log: "w2", lateness: "30")
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertFalse(log("w2").contains(" fences ("), "the fences were loaded before the status: \(log("w2"))")
+        XCTAssertEqual(try FenceCLI.run(["status", "--nats", urls[0], "--wait-drained", "--timeout", "300"], output: folder + "/status.txt", log: folder + "/status.log"), 0)
+        XCTAssertEqual(log("w2").components(separatedBy: "resuming at").count, 3, "drained before the new sessions started: \(log("w2"))")
+        let owner = try XCTUnwrap(log("w2").range(of: #"owner \S+"#, options: .regularExpression).map { String(log("w2")[$0].dropFirst(6)) })
+        let status = (try? String(contentsOfFile: folder + "/status.txt", encoding: .utf8)) ?? ""
+        XCTAssertEqual(status.components(separatedBy: "session consuming by \(owner)").count, 3, status)
+        try stop(w2)
+        let out = folder + "/events.ndjson"
+        XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
+        compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
+    }
+
+    /// 50 devices, 20 fixes each, 50 fences, in this test's folder (`fences.geojson`,
+    /// `fixes.csv`), and `fence eval`'s events on them, lines sorted.
+    func tinyFleet() throws -> (fences: String, expected: [Data]) {
+        let fleet = Fleet(devices: 50, steps: 20, seed: 5, fenceCount: 50, size: 0.1)
+        let fences = folder + "/fences.geojson"
+        try Data(fleet.fencesGeoJSON().utf8).write(to: URL(fileURLWithPath: fences))
+        try fleet.writeCSV(to: folder + "/fixes.csv")
+        XCTAssertEqual(
+            try FenceCLI.run(["eval", "--fences", fences, "--positions", folder + "/fixes.csv"], output: folder + "/eval.ndjson", log: folder + "/eval.log"), 0)
+        return (fences, Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: folder + "/eval.ndjson"))))
+    }
+
+    /// `count` small triangles near the south pole, as GeoJSON features separated by commas:
+    /// fences no fleet fix comes near, to make a fence file slow to load.
+    static func farTriangles(_ count: Int) -> String {
+        var text = ""
+        for i in 0..<count {
+            let x = -170 + Double(i % 1000) * 0.01, y = -80 + Double(i / 1000) * 0.01
+            if i > 0 { text += "," }
+            text += #"{"type":"Feature","properties":{"id":"far-\#(i)"},"geometry":{"type":"Polygon","coordinates":[[[\#(x),\#(y)],[\#(x + 0.005),\#(y)],[\#(x + 0.005),\#(y + 0.005)],[\#(x),\#(y)]]]}}"#
+        }
+        return text
     }
 
     /// A server whose mapping spreads devices over more partitions than `fence setup` made:

@@ -1,0 +1,73 @@
+/// What the latest worker on a partition says of itself, so that `fence status --wait-drained`
+/// judges the running session and not what the one before left behind.
+///
+/// Kept in the state bucket under `p<N>.session` as one line of text, `starting <owner>` or
+/// `consuming <owner>`. A worker writes `starting` for each of its partitions once connected,
+/// before it loads its fences (seconds for a million), and each session writes `consuming`
+/// once it has created its consumer. Until then the consumer the server shows is the previous
+/// session's, whose counts say nothing of what the new one has consumed, so a partition marked
+/// `starting` is not drained. A worker stopped or failing before any session puts back the
+/// marker it replaced (`withdraw`); one killed then leaves `starting` until the next worker's
+/// session. A partition without a marker (never run, or run by a worker from before markers)
+/// is judged as before, by its checkpoint and consumer alone.
+public struct SessionMarker: Sendable, Hashable {
+    public enum Phase: String, Sendable {
+        /// The worker is loading its fences; it has no consumer yet.
+        case starting
+        /// A session of the worker has created the partition's consumer.
+        case consuming
+    }
+
+    public var phase: Phase
+    /// The worker's owner name (as in its checkpoints).
+    public var owner: String
+
+    public init(_ phase: Phase, owner: String) {
+        self.phase = phase
+        self.owner = owner
+    }
+
+    public func encoded() -> [UInt8] { Array("\(phase.rawValue) \(owner)".utf8) }
+
+    /// Nil for anything but `<phase> <owner>` with a known phase and a non-empty owner.
+    public init?(decoding bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let space = text.firstIndex(of: " "), let phase = Phase(rawValue: String(text[..<space])) else { return nil }
+        let owner = String(text[text.index(after: space)...])
+        guard !owner.isEmpty else { return nil }
+        self.init(phase, owner: owner)
+    }
+
+    /// What `announce` replaced on one partition, for `withdraw`.
+    public struct Replaced: Sendable {
+        let key: String
+        let previous: [UInt8]?
+        let revision: UInt64
+    }
+
+    /// Marks `partitions` `starting` for `owner`.
+    /// - Returns: what each marker replaced, for `withdraw`.
+    /// - Complexity: a key-value get and put per partition.
+    public static func announce(_ kv: NATSKeyValue, topology: Topology, partitions: [Int], owner: String) throws -> [Replaced] {
+        try partitions.map { p in
+            let key = topology.sessionKey(p)
+            let previous = try kv.get(key)?.value
+            let revision = try kv.put(key, SessionMarker(.starting, owner: owner).encoded())
+            return Replaced(key: key, previous: previous, revision: revision)
+        }
+    }
+
+    /// Puts back what `announce` replaced, where nobody has written since (a newer worker's
+    /// marker stays). Best effort: a failure leaves `starting`, which only keeps `fence status`
+    /// from calling the partition drained until a worker's session runs.
+    /// - Complexity: a key-value update or delete per partition.
+    public static func withdraw(_ kv: NATSKeyValue, _ replaced: [Replaced]) {
+        for r in replaced {
+            if let previous = r.previous {
+                _ = try? kv.update(r.key, previous, last: r.revision)
+            } else if (try? kv.get(r.key))?.revision == r.revision {
+                try? kv.delete(r.key)
+            }
+        }
+    }
+}
