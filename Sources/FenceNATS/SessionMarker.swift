@@ -59,10 +59,11 @@ public struct SessionMarker: Sendable, Hashable {
 
     /// Puts back what `announce` replaced, where nobody has written since (a newer worker's
     /// marker stays). Best effort: a failure leaves `starting`, which only keeps `fence status`
-    /// from calling the partition drained until a worker's session runs.
+    /// from calling the partition drained until a worker's session runs. Skipped while the
+    /// connection is down, so that a stop is not held up by a request timeout per partition.
     /// - Complexity: a key-value update or delete per partition.
     public static func withdraw(_ kv: NATSKeyValue, _ replaced: [Replaced]) {
-        for r in replaced {
+        for r in replaced where kv.connection.isConnected {
             if let previous = r.previous {
                 _ = try? kv.update(r.key, previous, last: r.revision)
             } else if (try? kv.get(r.key))?.revision == r.revision {
