@@ -127,6 +127,10 @@ enum WorkerCommand {
                     + "on a live stream, messages holding fixes not yet released are delivered again every \(ackWait) s while they wait\n")
         }
 
+        // The fence options are usage too, checked before the server is reached (the fences
+        // themselves are read after it, below).
+        guard a.values["fences"] != nil else { throw UsageError("--fences is required") }
+        _ = try a.fenceInputOptions()
         // The failpoints, checked with the rest of the usage, before anything is written.
         var killAfterMessages: Int?
         if let k = ProcessInfo.processInfo.environment["FENCE_TEST_KILL_AFTER_MESSAGES"] {

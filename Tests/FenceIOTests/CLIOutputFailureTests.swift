@@ -377,5 +377,12 @@ final class CLIOutputFailureTests: XCTestCase {
             XCTAssertEqual(r.status, 2, "'\(list)': \(r.err)")
             XCTAssertTrue(r.err.contains(reason), "'\(list)': \(r.err)")
         }
+        // The worker reaches the server before it reads its fences; the fence options are
+        // still usage, checked first.
+        for (extra, reason) in [([String](), "--fences is required"), (["--fences", broken, "--fence-reader", "gdal"], "--fence-reader must be")] {
+            let r = try CLI.run(["worker", "--nats", nowhere, "--partitions", "0"] + extra)
+            XCTAssertEqual(r.status, 2, "\(extra): \(r.err)")
+            XCTAssertTrue(r.err.contains(reason), "\(extra): \(r.err)")
+        }
     }
 }
