@@ -102,20 +102,26 @@ enum EdgeTree {
     struct View {
         let header: UnsafePointer<Double>
         let levels: Int
-        /// Float32 boxes, all levels, leaves first.
-        let boxes: UnsafePointer<Float>
-        /// The first positions of the edges on the antimeridian.
-        let seams: UnsafeBufferPointer<Int32>
+        /// Float32 boxes, all levels, leaves first, then the Int32 list of edges on the
+        /// antimeridian: read as raw bytes (the memory stays bound to Double, as the edge
+        /// index's Int32s are).
+        let boxes: UnsafeRawPointer
+        /// How many edges lie on the antimeridian.
+        let seamCount: Int
+        private let seamList: UnsafeRawPointer
 
         init(record: UnsafePointer<Double>) {
             header = EdgeTree.start(of: record)
             levels = Int(header[0])
-            let raw = UnsafeRawPointer(header + 2 + levels)
-            boxes = raw.assumingMemoryBound(to: Float.self)
+            boxes = UnsafeRawPointer(header + 2 + levels)
             var nodes = 0
             for l in 0..<levels { nodes += Int(header[2 + l]) }
-            seams = UnsafeBufferPointer(start: (raw + 16 * nodes).assumingMemoryBound(to: Int32.self), count: Int(header[1]))
+            seamCount = Int(header[1])
+            seamList = boxes + 16 * nodes
         }
+
+        /// The first positions of the edges on the antimeridian.
+        var seams: [Int] { (0..<seamCount).map { Int(seamList.load(fromByteOffset: 4 * $0, as: Int32.self)) } }
 
         func count(level: Int) -> Int { Int(header[2 + level]) }
 
@@ -129,8 +135,9 @@ enum EdgeTree {
         /// The box of node `node` (numbered over all levels).
         @inline(__always)
         func box(_ node: Int) -> Box {
-            let b = boxes + 4 * node
-            return Box(minX: Double(b[0]), minY: Double(b[1]), maxX: Double(b[2]), maxY: Double(b[3]))
+            let b = 16 * node
+            @inline(__always) func at(_ k: Int) -> Double { Double(boxes.load(fromByteOffset: b + 4 * k, as: Float.self)) }
+            return Box(minX: at(0), minY: at(1), maxX: at(2), maxY: at(3))
         }
 
         /// Calls `body` with each node of the top level.
@@ -162,24 +169,47 @@ enum EdgeTree {
         }
     }
 
-    /// The ring ends of a record, for `forEachEdge(leaf:)`: running sums of its ring lengths.
-    static func ringEnds(_ record: UnsafePointer<Double>) -> [Int] {
-        var ends: [Int] = []
-        var at = 0
-        for r in 0..<Int(record[0]) {
-            at += Int(abs(record[1 + r]))
-            ends.append(at)
+    /// Where a record's rings end, for `forEachEdge(leaf:)`: the running sums of its ring
+    /// lengths, kept only when there are several (one ring, the usual fence, needs no array:
+    /// hysteresis asks for a distance per fix and nearby fence).
+    struct RingEnds {
+        /// Positions in all rings.
+        let total: Int
+        /// The running sums; empty for one ring.
+        let ends: [Int]
+
+        init(_ record: UnsafePointer<Double>) {
+            let k = Int(record[0])
+            guard k > 1 else {
+                total = k == 1 ? Int(abs(record[1])) : 0
+                ends = []
+                return
+            }
+            var ends: [Int] = []
+            ends.reserveCapacity(k)
+            var at = 0
+            for r in 0..<k {
+                at += Int(abs(record[1 + r]))
+                ends.append(at)
+            }
+            total = at
+            self.ends = ends
         }
-        return ends
     }
 
     /// Calls `body` with the first position of each edge of leaf `leaf`: positions
     /// `16·leaf ..< 16·leaf + 16` that are not the last of their ring.
     /// - Complexity: O(log k) for k rings, plus the leaf's edges.
     @inline(__always)
-    static func forEachEdge(leaf: Int, ringEnds: [Int], _ body: (Int) -> Void) {
+    static func forEachEdge(leaf: Int, rings: RingEnds, _ body: (Int) -> Void) {
         let lo = fanout * leaf
-        let hi = min(lo + fanout, ringEnds.last ?? 0)
+        guard !rings.ends.isEmpty else {
+            // One ring: every position but its last starts an edge.
+            for i in lo..<max(lo, min(lo + fanout, rings.total - 1)) { body(i) }
+            return
+        }
+        let ringEnds = rings.ends
+        let hi = min(lo + fanout, rings.total)
         guard lo < hi else { return }
         // The first ring that ends after `lo`.
         var a = 0

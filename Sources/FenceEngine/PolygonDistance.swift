@@ -83,12 +83,24 @@ enum PolygonDistance {
                 best = min(best, d2)
             }
         }
-        // The edge from position i: on a pole it is no boundary, on the antimeridian it waits.
+        // With a tree, its list of the edges on the antimeridian gives their cover at once, so
+        // such an edge's boundary parts count as soon as the walk meets it: the walk's limits
+        // and its far stop then judge every edge it has seen. (They waited to the end at
+        // first, and the far stop shut boxes beyond 100 km, some nearer than they screened,
+        // while a real edge on the line 99 km off was still to count: 397 m too far, found
+        // by a review.)
+        let treeCover = tree.flatMap { t in t.seamCount == 0 ? nil : AntimeridianSeam.Cover(seamEdges(record, t).filter { !isOnPole($0) }) }
+        // The edge from position i: on a pole it is no boundary, on the antimeridian only its
+        // parts nothing covers from the other side are.
         func visit(_ i: Int) {
             let e = Edge(ax: coords[2 * i], ay: coords[2 * i + 1], bx: coords[2 * i + 2], by: coords[2 * i + 3])
             if isOnPole(e) { return }
             if AntimeridianSeam.isOnLine(e.ax, e.bx) {
-                onLine.append(e)
+                if let treeCover {
+                    for part in AntimeridianSeam.boundaryParts(of: e, treeCover) { take(part) }
+                } else {
+                    onLine.append(e)
+                }
             } else {
                 take(e)
             }
@@ -98,7 +110,7 @@ enum PolygonDistance {
             // box beyond reach of reach of the nearest screened is left shut (the measuring
             // below goes no further), and so is one beyond reach of `cutoff`: its edges could
             // only give a value beyond `cutoff`. Otherwise one beyond the nearest screened.
-            let ringEnds = EdgeTree.ringEnds(record)
+            let rings = EdgeTree.RingEnds(record)
             var heap = BoundHeap()
             tree.forEachTop { heap.push(BoundHeap.Element(bound: boxBound(tree.box($0), p, kx: kx, ky: ky), ref: Int32($0))) }
             while let top = heap.popMin() {
@@ -116,7 +128,7 @@ enum PolygonDistance {
                         if bound <= limit { heap.push(BoundHeap.Element(bound: bound, ref: Int32(child))) }
                     }
                 } else {
-                    EdgeTree.forEachEdge(leaf: tree.locate(node).index, ringEnds: ringEnds, visit)
+                    EdgeTree.forEachEdge(leaf: tree.locate(node).index, rings: rings, visit)
                 }
             }
         } else {
@@ -128,8 +140,7 @@ enum PolygonDistance {
             }
         }
         if !onLine.isEmpty {
-            // Every edge on the line, also those in boxes left shut.
-            let cover = AntimeridianSeam.Cover(tree.map { seamEdges(record, $0) } ?? onLine)
+            let cover = AntimeridianSeam.Cover(onLine)
             for e in onLine {
                 for part in AntimeridianSeam.boundaryParts(of: e, cover) { take(part) }
             }
@@ -183,7 +194,7 @@ enum PolygonDistance {
         var heap = BoundHeap()
         var nearestRun = Double.infinity
         var v = 0
-        let ringEnds = tree == nil ? [] : EdgeTree.ringEnds(record)
+        let rings = EdgeTree.RingEnds(record)
         if let tree {
             tree.forEachTop { node in
                 if isOnPole(tree.box(node)) { return }
@@ -228,7 +239,7 @@ enum PolygonDistance {
                         if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: Int32(child))) }
                     }
                 } else {
-                    EdgeTree.forEachEdge(leaf: tree.locate(node).index, ringEnds: ringEnds) { i in
+                    EdgeTree.forEachEdge(leaf: tree.locate(node).index, rings: rings) { i in
                         let e = edge(at: 2 * i)
                         if isOnPole(e) { return }
                         let box = Box(minX: min(e.ax, e.bx), minY: min(e.ay, e.by), maxX: max(e.ax, e.bx), maxY: max(e.ay, e.by))
@@ -331,9 +342,8 @@ enum PolygonDistance {
     /// The edges of the record on the antimeridian, from its tree's list.
     static func seamEdges(_ record: UnsafePointer<Double>, _ tree: EdgeTree.View) -> [Edge] {
         let q = record + 1 + Int(record[0])
-        return tree.seams.map { s in
-            let i = Int(s)
-            return Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
+        return tree.seams.map { i in
+            Edge(ax: q[2 * i], ay: q[2 * i + 1], bx: q[2 * i + 2], by: q[2 * i + 3])
         }
     }
 
