@@ -257,6 +257,7 @@ final class FieldMappingTests: XCTestCase {
         let doc = G.collection([
             G.feature(#""id":"a","group":null,"customID":"cid","coord":null,"coordType":"gcj02""#, square),
             G.feature(#""id":"b","group":"","customID":"cid2","coord":"","coordType":"bd09ll""#, square),
+            G.feature(#""id":"c","group":" \t","customID":"cid3","coord":"  ","coordType":"gcj02""#, square),
             G.feature(#""id":"d","group":null,"customID":null,"coord":null,"coordType":null"#, square),
         ])
         try G.write(doc, to: dir + "/n.geojson")
@@ -264,7 +265,8 @@ final class FieldMappingTests: XCTestCase {
         options.reader = .ogr
         let throughOGR = try FenceInput.read(dir + "/n.geojson", options: options)
         let builtIn = try GeoJSONFences.read(Data(doc.utf8), layer: "n", options: FenceInputOptions())
-        XCTAssertEqual(throughOGR.fences.map(\.group), ["cid", "cid2", nil])
+        XCTAssertEqual(throughOGR.fences.map(\.group), ["cid", "cid2", "cid3", nil])
+        XCTAssertEqual(throughOGR.fences.map(\.coord), [.gcj02, .bd09ll, .gcj02, .wgs84])
         XCTAssertEqual(builtIn.fences, throughOGR.fences)
     }
 

@@ -77,7 +77,8 @@ struct OGRLayerReader {
             var settings = FenceSettings()
             var errors: [FenceFields.Role: FenceError] = [:]
             for (role, candidates) in roles {
-                guard let value = candidates.lazy.compactMap({ feature.attribute($0) }).first else { continue }
+                // A blank value (spaces or tabs, an empty cell) is not set: the next column is read.
+                guard let value = candidates.lazy.compactMap({ feature.attribute($0) }).first(where: { !$0.isBlank }) else { continue }
                 if let e = settings.set(role, value) { errors[role] = e }
             }
             // The FID stands in for the id only in a layer without an id column: a null id in
