@@ -310,7 +310,7 @@ final class FieldMappingTests: XCTestCase {
         for option in ["NO_SUCH_OPTION=1", "LIST_ALL_TABLES=maybe"] {
             let r = try CLI.run(["check", "--fences", dir + "/z.gpkg", "--open-option", option])
             XCTAssertEqual(r.status, 1, option)
-            XCTAssertTrue(r.err.contains("invalid-setting: \(dir)/z.gpkg: --open-option not taken: "), r.err)
+            XCTAssertTrue(r.err.contains("fence: \(dir)/z.gpkg: invalid-setting: --open-option not taken: "), r.err)
             XCTAssertTrue(r.err.contains("open option"), r.err)
         }
         let valid = try CLI.run(["check", "--fences", dir + "/z.gpkg", "--open-option", "LIST_ALL_TABLES=YES"] + mapping)
@@ -377,12 +377,12 @@ final class FieldMappingTests: XCTestCase {
         XCTAssertEqual(unused.status, 1)
         XCTAssertEqual(
             unused.err,
-            "fence: \(fences): invalid-setting: \(fences): --fence-crs EPSG:32632 not taken: it is for layers that declare no CRS, "
+            "fence: \(fences): invalid-setting: --fence-crs EPSG:32632 not taken: it is for layers that declare no CRS, "
                 + "and every layer read declares one (GeoJSON is WGS84 longitude/latitude unless its \"crs\" member says otherwise)\n")
         XCTAssertEqual(unused.out, "", "nothing is checked")
         let option = try CLI.run(["check", "--fences", fences, "--open-option", "FOO=1"])
         XCTAssertEqual(option.status, 1)
-        XCTAssertTrue(option.err.contains("invalid-setting: \(fences): --open-option not taken: the built-in GeoJSON reader"), option.err)
+        XCTAssertTrue(option.err.contains("fence: \(fences): invalid-setting: --open-option not taken: the built-in GeoJSON reader"), option.err)
         // Through OGR the driver judges the option, and GeoJSON declares its CRS there too.
         let throughOGR = try CLI.run(["check", "--fences", fences, "--fence-reader", "ogr", "--fence-crs", "EPSG:32632"])
         XCTAssertEqual(throughOGR.status, 1)

@@ -70,13 +70,13 @@ public enum FenceInput {
         if result.reader == .native && !options.openOptions.isEmpty {
             throw FenceError(
                 .invalidSetting,
-                reason: "\(displayName(source)): --open-option not taken: the built-in GeoJSON reader reads this source and takes "
+                reason: "--open-option not taken: the built-in GeoJSON reader reads this source and takes "
                     + "no open options (--fence-reader ogr sends it through GDAL)")
         }
         if let assumed = options.assumedCRS, !result.tookAssumedCRS {
             throw FenceError(
                 .invalidSetting,
-                reason: "\(displayName(source)): --fence-crs \(assumed) not taken: it is for layers that declare no CRS, and every "
+                reason: "--fence-crs \(assumed) not taken: it is for layers that declare no CRS, and every "
                     + "layer read declares one (GeoJSON is WGS84 longitude/latitude unless its \"crs\" member says otherwise)")
         }
         return result

@@ -76,7 +76,8 @@ final class OGRDataset {
         // than asked. Both warnings name the "open option".
         if !openOptions.isEmpty, let message = GDALErrorState.message, message.contains("open option") {
             GDALClose(raw)
-            throw FenceError(.invalidSetting, reason: "\(displayName): --open-option not taken: \(message)")
+            // The source is not named: the caller names it (the CLI's messages named it twice).
+            throw FenceError(.invalidSetting, reason: "--open-option not taken: \(message)")
         }
         self.raw = raw
     }
