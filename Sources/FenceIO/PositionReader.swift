@@ -614,15 +614,20 @@ public final class PositionReader {
         if format == nil {
             let first = line.first { $0 != 32 && $0 != 9 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
             format = first == 123 ? .ndjson : .csv
-            if columns == nil, let reason = Self.jsonDocumentProblem(line) {
-                headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
-                return .failure(PositionLineError(line: lineNumber, reason: reason))
-            }
         }
         switch format! {
         case .ndjson:
             if lineParser == nil {
                 lineParser = PositionLineParser(format: .ndjson, defaultCoord: defaultCoord, timeFormat: timeFormat, namedFields: namedFields)
+                // The first line, when it is no position, may show the input to be another
+                // kind of JSON (a pretty-printed document, GeoJSON): refused whole, named. A
+                // line that reads as a position is one, whatever else it holds.
+                let result = lineParser!.parse(line, lineNumber: lineNumber, fields: &fieldRanges)
+                if case .failure = result, let reason = Self.jsonDocumentProblem(String(decoding: line, as: UTF8.self)) {
+                    headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
+                    return .failure(PositionLineError(line: lineNumber, reason: reason))
+                }
+                return result
             }
             return lineParser!.parse(line, lineNumber: lineNumber, fields: &fieldRanges)
         case .csv:
@@ -674,12 +679,14 @@ public final class PositionReader {
     /// lines (`{` alone), GeoJSON (a FeatureCollection, or Features: positions are the
     /// properties and the Point's coordinates). Without it the array's `[` was "the CSV header"
     /// and a pretty-printed object a bad line per line (an outside audit).
-    static func jsonDocumentProblem(_ line: UnsafeBufferPointer<UInt8>) -> String? {
-        var text = String(decoding: line, as: UTF8.self)
+    /// Asked only of a first line that failed as a header or as a position.
+    static func jsonDocumentProblem(_ line: String) -> String? {
+        var text = line
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         text = text.trimmingCharacters(in: .whitespaces)
         let convert = "positions are CSV with a header line, or NDJSON: one JSON object per line"
-        if text.hasPrefix("[") {
+        // `[` and then JSON (`[device],[time]` is a CSV header of bracketed names).
+        if text.hasPrefix("["), text.dropFirst().drop(while: { $0 == " " || $0 == "\t" }).first.map({ "{[\"]-0123456789".contains($0) }) ?? true {
             return "the input is a JSON array: \(convert); convert it, e.g. jq -c '.[]' FILE"
         }
         if text == "{" {
@@ -749,6 +756,8 @@ public final class PositionReader {
             if headerText != nil {
                 reason += " (fence: --position-fields FIELD=NAME names a column of another name; --columns names them all if that line is data)"
             }
+            // A header that is no header but the start of a JSON array.
+            if let headerText, let problem = Self.jsonDocumentProblem(headerText) { reason = problem }
             headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
             return .failure(PositionLineError(line: lineNumber, reason: reason))
         }

@@ -173,10 +173,25 @@ final class PositionReaderTests: XCTestCase {
                 XCTAssertTrue(reason.contains(said) && reason.contains("convert it, e.g. jq"), reason)
             }
         }
-        // NDJSON and CSV as ever, also NDJSON whose values hold such words.
-        let (ok, bad) = try read(#"{"device":"Feature","time":0,"lon":1,"lat":2,"note":"[geometry]"}"# + "\n")
-        XCTAssertEqual(ok.map(\.device), ["Feature"])
-        XCTAssertEqual(bad.count, 0)
+        // NDJSON and CSV as ever, also NDJSON whose values hold such words, and a first line
+        // that is a position whatever else it holds (a review found these refused: the check
+        // ran before the line was read).
+        for line in [
+            #"{"device":"Feature","time":0,"lon":1,"lat":2,"note":"[geometry]"}"#,
+            #"{"device":"d","time":1,"lon":1,"lat":2,"kind":"Feature","geometry":"none"}"#,
+            #"{"type":"Feature","device":"d","time":1,"lon":1,"lat":2,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}"#,
+        ] {
+            let (ok, bad) = try read(line + "\n" + line.replacingOccurrences(of: #""time":"#, with: #""time":1"#) + "\n")
+            XCTAssertEqual(ok.count, 2, line)
+            XCTAssertEqual(bad.count, 0, line)
+        }
+        let bracketed = try CLI.temp(self, "bracketed.csv", "[device],[time],[lon],[lat]\nd,0,1,2\n")
+        let fences = try CLI.temp(self, "f.geojson", CLI.fences)
+        let r = try CLI.run([
+            "contains", "--fences", fences, "--positions", bracketed, "--position-fields", "device=[device],time=[time],lon=[lon],lat=[lat]",
+        ])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out.split(separator: "\n").count, 1, r.out)
     }
 
     /// UTF-16 text (with its byte-order mark) is named, with the command that converts it,
