@@ -253,6 +253,17 @@ final class OGRFormatTests: XCTestCase {
         XCTAssertEqual(
             native.rejections(from: store.add(native.fences, threads: 1)).map { "\($0)" },
             ["layer d, feature 3: fence x: duplicate-id: the id appears more than once in this batch; first in layer d, feature 1"])
+        // A first copy refused itself keeps nothing: the repeats say so (a review found them
+        // pointing at it as the kept one).
+        let bowtie = G.polygon([[(0, 0), (2, 2), (2, 0), (0, 2), (0, 0)]])
+        let broken = G.collection([G.feature(#""id":"x""#, bowtie), G.feature(#""id":"x""#, square)])
+        let brokenRead = try GeoJSONFences.read(Data(broken.utf8), layer: "d", options: FenceInputOptions())
+        var store2 = FenceStore()
+        let said = brokenRead.rejections(from: store2.add(brokenRead.fences, threads: 1)).map { "\($0)" }
+        XCTAssertEqual(said.count, 2)
+        XCTAssertEqual(
+            said.last,
+            "layer d, feature 2: fence x: duplicate-id: the id appears more than once in this batch; first in layer d, feature 1, itself refused: invalid-geometry")
     }
 
     /// A feature without a usable geometry says which: an empty one, or none; in a CSV, none

@@ -28,17 +28,21 @@ public struct FenceReadResult: Sendable {
     /// The store's verdicts on these fences (one `FenceAddResult` per fence, in order, as
     /// `FenceStore.add` returns them) as rejections placed at their features. A repeated id
     /// (the store keeps the first) also says where the kept one is: `...; first in layer m,
-    /// feature 1 (FID 0)`.
+    /// feature 1 (FID 0)`, or that the first was refused too: `...; first in layer m, feature 1
+    /// (FID 0), itself refused: invalid-geometry` (then no fence of that id is kept).
     /// - Complexity: O(n); the first places of the ids are only looked up when an id repeats.
     public func rejections(from results: [FenceAddResult]) -> [RejectedFeature] {
-        var firstPlace: [ExactID: FeatureOrigin]?
+        var firstPlace: [ExactID: Int]?
         return zip(origins, results).compactMap { origin, r in
             guard var error = r.error else { return nil }
             if error.kind == .duplicateID {
                 if firstPlace == nil {
-                    firstPlace = Dictionary(zip(fences.map { ExactID($0.id) }, origins), uniquingKeysWith: { first, _ in first })
+                    firstPlace = Dictionary(zip(fences.map { ExactID($0.id) }, origins.indices), uniquingKeysWith: { first, _ in first })
                 }
-                if let first = firstPlace?[ExactID(r.id)], first != origin { error.reason += "; first in \(first)" }
+                if let k = firstPlace?[ExactID(r.id)], origins[k] != origin {
+                    error.reason += "; first in \(origins[k])"
+                    if k < results.count, let refused = results[k].error { error.reason += ", itself refused: \(refused.kind.rawValue)" }
+                }
             }
             return RejectedFeature(origin: origin, error: error)
         }
