@@ -62,7 +62,7 @@ package enum FenceValidation {
             return fail(.invalidSetting, "dwell must be a finite number of seconds >= 0, got \(dwell)")
         }
         // A time no fix can have (epoch milliseconds: the fence would never expire).
-        if let expires = fence.expires, let why = Position.timeProblem(expires) {
+        if let expires = fence.expires, let why = Position.timeProblem(expires, fence: true) {
             return fail(.invalidSetting, "expires: \(why)")
         }
         switch fence.shape {

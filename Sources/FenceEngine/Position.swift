@@ -75,15 +75,16 @@ public struct Position: Sendable, Hashable {
 
     /// Why `time` cannot be a fix's (or a fence's `expires`): not finite, or outside the years
     /// 1-9999 as events write them; nil when it can. Epoch milliseconds and YYYYMMDDhhmmss
-    /// numbers are named as the likely mistakes.
-    static func timeProblem(_ time: Double) -> String? {
+    /// numbers are named as the likely mistakes; `fence` says the latter is a fence's, which
+    /// `--time-format` does not read (only ISO 8601 or epoch seconds).
+    static func timeProblem(_ time: Double, fence: Bool = false) -> String? {
         if !time.isFinite { return "time is not a finite number" }
         // Years 1 to 9999, what ISO 8601 output can write. Epoch milliseconds of any date since
         // 1973 land beyond 1e12, 30 times past the range: name the likely mistake.
         if abs(time) >= 1e12 {
             if Self.looksLikeCompactDateTime(time) {
-                return "time \(time) is outside the years 1-9999 (it reads as a date-time written YYYYMMDDhhmmss: name that "
-                    + "format, e.g. --time-format %Y%m%d%H%M%S, or write ISO 8601)"
+                let way = fence ? "write it in ISO 8601 (20200101T000000Z) or epoch seconds" : "name that format, e.g. --time-format %Y%m%d%H%M%S, or write ISO 8601"
+                return "time \(time) is outside the years 1-9999 (it reads as a date-time written YYYYMMDDhhmmss: \(way))"
             }
             // Milliseconds since 1973 pass 1e12, microseconds 1e15, nanoseconds 1e18.
             let unit = abs(time) >= 1e18 ? "nanoseconds" : abs(time) >= 1e15 ? "microseconds" : "milliseconds"

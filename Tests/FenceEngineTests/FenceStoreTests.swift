@@ -65,6 +65,8 @@ final class FenceStoreTests: XCTestCase {
             (1_577_923_200_000, "not milliseconds"), (-1e20, "not nanoseconds"), (1e300, "not nanoseconds"),
             (253_402_300_800, "outside the years 1-9999"), (-62_135_596_801, "outside the years 1-9999"),
             (.nan, "not a finite number"), (.infinity, "not a finite number"),
+            // No --time-format reads a fence's expires: the way out named is ISO 8601.
+            (20_200_101_000_000, "YYYYMMDDhhmmss: write it in ISO 8601 (20200101T000000Z) or epoch seconds"),
         ]
         var store = FenceStore()
         for (i, (t, why)) in times.enumerated() {
