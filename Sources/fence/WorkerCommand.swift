@@ -146,8 +146,16 @@ enum WorkerCommand {
         }
 
         let loadStarted = Date()
-        let connection = try NATSConnection(servers: servers, name: "fence-worker")
-        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        // Connecting can take seconds (a server that does not answer, a cluster electing): a
+        // stop then ends the run at once too, before anything is written (a review found it
+        // held until the connection gave up, status 1).
+        let deploymentName = try a.deploymentName()
+        let (connection, topology) = try unlessStopped(
+            stop, partitions: partitions, started: loadStarted, phase: "connecting to the server", withdraw: {}
+        ) { () throws -> (NATSConnection, Topology) in
+            let connection = try NATSConnection(servers: servers, name: "fence-worker")
+            return (connection, try Deployment.topology(connection: connection, name: deploymentName))
+        }
         if let p = partitions.first(where: { $0 >= topology.partitions }) {
             throw UsageError("partition \(p) does not exist: \(topology.fixStream) has \(topology.partitions) (0...\(topology.partitions - 1))")
         }
@@ -157,7 +165,9 @@ enum WorkerCommand {
         let kv = try connection.keyValue(bucket: topology.stateBucket)
         let announced = try SessionMarker.announce(kv, topology: topology, partitions: partitions, owner: owner)
         let withdraw = { SessionMarker.withdraw(kv, announced) }
-        let loading = try unlessStopped(stop, partitions: partitions, started: loadStarted, withdraw: withdraw) { try FenceLoading(a) }
+        let loading = try unlessStopped(stop, partitions: partitions, started: loadStarted, phase: "loading the fences", withdraw: withdraw) {
+            try FenceLoading(a)
+        }
         let fences = loading.read.fences
 
         var config = WorkerConfiguration(servers: servers, topology: topology, partitions: partitions)
@@ -185,7 +195,7 @@ enum WorkerCommand {
 
         let started = Date()
         let finalConfig = config
-        let worker = try unlessStopped(stop, partitions: partitions, started: loadStarted, withdraw: withdraw) {
+        let worker = try unlessStopped(stop, partitions: partitions, started: loadStarted, phase: "loading the fences", withdraw: withdraw) {
             try Worker(config: finalConfig, stop: stop, threads: threads, owner: owner)
         }
         let rejected = loading.rejected(after: worker.baseResults)
@@ -232,7 +242,7 @@ enum WorkerCommand {
     /// looked at every 20 ms, while the caller waits.
     /// - Throws: what `load` throws.
     static func unlessStopped<T>(
-        _ stop: StopSignal, partitions: [Int], started: Date, withdraw: () -> Void, _ load: @escaping @Sendable () throws -> T
+        _ stop: StopSignal, partitions: [Int], started: Date, phase: String, withdraw: () -> Void, _ load: @escaping @Sendable () throws -> T
     ) throws -> T {
         let outcome = LoadOutcome<T>()
         let thread = Thread { outcome.finish(Result { try load() }) }
@@ -251,7 +261,7 @@ enum WorkerCommand {
             guard stop.isRequested else { continue }
             withdraw()
             let stderr = StandardError()
-            stderr.write("fence worker: stopped while loading the fences; nothing consumed\n")
+            stderr.write("fence worker: stopped while \(phase); nothing consumed\n")
             for p in partitions { stderr.write("fence worker: " + summary(PartitionProgress(partition: p)) + "\n") }
             stderr.write(String(format: "fence worker: %d fixes in %.2f s\n", 0, Date().timeIntervalSince(started)))
             _exit(0)

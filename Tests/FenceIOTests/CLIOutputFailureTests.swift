@@ -366,6 +366,30 @@ final class CLIOutputFailureTests: XCTestCase {
 
     /// Usage is checked before any file is read or server reached: two changes at once, and
     /// a partition list with an empty item or a partition twice.
+    /// A SIGTERM while the worker is still connecting (a server that is not there: the
+    /// connection retries for about 10 s) ends it at once and cleanly, as one while it loads
+    /// its fences does (a review found it held until the connection gave up, status 1).
+    func testAStopWhileConnectingIsClean() throws {
+        let fences = try CLI.temp(self, "f.geojson", CLI.fences)
+        let p = Process()
+        p.executableURL = CLI.binary(named: "fence")
+        p.arguments = ["worker", "--nats", "nats://127.0.0.1:1", "--partitions", "0", "--fences", fences]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        let stopped = Date()
+        p.terminate()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let text = String(decoding: e, as: UTF8.self)
+        XCTAssertEqual(p.terminationReason, .exit, text)
+        XCTAssertEqual(p.terminationStatus, 0, text)
+        XCTAssertLessThan(Date().timeIntervalSince(stopped), 3, text)
+        XCTAssertTrue(text.contains("fence worker: stopped while connecting to the server; nothing consumed"), text)
+    }
+
     func testNATSUsageErrorsComeFirst() throws {
         let nowhere = "nats://127.0.0.1:1"
         let broken = try CLI.temp(self, "broken.geojson", "{not geojson")
