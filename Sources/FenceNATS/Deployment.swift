@@ -96,6 +96,16 @@ public enum Deployment {
         /// The latest worker's session marker and its revision (nil when none was written).
         public var session: SessionMarker?
         public var sessionRevision: UInt64?
+        /// When the server stored the marker and made the consumer, nanoseconds since 1970.
+        public var sessionWritten: Int64?
+        public var consumerCreated: Int64?
+        /// A `starting` marker older than the partition's consumer: a session made its
+        /// consumer since, without a marker of its own (a worker from before markers, after
+        /// one killed while loading), so the marker no longer says who runs the partition.
+        public var sessionIsStale: Bool {
+            guard session?.phase == .starting, let written = sessionWritten, let created = consumerCreated else { return false }
+            return created > written
+        }
         /// The marker read again after the consumer (`readConsumers`) was the same revision:
         /// no worker started, and no session wrote its marker, in between.
         public var sessionSteady = false
@@ -104,9 +114,14 @@ public enum Deployment {
         /// the fence change at `change` (e.g. the flush at the end of an input) is applied, by
         /// the latest worker's session: with a session marker, only once that session has its
         /// consumer (`consuming`), and the marker did not change around the consumer's read,
-        /// so the backlog read is that session's and not the one before it.
+        /// so the backlog read is that session's and not the one before it; a `starting`
+        /// marker older than the consumer (`sessionIsStale`) is as none.
         public func isDrained(throughChange change: UInt64) -> Bool {
-            guard session == nil || session?.phase == .consuming && sessionSteady else { return false }
+            if sessionIsStale {
+                guard sessionSteady else { return false }
+            } else {
+                guard session == nil || session?.phase == .consuming && sessionSteady else { return false }
+            }
             return (lastChangeSequence ?? 0) >= change && pending == 0 && ackPending == 0
         }
     }
@@ -139,9 +154,10 @@ public enum Deployment {
                 }
                 s.written = h.written
             }
-            if let (bytes, revision) = try store.kv.get(topology.sessionKey(p)) {
+            if let (bytes, revision, written) = try store.kv.entry(topology.sessionKey(p)) {
                 s.session = SessionMarker(decoding: bytes)
                 s.sessionRevision = revision
+                s.sessionWritten = written
             }
             out.append(s)
         }
@@ -158,6 +174,7 @@ public enum Deployment {
             let c = try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(statuses[i].partition))
             statuses[i].pending = c?.pending
             statuses[i].ackPending = c?.ackPending
+            statuses[i].consumerCreated = c?.created
         }
         let kv = try connection.keyValue(bucket: topology.stateBucket)
         for i in statuses.indices {

@@ -367,7 +367,7 @@ public final class NATSConnection: @unchecked Sendable {
         let i = info!.pointee
         return ConsumerState(
             pending: i.NumPending, ackPending: UInt64(max(0, i.NumAckPending)), ackFloor: i.AckFloor.Stream,
-            delivered: i.Delivered.Stream)
+            delivered: i.Delivered.Stream, created: i.Created)
     }
 
     /// A pull subscription on an existing durable consumer (see `NATSPullSubscription`).
@@ -439,6 +439,8 @@ public struct ConsumerState: Sendable {
     public var ackFloor: UInt64
     /// Stream sequence of the last delivery.
     public var delivered: UInt64
+    /// When the server made the consumer, nanoseconds since 1970.
+    public var created: Int64 = 0
 }
 
 /// A stream's state, as `js_GetStreamInfo` reports it.

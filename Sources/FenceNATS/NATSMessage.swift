@@ -284,6 +284,19 @@ public final class NATSKeyValue: @unchecked Sendable {
         return (bytes, kvEntry_Revision(entry))
     }
 
+    /// A key's value, revision and the server's time of that write (nanoseconds since 1970,
+    /// `kvEntry_Created`); nil when the key does not exist or was deleted.
+    public func entry(_ key: String) throws(NATSError) -> (value: [UInt8], revision: UInt64, written: Int64)? {
+        var entry: OpaquePointer?
+        let s = kvStore_Get(&entry, kv, key)
+        if s == NATS_NOT_FOUND { return nil }
+        try check(s, "get \(bucket)/\(key)")
+        defer { kvEntry_Destroy(entry) }
+        let n = Int(kvEntry_ValueLen(entry))
+        let bytes: [UInt8] = n > 0 ? [UInt8](UnsafeRawBufferPointer(start: kvEntry_Value(entry), count: n)) : []
+        return (bytes, kvEntry_Revision(entry), kvEntry_Created(entry))
+    }
+
     /// Writes a value whatever the key holds. - Returns: the new revision.
     @discardableResult
     public func put(_ key: String, _ value: [UInt8]) throws(NATSError) -> UInt64 {

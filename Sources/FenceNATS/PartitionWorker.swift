@@ -149,7 +149,7 @@ final class PartitionWorker: @unchecked Sendable {
             stream: topology.fixStream, name: consumer, filter: topology.partitionFilter(partition),
             startSequence: start, ackWait: config.ackWait, maxAckPending: config.maxAckPending)
         // From here the consumer the server shows is this session's (`SessionMarker`).
-        try store.kv.put(topology.sessionKey(partition), SessionMarker(.consuming, owner: owner).encoded())
+        if config.writesSessionMarkers { try store.kv.put(topology.sessionKey(partition), SessionMarker(.consuming, owner: owner).encoded()) }
         if start < stream.replayFrom {
             log("the consumer starts at \(start), \(stream.replayFrom - start) stream messages before \(stream.replayFrom), to be skipped")
         }

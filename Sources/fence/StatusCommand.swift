@@ -78,7 +78,7 @@ enum StatusCommand {
         return "partition \(s.partition): applied \(v(s.lastSequence)), replay from \(v(s.replayFrom)), "
             + "change \(v(s.lastChangeSequence)), pending \(v(s.pending)), unacknowledged \(v(s.ackPending)), "
             + "checkpoint \(age) by \(s.owner ?? "-")" + eventTime(s, now: Date().timeIntervalSince1970)
-            + (s.session.map { ", session \($0.phase.rawValue) by \($0.owner)" } ?? "")
+            + (s.session.map { ", session \($0.phase.rawValue) by \($0.owner)" + (s.sessionIsStale ? " (stale: a consumer was made since)" : "") } ?? "")
     }
 
     /// ", event time T, late N" when the partition's clock record has them, with a warning when

@@ -713,6 +713,35 @@ final class NATSClusterTests: XCTestCase {
         compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
     }
 
+    /// A worker killed while loading leaves its partitions marked `starting`; a worker from
+    /// before session markers (`FENCE_TEST_NO_SESSION_MARKERS=1`: a rollback) then runs them
+    /// and writes none. Status must not wait for good on the dead worker's marker: one older
+    /// than the partition's consumer is stale (a review found `--wait-drained` out of time).
+    func testAStartingMarkerOlderThanTheConsumerIsStale() throws {
+        let (fences, expected) = try tinyFleet()
+        let urls = try startSingleServer(partitions: 2)
+        let old = ["FENCE_TEST_NO_SESSION_MARKERS": "1"]
+        let w1 = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30", environment: old)
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        try waitDrained(urls, timeout: 300)
+        try stop(w1)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = Topology(partitions: 2)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        for p in 0..<2 { try kv.put(topology.sessionKey(p), SessionMarker(.starting, owner: "killed-while-loading").encoded()) }
+        // Newer than the consumers: the partitions are not drained.
+        XCTAssertEqual(try FenceCLI.run(["status", "--nats", urls[0], "--wait-drained", "--timeout", "2"], output: folder + "/status1.txt", log: folder + "/status1.log"), 1)
+        let w2 = try worker(urls, partitions: "0,1", fences: fences, log: "w2", lateness: "30", environment: old)
+        XCTAssertEqual(try FenceCLI.run(["status", "--nats", urls[0], "--wait-drained", "--timeout", "120"], output: folder + "/status2.txt", log: folder + "/status2.log"), 0)
+        let status = (try? String(contentsOfFile: folder + "/status2.txt", encoding: .utf8)) ?? ""
+        XCTAssertEqual(status.components(separatedBy: "session starting by killed-while-loading (stale: a consumer was made since)").count, 3, status)
+        XCTAssertFalse(log("w2").contains("consuming"), log("w2"))
+        try stop(w2)
+        let out = folder + "/events.ndjson"
+        XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
+        compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
+    }
+
     /// 50 devices, 20 fixes each, 50 fences, in this test's folder (`fences.geojson`,
     /// `fixes.csv`), and `fence eval`'s events on them, lines sorted.
     func tinyFleet() throws -> (fences: String, expected: [Data]) {
