@@ -4,6 +4,30 @@ import Foundation
 import XCTest
 
 final class GeoJSONFencesTests: XCTestCase {
+    /// A document that stops inside a value says it is cut short; UTF-16 text is named with
+    /// the command that converts it; other bad JSON says only where (an outside audit found a
+    /// download cut after 100,000 bytes reported as "expected , or ] in an array").
+    func testCutShortAndUTF16DocumentsAreNamed() throws {
+        let whole = #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","properties":{},"geometry":{"type":"Point","coordinates":[1,2]}}]}"#
+        func reason(_ bytes: [UInt8]) -> String {
+            do {
+                _ = try GeoJSONFences.read(Data(bytes), layer: "t", options: FenceInputOptions())
+                return "read"
+            } catch {
+                return error.reason
+            }
+        }
+        for cut in [20, 60, whole.utf8.count - 2] {
+            let r = reason(Array(whole.utf8.prefix(cut)) + Array("\n".utf8))
+            XCTAssertTrue(r.hasPrefix("not valid JSON: ") && r.hasSuffix("where the document ends: it is cut short (truncated?)"), "\(cut): \(r)")
+        }
+        let garbage = reason(Array((whole.dropLast(3) + "x]}").utf8))
+        XCTAssertTrue(garbage.hasPrefix("not valid JSON: ") && !garbage.contains("cut short"), garbage)
+        var utf16: [UInt8] = [0xFF, 0xFE]
+        for u in whole.utf16 { utf16 += [UInt8(u & 0xFF), UInt8(u >> 8)] }
+        XCTAssertEqual(reason(utf16), "UTF-16 text (a byte-order mark FF FE): GeoJSON is UTF-8; convert it, e.g. iconv -f UTF-16 -t UTF-8 FILE")
+    }
+
     func testFeaturesBecomeFencesAndBadOnesAreReported() throws {
         let doc = """
             {"type":"FeatureCollection","features":[
