@@ -228,6 +228,15 @@ enum PolygonDistance {
         let (kx, ky) = scales(lat: p.lat)
         // Found once an edge on the antimeridian comes up (`AntimeridianSeam`).
         var cover: AntimeridianSeam.Cover?
+        // The edge from coordinate v on the heap by its box's bound, unless that is beyond the
+        // nearest measured (an edge on a pole is no boundary: never).
+        func pushEdge(at v: Int) {
+            let e = edge(at: v)
+            if isOnPole(e) { return }
+            let box = Box(minX: min(e.ax, e.bx), minY: min(e.ay, e.by), maxX: max(e.ax, e.bx), maxY: max(e.ay, e.by))
+            let bound = FenceStore.lowerBound(origin, box)
+            if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: ~Int32(v))) }
+        }
         // Beyond `cutoff` the answer only has to be beyond it too.
         while let top = heap.popMin(), top.bound <= best {
             if top.bound > cutoff { return min(best, top.bound) }
@@ -239,28 +248,16 @@ enum PolygonDistance {
                         if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: Int32(child))) }
                     }
                 } else {
-                    EdgeTree.forEachEdge(leaf: tree.locate(node).index, rings: rings) { i in
-                        let e = edge(at: 2 * i)
-                        if isOnPole(e) { return }
-                        let box = Box(minX: min(e.ax, e.bx), minY: min(e.ay, e.by), maxX: max(e.ax, e.bx), maxY: max(e.ay, e.by))
-                        let bound = FenceStore.lowerBound(origin, box)
-                        if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: ~Int32(2 * i))) }
-                    }
+                    EdgeTree.forEachEdge(leaf: tree.locate(node).index, rings: rings) { pushEdge(at: 2 * $0) }
                 }
             } else if top.ref >= 0 {
                 let run = runs[Int(top.ref)]
-                for k in 0..<run.count {
-                    let e = edge(at: run.start + 2 * k)
-                    let box = Box(minX: min(e.ax, e.bx), minY: min(e.ay, e.by), maxX: max(e.ax, e.bx), maxY: max(e.ay, e.by))
-                    let bound = FenceStore.lowerBound(origin, box)
-                    if bound <= best { heap.push(BoundHeap.Element(bound: bound, ref: ~Int32(run.start + 2 * k))) }
-                }
+                for k in 0..<run.count { pushEdge(at: run.start + 2 * k) }
             } else {
                 // An even coordinate index: an edge as bounded by its box; odd: the edge before
                 // it, bounded again from its ends (`endsBound`), which is measured.
                 let at = Int(~top.ref)
                 let whole = edge(at: at & ~1)
-                if isOnPole(whole) { continue }
                 var parts = [whole]
                 let onLine = AntimeridianSeam.isOnLine(whole.ax, whole.bx)
                 // Far away the sphere's band lets thousands of edges of a long outline under

@@ -214,12 +214,9 @@ public enum GeoJSONFences {
                 try document.read()
                 return .success((document.result, document.crs))
             } catch let failure as JSONScanner.Failure {
-                // UTF-16 (PowerShell's `>`, Excel's "Unicode Text"), and a document that stops
-                // inside a value (a download cut short), are named as such.
-                if bytes.count >= 2 && ((bytes[0] == 0xFF && bytes[1] == 0xFE) || (bytes[0] == 0xFE && bytes[1] == 0xFF)) {
-                    return .failure(
-                        FenceError(.malformedInput, reason: "UTF-16 text (a byte-order mark \(bytes[0] == 0xFF ? "FF FE" : "FE FF")): GeoJSON is UTF-8; convert it, e.g. iconv -f UTF-16 -t UTF-8 FILE"))
-                }
+                // UTF-16, and a document that stops inside a value (a download cut short), are
+                // named as such.
+                if let utf16 = TextProblem.utf16(bytes, reads: "GeoJSON is") { return .failure(FenceError(.malformedInput, reason: utf16)) }
                 let (line, column) = document.scanner.lineAndColumn(failure.offset)
                 var reason = "not valid JSON: \(failure.message) at line \(line), column \(column)"
                 if bytes[min(failure.offset, bytes.count)...].allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }), failure.offset > 0 {

@@ -601,13 +601,10 @@ public final class PositionReader {
             let reason = "binary data (NUL byte)"
             if format == nil || (format == .csv && !headerSeen) {
                 // Not a text file at all: refuse the input instead of reading garbage as a header.
-                // UTF-16 (Windows PowerShell's `>`, Excel's "Unicode Text") is named as such.
-                let utf16 = line.count >= 2 && ((line[0] == 0xFF && line[1] == 0xFE) || (line[0] == 0xFE && line[1] == 0xFF))
+                // UTF-16 is named as such.
                 headerFailure = FenceError(
                     .malformedInput, line: lineNumber,
-                    reason: utf16
-                        ? "UTF-16 text (a byte-order mark \(line[0] == 0xFF ? "FF FE" : "FE FF")): positions are UTF-8; convert it, e.g. iconv -f UTF-16 -t UTF-8 FILE"
-                        : "\(reason): this is not a CSV or NDJSON file")
+                    reason: TextProblem.utf16(line, reads: "positions are") ?? "\(reason): this is not a CSV or NDJSON file")
             }
             return .failure(PositionLineError(line: lineNumber, reason: reason))
         }

@@ -23,6 +23,14 @@ enum TextProblem: Error, Hashable {
         }
     }
 
+    /// Why text starting with a UTF-16 byte-order mark (FF FE or FE FF: Windows PowerShell's
+    /// `>`, Excel's "Unicode Text") cannot be read, with the command that converts it, or nil
+    /// without one. `reads` says what is UTF-8: `positions are`, `GeoJSON is`.
+    static func utf16(_ bytes: UnsafeBufferPointer<UInt8>, reads: String) -> String? {
+        guard bytes.count >= 2, (bytes[0] == 0xFF && bytes[1] == 0xFE) || (bytes[0] == 0xFE && bytes[1] == 0xFF) else { return nil }
+        return "UTF-16 text (a byte-order mark \(bytes[0] == 0xFF ? "FF FE" : "FE FF")): \(reads) UTF-8; convert it, e.g. iconv -f UTF-16 -t UTF-8 FILE"
+    }
+
     static func isHighSurrogate(_ v: UInt32) -> Bool { v >= 0xD800 && v <= 0xDBFF }
     static func isLowSurrogate(_ v: UInt32) -> Bool { v >= 0xDC00 && v <= 0xDFFF }
 }

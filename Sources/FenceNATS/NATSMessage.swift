@@ -274,14 +274,7 @@ public final class NATSKeyValue: @unchecked Sendable {
 
     /// A key's value and revision; nil when the key does not exist or was deleted.
     public func get(_ key: String) throws(NATSError) -> (value: [UInt8], revision: UInt64)? {
-        var entry: OpaquePointer?
-        let s = kvStore_Get(&entry, kv, key)
-        if s == NATS_NOT_FOUND { return nil }
-        try check(s, "get \(bucket)/\(key)")
-        defer { kvEntry_Destroy(entry) }
-        let n = Int(kvEntry_ValueLen(entry))
-        let bytes: [UInt8] = n > 0 ? [UInt8](UnsafeRawBufferPointer(start: kvEntry_Value(entry), count: n)) : []
-        return (bytes, kvEntry_Revision(entry))
+        try entry(key).map { ($0.value, $0.revision) }
     }
 
     /// A key's value, revision and the server's time of that write (nanoseconds since 1970,

@@ -586,9 +586,7 @@ final class NATSClusterTests: XCTestCase {
         try waitDrained(urls, timeout: 300)
         try stop(w)
         XCTAssertTrue(log("w").contains("300 fences (0 rejected)"), log("w"))
-        let out = folder + "/events.ndjson"
-        XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
-        compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
+        try compareEvents(urls, expected)
     }
 
     /// A partition resumes only under the settings its checkpoint was made with: a worker
@@ -599,7 +597,7 @@ final class NATSClusterTests: XCTestCase {
         try Data(fleet.fencesGeoJSON().utf8).write(to: URL(fileURLWithPath: fences))
         try fleet.writeCSV(to: folder + "/fixes.csv")
         let urls = try startSingleServer(partitions: 2)
-        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        try publishFixes(urls)
         let w = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30")
         try waitDrained(urls, timeout: 120)
         try stop(w)
@@ -628,7 +626,7 @@ final class NATSClusterTests: XCTestCase {
         try Data(fleet.fencesGeoJSON().utf8).write(to: URL(fileURLWithPath: fences))
         try fleet.writeCSV(to: folder + "/fixes.csv")
         let urls = try startSingleServer(partitions: 2)
-        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        try publishFixes(urls)
         let small = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30", extra: ["--max-ack-pending", "5"])
         try waitUntil(timeout: 60) { !small.isRunning }
         XCTAssertEqual(small.terminationStatus, 1, log("w1"))
@@ -648,7 +646,7 @@ final class NATSClusterTests: XCTestCase {
         let many = folder + "/many.geojson"
         try Data(("{\"type\":\"FeatureCollection\",\"features\":[" + Self.farTriangles(300_000) + "]}").utf8).write(to: URL(fileURLWithPath: many))
         let urls = try startSingleServer(partitions: 2)
-        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        try publishFixes(urls)
         let w1 = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30")
         try waitDrained(urls, timeout: 120)
         try stop(w1)
@@ -677,9 +675,7 @@ final class NATSClusterTests: XCTestCase {
         try waitUntil(timeout: 60) { log("w3").components(separatedBy: "resuming at").count == 3 }
         try waitDrained(urls, timeout: 120)
         try stop(w3)
-        let out = folder + "/events.ndjson"
-        XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
-        compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
+        try compareEvents(urls, expected)
     }
 
     /// `fence status --wait-drained` right after a worker restart waits for the new worker's
@@ -695,7 +691,7 @@ final class NATSClusterTests: XCTestCase {
         try Data((text.dropLast(3) + "," + Self.farTriangles(60_000) + "]}").utf8).write(to: URL(fileURLWithPath: fences))
         let urls = try startSingleServer(partitions: 2)
         let w1 = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30")
-        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        try publishFixes(urls)
         try waitDrained(urls, timeout: 300)
         try stop(w1)
         let w2 = try worker(urls, partitions: "0,1", fences: fences, log: "w2", lateness: "30")
@@ -708,9 +704,7 @@ final class NATSClusterTests: XCTestCase {
         let status = (try? String(contentsOfFile: folder + "/status.txt", encoding: .utf8)) ?? ""
         XCTAssertEqual(status.components(separatedBy: "session consuming by \(owner)").count, 3, status)
         try stop(w2)
-        let out = folder + "/events.ndjson"
-        XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
-        compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
+        try compareEvents(urls, expected)
     }
 
     /// A worker killed while loading leaves its partitions marked `starting`; a worker from
@@ -722,7 +716,7 @@ final class NATSClusterTests: XCTestCase {
         let urls = try startSingleServer(partitions: 2)
         let old = ["FENCE_TEST_NO_SESSION_MARKERS": "1"]
         let w1 = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30", environment: old)
-        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+        try publishFixes(urls)
         try waitDrained(urls, timeout: 300)
         try stop(w1)
         let connection = try NATSConnection(servers: urls, name: "test")
@@ -737,6 +731,17 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(status.components(separatedBy: "session starting by killed-while-loading (stale: a consumer was made since)").count, 3, status)
         XCTAssertFalse(log("w2").contains("consuming"), log("w2"))
         try stop(w2)
+        try compareEvents(urls, expected)
+    }
+
+    /// Publishes `fixes.csv` in this test's folder (as `tinyFleet` writes it) with a 30 s window.
+    func publishFixes(_ urls: [String]) throws {
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", urls[0], "--positions", folder + "/fixes.csv", "--window", "30"], log: folder + "/publish.log"), 0)
+    }
+
+    /// Reads the events stream to its end (`fence events`) and compares its lines, sorted,
+    /// with `expected` (`fence eval`'s events, as `tinyFleet` gives them).
+    func compareEvents(_ urls: [String], _ expected: [Data]) throws {
         let out = folder + "/events.ndjson"
         XCTAssertEqual(try FenceCLI.run(["events", "--nats", urls[0], "--output", out], log: folder + "/events.log"), 0)
         compare(Self.sortedLines(try Data(contentsOf: URL(fileURLWithPath: out))), expected)
