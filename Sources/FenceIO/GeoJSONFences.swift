@@ -49,8 +49,31 @@ public enum GeoJSONFences {
     /// - Complexity: O(bytes + positions); memory: the mapped file and the fences kept.
     public static func read(path: String, options: FenceInputOptions) throws(FenceError) -> FenceReadResult {
         let (result, crs) = try readDeclaringCRS(path: path, options: options)
-        if let crs, !isLonLatWGS84(crs) { throw refusal(declaring: crs) }
+        try refuseUnlessLonLat(crs)
         return result
+    }
+
+    /// Reads a document held in memory with its `crs` member taken as `read(path:options:)`
+    /// takes a file's: none, or WGS84 longitude/latitude in a form GDAL reads (`EPSG:4326`,
+    /// `urn:ogc:def:crs:OGC:1.3:CRS84`, `{"type":"EPSG","properties":{"code":4326}}`, ...), is
+    /// read; any other CRS, or a member the reader cannot read, refuses the whole document. For
+    /// a document nothing will reproject (a fence change in a stream), where metres read as
+    /// degrees would go unnoticed. `read(_:layer:options:)` does not look at the member.
+    /// - Parameter wayOn: what the refusal says to do instead; the file reader's names OGR
+    ///   (`--fence-reader ogr`), which such a caller does not offer.
+    /// - Throws: what `read(_:layer:options:)` throws, and the refusal (`malformedInput`).
+    /// - Complexity: that of `read(_:layer:options:)`: the member is read where it stands.
+    public static func readLonLat(_ data: Data, layer: String, options: FenceInputOptions, wayOn: String) throws(FenceError)
+        -> FenceReadResult
+    {
+        let (result, crs) = try parse(data, layer: layer, options: options)
+        try refuseUnlessLonLat(crs, wayOn: wayOn)
+        return result
+    }
+
+    /// Throws `refusal` for a declared CRS other than WGS84 longitude/latitude (nil: none).
+    static func refuseUnlessLonLat(_ crs: DeclaredCRS?, wayOn: String? = nil) throws(FenceError) {
+        if let crs, !isLonLatWGS84(crs) { throw refusal(declaring: crs, wayOn: wayOn) }
     }
 
     /// Reads a file as `read(path:options:)` does, with the CRS it declares (nil: none)
@@ -174,18 +197,20 @@ public enum GeoJSONFences {
 
     /// The refusal of a document that declares a CRS other than WGS84 longitude/latitude, or a
     /// `crs` member the reader cannot read. It does not name the file: the caller does (the
-    /// CLI's messages named it twice).
-    static func refusal(declaring crs: DeclaredCRS) -> FenceError {
+    /// CLI's messages named it twice). `wayOn`, when given, replaces what it says to do (read
+    /// it through OGR, or the member's hint).
+    static func refusal(declaring crs: DeclaredCRS, wayOn: String? = nil) -> FenceError {
         switch crs {
         case .named(let name):
             return FenceError(
                 .malformedInput,
-                reason: "the document declares the CRS \(name); the built-in reader takes WGS84 longitude/latitude only (read it through OGR to reproject)")
+                reason: "the document declares the CRS \(name); the built-in reader takes WGS84 longitude/latitude only "
+                    + "(\(wayOn ?? "read it through OGR to reproject"))")
         case .unreadable(let what, let hint):
             return FenceError(
                 .malformedInput,
                 reason: "the document has \(what), which the built-in reader cannot read (it reads a \"name\", an \"EPSG\" code, an \"OGC\" urn "
-                    + "and links to WGS84); \(hint)")
+                    + "and links to WGS84); \(wayOn ?? hint)")
         }
     }
 

@@ -14,7 +14,8 @@ import Foundation
 /// Payload (binary): `F` `C` (magic), version (u8) = 1, the stream sequence of the previous
 /// change (u64; 0 for the first: the changes form a chain a worker walks back from the latest),
 /// the operation (u8), then its argument:
-/// - 1 `add`: a GeoJSON FeatureCollection (u64 length + bytes); same id replaces
+/// - 1 `add`: a GeoJSON FeatureCollection (u64 length + bytes); same id replaces. Read as
+///   WGS84 longitude/latitude: a `crs` member naming another CRS refuses it, as a file's does
 /// - 2 `remove`: fence ids (u32 count, each u32 length + UTF-8)
 /// - 3 `removeGroups`: group names, the same way
 /// - 4 `removeAll`
@@ -104,11 +105,16 @@ public struct FenceChange: Sendable, Hashable {
         return errors
     }
 
+    /// What a change refused for its GeoJSON's `crs` says to do: no reader of a change
+    /// reprojects, as OGR does for a fence file.
+    static let crsWayOn = "a fence change is not reprojected: convert the file first, e.g. ogr2ogr -t_srs EPSG:4326 out.geojson in.geojson"
+
     /// Applies the change to an engine; the events are those of the fences' removal or
     /// replacement (exits at each device's last fix), sorted. Fences the GeoJSON gets wrong are
-    /// reported in `errors` and skipped, the same way in every partition; so are ids and
-    /// groups a removal names that no loaded fence has (most likely a typo, which `fence
-    /// change` cannot see: only the workers know their fences).
+    /// reported in `errors` and skipped, the same way in every partition (a document declaring
+    /// a CRS other than WGS84 longitude/latitude adds nothing: `GeoJSONFences.readLonLat`); so
+    /// are ids and groups a removal names that no loaded fence has (most likely a typo, which
+    /// `fence change` cannot see: only the workers know their fences).
     /// - Complexity: that of `EventEngine.add` / `remove`: O(devices inside the fences touched)
     ///   plus the store's update.
     public func apply(to engine: inout EventEngine, errors: inout [String]) -> [FenceEvent] {
@@ -118,7 +124,9 @@ public struct FenceChange: Sendable, Hashable {
                 // One thread, as the add below: partitions apply changes side by side.
                 var options = FenceInputOptions()
                 options.threads = 1
-                let read = try GeoJSONFences.read(Data(geoJSON), layer: "stdin", options: options)
+                // Its `crs` as a file's: a document in another CRS is refused, never read as
+                // longitude/latitude (nothing reprojects a change).
+                let read = try GeoJSONFences.readLonLat(Data(geoJSON), layer: "stdin", options: options, wayOn: Self.crsWayOn)
                 errors += read.rejected.map { "\($0.error)" }
                 let (results, events) = engine.add(read.fences, threads: 1)
                 errors += results.compactMap { $0.error.map { "\($0)" } }

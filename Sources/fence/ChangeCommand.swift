@@ -16,7 +16,8 @@ enum ChangeCommand {
         device's last fix.
 
         Options:
-          --add FILE            add fences from GeoJSON (same id replaces)
+          --add FILE            add fences from GeoJSON (same id replaces), in WGS84
+                                longitude/latitude: a "crs" naming another CRS is refused
           --remove IDS          remove fences by id, comma-separated
           --remove-group LIST   remove every fence of these groups, comma-separated
           --remove-all          remove every fence

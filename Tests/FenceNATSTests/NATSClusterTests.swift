@@ -548,6 +548,34 @@ final class NATSClusterTests: XCTestCase {
         compare(got, Self.sortedLines(Data(bytes)))
     }
 
+    /// A fence change whose GeoJSON declares a projected `crs` (a 20 cm square at (0, 0) in
+    /// EPSG:3857, which read as degrees covers the whole fleet) is refused as a fence file's
+    /// would be: `fence change` publishes nothing (status 1), and one already in the stream
+    /// (published by something other than `fence change`, chained as it chains) is refused and
+    /// logged by every partition, which applies nothing: the events are `fence eval`'s on the
+    /// base fences. Both read it as longitude/latitude before.
+    func testAChangeDeclaringAnotherCRSIsRefused() throws {
+        let (fences, expected) = try tinyFleet()
+        let urls = try startSingleServer(partitions: 2)
+        let mercator = folder + "/mercator.geojson"
+        let square = FenceChangeCRSTests.square(crs: #"{"type":"name","properties":{"name":"urn:ogc:def:crs:EPSG::3857"}}"#)
+        try Data(square).write(to: URL(fileURLWithPath: mercator))
+        let refusal = "fence change: malformed-input: the document declares the CRS urn:ogc:def:crs:EPSG::3857; the built-in reader takes WGS84"
+        XCTAssertEqual(try FenceCLI.run(["change", "--nats", urls[0], "--add", mercator], log: folder + "/change.log"), 1, log("change"))
+        XCTAssertTrue(log("change").contains("fence: \(mercator): \(refusal)"), log("change"))
+        XCTAssertTrue(log("change").contains("nothing published"), log("change"))
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        XCTAssertNil(try connection.lastMessage(stream: topology.fixStream, subject: topology.controlSubject))
+        let sequence = try Deployment.publishChange(.add(geoJSON: square), connection: connection, topology: topology)
+        let w = try worker(urls, partitions: "0,1", fences: fences, log: "w1", lateness: "30")
+        try publishFixes(urls)
+        try waitDrained(urls, timeout: 120)
+        try stop(w)
+        XCTAssertEqual(log("w1").components(separatedBy: "fence change \(sequence): \(refusal)").count, 3, log("w1"))
+        try compareEvents(urls, expected)
+    }
+
     /// The worker reads `--fences` as `fence eval` does: a GeoPackage through GDAL/OGR, with the
     /// id, group and radius in fields named on the command line. Same events as `fence eval`
     /// with the same flags.
