@@ -323,4 +323,32 @@ public final class NATSKeyValue: @unchecked Sendable {
     public func delete(_ key: String) throws(NATSError) {
         try check(kvStore_Delete(kv, key), "delete \(bucket)/\(key)")
     }
+
+    /// Deletes a key only if its revision is still `last` (> 0): the delete marker `delete`
+    /// writes, refused when someone wrote since.
+    ///
+    /// nats.c 3.4 has no conditioned delete (`kvStore_Delete` takes no revision), so this
+    /// publishes the message `kvStore_Delete` publishes (kv.c `_delete`: subject
+    /// `$KV.<bucket>.<key>`, header `KV-Operation: DEL`, no data) with
+    /// `Nats-Expected-Last-Subject-Sequence` set, as nats.go's `Delete(key, LastRevision(n))`
+    /// does; `kvStore_Get` reads the marker as no key. That subject is the bucket's own: not
+    /// for a bucket that mirrors another, nor through a JetStream domain (the state bucket
+    /// `fence setup` makes is neither).
+    /// - Throws: `NATSError` with `isWrongLastSequence` when someone wrote in between.
+    /// - Complexity: one JetStream publish and its acknowledgement.
+    public func delete(_ key: String, last: UInt64) throws(NATSError) {
+        precondition(last > 0, "a conditioned delete needs the revision it expects")
+        var msg: OpaquePointer?
+        try check(natsMsg_Create(&msg, "$KV.\(bucket).\(key)", nil, nil, 0), "delete \(bucket)/\(key)")
+        // "Messages need to be destroyed with natsMsg_Destroy()" (nats.h, natsMsg_Create);
+        // js_PublishMsg does not take the message over (kv.c destroys its own after it).
+        defer { natsMsg_Destroy(msg) }
+        try check(natsMsgHeader_Set(msg, "KV-Operation", "DEL"), "delete \(bucket)/\(key)")
+        var po = jsPubOptions()
+        jsPubOptions_Init(&po)
+        po.MaxWait = connection.timeoutMs
+        po.ExpectLastSubjectSeq = last
+        var code = jsErrCode(rawValue: 0)
+        try check(js_PublishMsg(nil, connection.js, msg, &po, &code), "delete \(bucket)/\(key) at revision \(last)", code: code)
+    }
 }

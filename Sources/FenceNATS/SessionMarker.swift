@@ -7,9 +7,13 @@
 /// once it has created its consumer. Until then the consumer the server shows is the previous
 /// session's, whose counts say nothing of what the new one has consumed, so a partition marked
 /// `starting` is not drained. A worker stopped or failing before any session puts back the
-/// marker it replaced (`withdraw`); one killed then leaves `starting` until the next worker's
-/// session. A partition without a marker (never run, or run by a worker from before markers)
-/// is judged as before, by its checkpoint and consumer alone.
+/// marker it replaced (`withdraw`), only where its own `starting` is still the key's latest
+/// revision: the marker before, or a delete marker conditioned on that revision where there
+/// was none (`NATSKeyValue.delete(_:last:)`; a key deleted reads as no marker, to `fence
+/// status` as to `get`). A newer worker's marker stays, even one written while the withdraw
+/// runs. One killed then leaves `starting` until the next worker's session. A partition
+/// without a marker (never run, or run by a worker from before markers) is judged as before,
+/// by its checkpoint and consumer alone.
 public struct SessionMarker: Sendable, Hashable {
     public enum Phase: String, Sendable {
         /// The worker is loading its fences; it has no consumer yet.
@@ -58,16 +62,23 @@ public struct SessionMarker: Sendable, Hashable {
     }
 
     /// Puts back what `announce` replaced, where nobody has written since (a newer worker's
-    /// marker stays). Best effort: a failure leaves `starting`, which only keeps `fence status`
-    /// from calling the partition drained until a worker's session runs. Skipped while the
+    /// marker stays): one write per partition, conditioned on the revision `announce` wrote, so
+    /// no check-then-write leaves a window for another worker's announce (a get then a delete
+    /// did). Best effort: a failure leaves `starting`, which only keeps `fence status` from
+    /// calling the partition drained until a worker's session runs. Skipped while the
     /// connection is down, so that a stop is not held up by a request timeout per partition.
-    /// - Complexity: a key-value update or delete per partition.
-    public static func withdraw(_ kv: NATSKeyValue, _ replaced: [Replaced]) {
+    /// - Complexity: a key-value update or conditioned delete per partition.
+    public static func withdraw(_ kv: NATSKeyValue, _ replaced: [Replaced]) { withdraw(kv, replaced, beforeWrite: { _ in }) }
+
+    /// `withdraw`, calling `beforeWrite` with each key just before its write: for the tests,
+    /// to put a newer worker's announce where a race would.
+    static func withdraw(_ kv: NATSKeyValue, _ replaced: [Replaced], beforeWrite: (String) -> Void) {
         for r in replaced where kv.connection.isConnected {
+            beforeWrite(r.key)
             if let previous = r.previous {
                 _ = try? kv.update(r.key, previous, last: r.revision)
-            } else if (try? kv.get(r.key))?.revision == r.revision {
-                try? kv.delete(r.key)
+            } else {
+                try? kv.delete(r.key, last: r.revision)
             }
         }
     }
