@@ -25,6 +25,9 @@ public struct PartitionProgress: Sendable {
     /// Wall time of the first and the latest applied fix message.
     public var firstApplied: Double?
     public var lastApplied: Double?
+    /// A session has made the partition's consumer; until then nothing was consumed (the
+    /// worker stopped, or failed, first) and `lastSequence` is at most its checkpoint's.
+    public var started = false
 
     /// A partition that has done nothing yet.
     public init(partition: Int) { self.partition = partition }
@@ -150,6 +153,7 @@ final class PartitionWorker: @unchecked Sendable {
             startSequence: start, ackWait: config.ackWait, maxAckPending: config.maxAckPending)
         // From here the consumer the server shows is this session's (`SessionMarker`).
         if config.writesSessionMarkers { try store.kv.put(topology.sessionKey(partition), SessionMarker(.consuming, owner: owner).encoded()) }
+        progressLock.withLock { $0.started = true }
         if start < stream.replayFrom {
             log("the consumer starts at \(start), \(stream.replayFrom - start) stream messages before \(stream.replayFrom), to be skipped")
         }

@@ -271,7 +271,11 @@ enum WorkerCommand {
         }
     }
 
+    /// A partition's line at the end of a run; one whose sessions never made a consumer (a
+    /// stop while loading, or before its first session) says so, where it said "applied
+    /// through 0" (or its checkpoint's) as if it had run.
     static func summary(_ p: PartitionProgress) -> String {
+        guard p.started else { return "partition \(p.partition): not started (no session made its consumer); nothing consumed" }
         let c = p.counters
         return "partition \(p.partition): applied through \(p.lastSequence); \(c.received) fixes (\(c.applied) applied, \(c.late) late, "
             + "\(c.duplicates) duplicate, \(c.rejected) rejected, \(c.badMessages) bad messages); \(c.events) events in "
