@@ -113,14 +113,14 @@ public enum Deployment {
         /// Everything stored for the partition is applied, checkpointed and acknowledged, and
         /// the fence change at `change` (e.g. the flush at the end of an input) is applied, by
         /// the latest worker's session: with a session marker, only once that session has its
-        /// consumer (`consuming`), and the marker did not change around the consumer's read,
-        /// so the backlog read is that session's and not the one before it; a `starting`
-        /// marker older than the consumer (`sessionIsStale`) is as none.
+        /// consumer (`consuming`, or `stopped` since), and the marker did not change around the
+        /// consumer's read, so the backlog read is that session's and not the one before it; a
+        /// `starting` marker older than the consumer (`sessionIsStale`) is as none.
         public func isDrained(throughChange change: UInt64) -> Bool {
             if sessionIsStale {
                 guard sessionSteady else { return false }
             } else {
-                guard session == nil || session?.phase == .consuming && sessionSteady else { return false }
+                guard session == nil || session?.phase != .starting && sessionSteady else { return false }
             }
             return (lastChangeSequence ?? 0) >= change && pending == 0 && ackPending == 0
         }

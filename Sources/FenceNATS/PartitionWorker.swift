@@ -152,7 +152,7 @@ final class PartitionWorker: @unchecked Sendable {
             stream: topology.fixStream, name: consumer, filter: topology.partitionFilter(partition),
             startSequence: start, ackWait: config.ackWait, maxAckPending: config.maxAckPending)
         // From here the consumer the server shows is this session's (`SessionMarker`).
-        if config.writesSessionMarkers { try store.kv.put(topology.sessionKey(partition), SessionMarker(.consuming, owner: owner).encoded()) }
+        let marked = config.writesSessionMarkers ? try store.kv.put(topology.sessionKey(partition), SessionMarker(.consuming, owner: owner).encoded()) : nil
         progressLock.withLock { $0.started = true }
         if start < stream.replayFrom {
             log("the consumer starts at \(start), \(stream.replayFrom - start) stream messages before \(stream.replayFrom), to be skipped")
@@ -295,8 +295,10 @@ final class PartitionWorker: @unchecked Sendable {
 
         while true {
             if stop.isRequested {
-                // Drain: what was fetched is applied; checkpoint and acknowledge, then leave.
+                // Drain: what was fetched is applied; checkpoint and acknowledge, then leave,
+                // marked `stopped` rather than `consuming` by a process that is gone.
                 if stream.isCaughtUp && dirty { try checkpoint() }
+                if let marked { SessionMarker.markStopped(store.kv, key: topology.sessionKey(partition), owner: owner, revision: marked) }
                 return
             }
             // A failed fetch loses nothing by itself (a delivery that went astray shows as a gap

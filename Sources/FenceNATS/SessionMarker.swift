@@ -1,10 +1,14 @@
 /// What the latest worker on a partition says of itself, so that `fence status --wait-drained`
 /// judges the running session and not what the one before left behind.
 ///
-/// Kept in the state bucket under `p<N>.session` as one line of text, `starting <owner>` or
-/// `consuming <owner>`. A worker writes `starting` for each of its partitions once connected,
-/// before it loads its fences (seconds for a million), and each session writes `consuming`
-/// once it has created its consumer. Until then the consumer the server shows is the previous
+/// Kept in the state bucket under `p<N>.session` as one line of text, `starting <owner>`,
+/// `consuming <owner>` or `stopped <owner>`. A worker writes `starting` for each of its
+/// partitions once connected, before it loads its fences (seconds for a million), each session
+/// writes `consuming` once it has created its consumer, and a session that stops cleanly
+/// writes `stopped` over its own `consuming` (`markStopped`), so that the marker does not name
+/// a process long gone as consuming. `stopped` is judged as `consuming` is, by the session's
+/// consumer and checkpoint, which outlive it: drained when nothing is pending. A worker killed,
+/// or one whose stop finds the connection down, leaves `consuming`, judged the same way. Until then the consumer the server shows is the previous
 /// session's, whose counts say nothing of what the new one has consumed, so a partition marked
 /// `starting` is not drained. A worker stopped or failing before any session puts back the
 /// marker it replaced (`withdraw`), only where its own `starting` is still the key's latest
@@ -20,6 +24,9 @@ public struct SessionMarker: Sendable, Hashable {
         case starting
         /// A session of the worker has created the partition's consumer.
         case consuming
+        /// That session stopped cleanly (applied what it fetched, checkpointed, acknowledged);
+        /// its consumer stays.
+        case stopped
     }
 
     public var phase: Phase
@@ -69,6 +76,15 @@ public struct SessionMarker: Sendable, Hashable {
     /// connection is down, so that a stop is not held up by a request timeout per partition.
     /// - Complexity: a key-value update or conditioned delete per partition.
     public static func withdraw(_ kv: NATSKeyValue, _ replaced: [Replaced]) { withdraw(kv, replaced, beforeWrite: { _ in }) }
+
+    /// Marks the partition of `key` `stopped` by `owner`, where the session's own marker (its
+    /// `revision`) is still the latest: a newer worker's marker stays. Best effort, and skipped
+    /// while the connection is down, so that a stop is not held up by a request timeout.
+    /// - Complexity: a key-value update.
+    public static func markStopped(_ kv: NATSKeyValue, key: String, owner: String, revision: UInt64) {
+        guard kv.connection.isConnected else { return }
+        _ = try? kv.update(key, SessionMarker(.stopped, owner: owner).encoded(), last: revision)
+    }
 
     /// `withdraw`, calling `beforeWrite` with each key just before its write: for the tests,
     /// to put a newer worker's announce where a race would.

@@ -21,7 +21,8 @@ enum WorkerCommand {
         session markers as they were.
         Once connected, before loading the fences, the worker marks each of its partitions
         "starting" (key p<N>.session of the state bucket), and each session "consuming" once it
-        has made its consumer, so that `fence status --wait-drained` waits for this worker.
+        has made its consumer, so that `fence status --wait-drained` waits for this worker;
+        a session that stops cleanly marks its partition "stopped".
         A lost connection: reconnect, resume from the checkpoint; nothing is acknowledged that
         is not applied, published and checkpointed.
 

@@ -667,8 +667,8 @@ final class NATSClusterTests: XCTestCase {
     /// A SIGTERM while a worker still loads its fences (300,000 of them: seconds) stops it as
     /// one while consuming does: exit status 0 and the summary lines (it was killed by the
     /// signal, status 143), and nothing written: the checkpoints, consumers and session
-    /// markers are as the previous session left them, and a worker started next resumes from
-    /// them and gives `fence eval`'s events.
+    /// markers are as the previous session left them (`stopped`, after its clean stop), and a
+    /// worker started next resumes from them and gives `fence eval`'s events.
     func testAStopWhileLoadingFencesIsClean() throws {
         let (fences, expected) = try tinyFleet()
         let many = folder + "/many.geojson"
@@ -687,8 +687,15 @@ final class NATSClusterTests: XCTestCase {
                     + "\(String(describing: $0.session))"
             } + (0..<2).map { "consumer \(String(describing: try connection.consumerState(stream: topology.fixStream, name: topology.consumerName($0))?.ackFloor))" }
         }
+        // A clean stop marks each partition `stopped` by w1 (it said `consuming` by a process
+        // gone), which status shows and judges as it judged `consuming`: drained.
         let before = try state()
-        XCTAssertTrue(before[0].contains("consuming"), "\(before)")
+        let owner = try XCTUnwrap(log("w1").range(of: #"owner \S+"#, options: .regularExpression).map { String(log("w1")[$0].dropFirst(6)) })
+        for p in 0..<2 { XCTAssertTrue(before[p].contains("SessionMarker(phase: FenceNATS.SessionMarker.Phase.stopped, owner: \"\(owner)\")"), "\(before)") }
+        XCTAssertEqual(try FenceCLI.run(["status", "--nats", urls[0], "--wait-drained", "--timeout", "20"], output: folder + "/status.txt", log: folder + "/status.log"), 0)
+        let status = (try? String(contentsOfFile: folder + "/status.txt", encoding: .utf8)) ?? ""
+        XCTAssertEqual(status.components(separatedBy: "pending 0, unacknowledged 0,").count, 3, status)
+        XCTAssertEqual(status.components(separatedBy: "session stopped by \(owner)").count, 3, status)
         let w2 = try worker(urls, partitions: "0,1", fences: many, log: "w2", lateness: "30")
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertFalse(log("w2").contains(" fences ("), "the fences were loaded before the stop: \(log("w2"))")

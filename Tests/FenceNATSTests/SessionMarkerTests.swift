@@ -78,6 +78,39 @@ final class SessionMarkerTests: XCTestCase {
         XCTAssertEqual(try marker(kv, 0), SessionMarker(.starting, owner: "c"))
     }
 
+    /// A session that stops cleanly marks its partition `stopped` over its own `consuming`
+    /// only: a newer worker's marker stays.
+    func testMarkStoppedReplacesOnlyTheSessionsOwnMarker() throws {
+        let (_, kv) = try bucket()
+        let key = topology.sessionKey(0)
+        let own = try kv.put(key, SessionMarker(.consuming, owner: "a").encoded())
+        SessionMarker.markStopped(kv, key: key, owner: "a", revision: own)
+        XCTAssertEqual(try marker(kv, 0), SessionMarker(.stopped, owner: "a"))
+        let again = try kv.put(key, SessionMarker(.consuming, owner: "a").encoded())
+        try kv.put(key, SessionMarker(.starting, owner: "b").encoded())
+        SessionMarker.markStopped(kv, key: key, owner: "a", revision: again)
+        XCTAssertEqual(try marker(kv, 0), SessionMarker(.starting, owner: "b"))
+        XCTAssertEqual(SessionMarker(decoding: Array("stopped a b".utf8)), SessionMarker(.stopped, owner: "a b"))
+    }
+
+    /// `stopped` is judged as `consuming` is: by the consumer and checkpoint its session left,
+    /// once the marker held still around the consumer's read; `starting` is never drained.
+    func testAStoppedPartitionWithNothingPendingIsDrained() {
+        var s = Deployment.PartitionStatus(partition: 0)
+        (s.lastChangeSequence, s.pending, s.ackPending, s.sessionSteady) = (5, 0, 0, true)
+        for (phase, drained) in [(SessionMarker.Phase.starting, false), (.consuming, true), (.stopped, true)] {
+            s.session = SessionMarker(phase, owner: "a")
+            XCTAssertEqual(s.isDrained(throughChange: 5), drained, "\(phase)")
+            XCTAssertFalse(s.isDrained(throughChange: 6), "\(phase)")
+        }
+        s.sessionSteady = false
+        XCTAssertFalse(s.isDrained(throughChange: 5))
+        (s.sessionSteady, s.pending) = (true, 1)
+        XCTAssertFalse(s.isDrained(throughChange: 5))
+        (s.pending, s.ackPending) = (0, 2)
+        XCTAssertFalse(s.isDrained(throughChange: 5))
+    }
+
     /// The conditioned delete itself: refused as a conditioned update is when the revision
     /// moved on, and the value stays.
     func testAConditionedDeleteIsRefusedAfterAnotherWrite() throws {
