@@ -53,8 +53,9 @@ public struct WorkerConfiguration: Sendable {
     /// well (`=all`), on acknowledging the redeliveries.
     public var dropCheckpointAcknowledgements = false
     public var dropReacknowledgements = false
-    /// Sessions mark their partitions `consuming` (`SessionMarker`). For tests only, off: a
-    /// worker from before markers (`FENCE_TEST_NO_SESSION_MARKERS=1`).
+    /// Sessions mark their partitions `consuming`, and `stopped` at a clean stop
+    /// (`SessionMarker`). For tests only, off: a worker from before markers
+    /// (`FENCE_TEST_NO_SESSION_MARKERS=1`).
     public var writesSessionMarkers = true
     /// Where progress and problems are reported (one line each).
     public var log: @Sendable (String) -> Void = { _ in }
