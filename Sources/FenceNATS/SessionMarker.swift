@@ -2,22 +2,22 @@
 /// judges the running session and not what the one before left behind.
 ///
 /// Kept in the state bucket under `p<N>.session` as one line of text, `starting <owner>`,
-/// `consuming <owner>` or `stopped <owner>`. A worker writes `starting` for each of its
-/// partitions once connected, before it loads its fences (seconds for a million), each session
-/// writes `consuming` once it has created its consumer, and a session that stops cleanly
-/// writes `stopped` over its own `consuming` (`markStopped`), so that the marker does not name
-/// a process long gone as consuming. `stopped` is judged as `consuming` is, by the session's
-/// consumer and checkpoint, which outlive it: drained when nothing is pending. A worker killed,
-/// or one whose stop finds the connection down, leaves `consuming`, judged the same way. Until then the consumer the server shows is the previous
-/// session's, whose counts say nothing of what the new one has consumed, so a partition marked
-/// `starting` is not drained. A worker stopped or failing before any session puts back the
-/// marker it replaced (`withdraw`), only where its own `starting` is still the key's latest
-/// revision: the marker before, or a delete marker conditioned on that revision where there
-/// was none (`NATSKeyValue.delete(_:last:)`; a key deleted reads as no marker, to `fence
-/// status` as to `get`). A newer worker's marker stays, even one written while the withdraw
-/// runs. One killed then leaves `starting` until the next worker's session. A partition
-/// without a marker (never run, or run by a worker from before markers) is judged as before,
-/// by its checkpoint and consumer alone.
+/// `consuming <owner>` or `stopped <owner>`. A worker writes `starting` for each of its partitions
+/// once connected, before it loads its fences (seconds for a million), and each session writes
+/// `consuming` once it has created its consumer. Until then the consumer the server shows is the
+/// previous session's, whose counts say nothing of what the new one has consumed, so a partition
+/// marked `starting` is not drained. A session that stops cleanly writes `stopped` over its own
+/// `consuming` (`markStopped`), so that the marker does not name a process long gone as consuming;
+/// `stopped` is judged as `consuming` is, by the session's consumer and checkpoint, which outlive
+/// it: drained when nothing is pending. A worker killed, or one whose stop finds the connection
+/// down, leaves `consuming`, judged the same way. A worker stopped or failing before any session
+/// puts back the marker it replaced (`withdraw`), only where its own `starting` is still the key's
+/// latest revision: the marker before, or a delete marker conditioned on that revision where there
+/// was none (`NATSKeyValue.delete(_:last:)`; a key deleted reads as no marker, to `fence status` as
+/// to `get`). A newer worker's marker stays, even one written while the withdraw runs. One killed
+/// then leaves `starting` until the next worker's session. A partition without a marker (never run,
+/// or run by a worker from before markers) is judged as before, by its checkpoint and consumer
+/// alone.
 public struct SessionMarker: Sendable, Hashable {
     public enum Phase: String, Sendable {
         /// The worker is loading its fences; it has no consumer yet.
