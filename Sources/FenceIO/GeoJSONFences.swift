@@ -10,7 +10,8 @@ import Foundation
 /// `id`; `group` or `customID`; `radius`; `coord` or `coordType`; `actions` as a comma list or
 /// an array; `dwell` in seconds; `expires` as epoch seconds or ISO 8601). Every other property
 /// is kept as its JSON text, white space between tokens removed. A feature that cannot become
-/// a fence is reported with its number and id, and the others load.
+/// a fence is reported with its number and id, and the others load; so is one that gives a
+/// key twice (any property, or a member the reader reads: `FeatureDraft.repeated`).
 ///
 /// The parser reads the bytes in place (a file is memory-mapped), builds nothing for what it
 /// skips and never recurses on the input's nesting; `FenceInputLimits` bounds what one feature

@@ -259,6 +259,58 @@ final class GeoJSONFencesTests: XCTestCase {
         ])
     }
 
+    /// A key given twice in a feature (a member the reader reads, one of its geometry, or any
+    /// property) refuses that feature, naming the key and where, and the rest load: the
+    /// built-in reader took the last silently (as GDAL does), where the positions reader
+    /// refuses a key that counts given twice. A repeat that may hold the id names the feature
+    /// by its number. Unread members and keys inside a property's value are not looked at.
+    func testARepeatedKeyRefusesItsFeature() throws {
+        let square = #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}"#
+        let doc = Self.collection([
+            Self.feature(Array(#""properties":{"id":"a","id":"b"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"c","group":"g","customID":"x","group":"h"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"d","name":null,"name":"x"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"e","name":1,"name":1}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"f"},"geometry":null"#.utf8)),
+            Self.feature(Array(#""id":"g","id":"h","properties":{}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"i"},"properties":{"group":"x"}"#.utf8)),
+            Self.feature(Array(#""type":"Feature","properties":{"id":"j"}"#.utf8)),
+            Array(#"{"type":"Feature","properties":{"id":"k"},"geometry":{"type":"Point","type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}}"#.utf8),
+            Array(#"{"type":"Feature","properties":{"id":"l"},"geometry":{"type":"Polygon","coordinates":[],"coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}}"#.utf8),
+            Self.feature(Array(#""properties":{"id":"ok","n":{"a":1,"a":2},"m":null},"bbox":[0,0,1,1],"bbox":[0,0,1,1]"#.utf8)),
+            Array(#"{"type":"Feature","id":"ok2","geometry":\#(square),"properties":{"id":null,"name":"n"}}"#.utf8),
+        ])
+        var parallel = FenceInputOptions()
+        parallel.threads = 4
+        parallel.parallelMinimumBytes = 0
+        for options in [FenceInputOptions(), parallel] {
+            let read = try GeoJSONFences.read(doc, layer: "d", options: options)
+            XCTAssertEqual(read.fences.map(\.id), ["ok", "ok2"])
+            XCTAssertEqual(read.fences.first?.properties, ["n": #"{"a":1,"a":2}"#])
+            XCTAssertEqual(read.rejected.map(\.error), [
+                FenceError(.malformedInput, fence: "#1", line: 1, reason: #"key "id" appears twice in the feature's properties"#),
+                FenceError(.malformedInput, fence: "c", line: 2, reason: #"key "group" appears twice in the feature's properties"#),
+                FenceError(.malformedInput, fence: "d", line: 3, reason: #"key "name" appears twice in the feature's properties"#),
+                FenceError(.malformedInput, fence: "e", line: 4, reason: #"key "name" appears twice in the feature's properties"#),
+                FenceError(.malformedInput, fence: "f", line: 5, reason: #"key "geometry" appears twice in the feature"#),
+                FenceError(.malformedInput, fence: "#6", line: 6, reason: #"key "id" appears twice in the feature"#),
+                FenceError(.malformedInput, fence: "#7", line: 7, reason: #"key "properties" appears twice in the feature"#),
+                FenceError(.malformedInput, fence: "#8", line: 8, reason: #"key "type" appears twice in the feature"#),
+                FenceError(.malformedInput, fence: "k", line: 9, reason: #"key "type" appears twice in the feature's geometry"#),
+                FenceError(.malformedInput, fence: "l", line: 10, reason: #"key "coordinates" appears twice in the feature's geometry"#),
+            ])
+        }
+
+        // The command line: `fence check` lists the feature, and the rest of the file loads.
+        let path = NSTemporaryDirectory() + "fence-repeat-\(UUID().uuidString).geojson"
+        try doc.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let check = try CLI.run(["check", "--fences", path])
+        XCTAssertEqual(check.status, 1, check.err)
+        XCTAssertTrue(check.out.contains(#"layer fence-repeat-"#) && check.out.contains(#"feature 2: fence c: malformed-input: key "group" appears twice in the feature's properties"#), check.out)
+        XCTAssertTrue(check.err.contains("2 good fences"), check.err)
+    }
+
     func testNotGeoJSONIsRefusedAsAWhole() {
         XCTAssertThrowsError(try GeoJSONFences.read(Data("{\"type\":\"FeatureCollection\"".utf8)))
         XCTAssertThrowsError(try GeoJSONFences.read(Data("[1,2]".utf8)))

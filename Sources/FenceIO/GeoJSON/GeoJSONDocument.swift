@@ -178,16 +178,20 @@ struct GeoJSONDocument {
         }
     }
 
-    /// One member of a Feature object.
+    /// One member of a Feature object. A member it reads given twice is noted on the draft.
     mutating func readMember(_ key: JSONScanner.StringToken, of draft: inout FeatureDraft) throws(JSONScanner.Failure) {
         if scanner.equals(key, "type") {
+            draft.noteMember(.type)
             if scanner.peek() == 34 { draft.type = scanner.text(try scanner.string()) } else { _ = try scanner.skipValue() }
         } else if scanner.equals(key, "id") {
+            draft.noteMember(.id)
             let value = try attributeValue(from: .featureID, draft: &draft)
             draft.featureID = value
         } else if scanner.equals(key, "properties") {
+            draft.noteMember(.properties)
             try readProperties(&draft)
         } else if scanner.equals(key, "geometry") {
+            draft.noteMember(.geometry)
             try readGeometry(&draft)
         } else {
             let (range, depth) = try scanner.skipValue()
@@ -268,9 +272,10 @@ struct GeoJSONDocument {
                 _ = try scanner.skipValue()
                 continue
             }
+            // Any property given twice is noted: each is a setting or carried to events.
             if settingNames.contains(key) {
                 let value = try attributeValue(from: .property(key), draft: &draft)
-                draft.found.updateValue(value, forKey: key)
+                if draft.found.updateValue(value, forKey: key) != nil { draft.noteRepeated(key, in: .properties) }
             } else {
                 let (range, depth) = try scanner.skipValue()
                 if depth > options.limits.maxNesting {
@@ -279,7 +284,12 @@ struct GeoJSONDocument {
                     switch scanner.checkedCompactText(range) {
                     case .success(let text):
                         // A null property is no property, as through OGR (a null column is unset).
-                        if text != "null" { draft.properties[key] = text }
+                        let repeated =
+                            text == "null"
+                            ? !draft.nullProperties.insert(key).inserted || draft.properties[key] != nil
+                            : draft.properties.updateValue(text, forKey: key) != nil
+                                || (!draft.nullProperties.isEmpty && draft.nullProperties.contains(key))
+                        if repeated { draft.noteRepeated(key, in: .properties) }
                     case .failure(let problem):
                         draft.noteBadText(problem, in: .property(key))
                     }
@@ -301,8 +311,10 @@ struct GeoJSONDocument {
                 let key = try scanner.string()
                 try scanner.expect(58, ":")
                 if scanner.equals(key, "type") {
+                    draft.noteMember(.geometryType)
                     if scanner.peek() == 34 { draft.geometryType = scanner.text(try scanner.string()) } else { _ = try scanner.skipValue() }
                 } else if scanner.equals(key, "coordinates") {
+                    draft.noteMember(.coordinates)
                     if let depth = Self.coordinateDepth(draft.geometryType) {
                         var coordinates = GeoJSONCoordinates(depth: depth, limits: options.limits.geometry)
                         try coordinates.read(&scanner)
@@ -355,8 +367,11 @@ struct GeoJSONDocument {
             result.rejected.append(RejectedFeature(origin: origin, error: FenceError(kind, fence: name, line: number, reason: reason)))
         }
         func reject(_ e: FenceError) { reject(e.kind, e.reason) }
-        guard draft.type == "Feature" else { return reject(.malformedInput, "not a GeoJSON Feature") }
         let fields = options.fields
+        // A repeated key (JSON readers differ on which counts) that may hold the id, or the
+        // type, refuses the feature before either is read.
+        if draft.repeatLeavesIDInDoubt(idNames: fields.id), let reason = draft.repeatedReason { return reject(.malformedInput, reason) }
+        guard draft.type == "Feature" else { return reject(.malformedInput, "not a GeoJSON Feature") }
         // Each role takes its first candidate the feature has set: a null or blank one is not
         // set (README "Formats"), so `"group": null, "customID": "c"` is in group c, as OGR
         // reads a null column (an audit found the null hiding the second name).
@@ -389,6 +404,7 @@ struct GeoJSONDocument {
         }
         name = id
         if let bad = draft.badText { return reject(.malformedInput, bad.reason) }
+        if let reason = draft.repeatedReason { return reject(.malformedInput, reason) }
         if let e = draft.nesting { return reject(e) }
         guard draft.hasGeometry, let type = draft.geometryType else { return reject(.emptyGeometry, "the feature has no geometry") }
         if let e = errors[.coord] { return reject(e) }
