@@ -83,7 +83,8 @@ final class GeoJSONFencesTests: XCTestCase {
     func testPropertiesAreTheSameThroughEitherReader() throws {
         let doc = """
             {"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"f","radius":1000,
-             "obj":{"a":[1,2,{"b":"x y"}]},"arr":[1,"2"],"nul":null,"s":"t","n":2.5,"yes":true},
+             "obj":{"a":[1,2,{"b":"x y"}]},"arr":[1,"2"],"nul":null,"s":"t","n":2.5,"yes":true,
+             "ints":[1,2],"flags":[true,false],"strs":["a","b"],"reals":[1.5,2.5]},
              "geometry":{"type":"Point","coordinates":[0,0]}}]}
             """
         let path = NSTemporaryDirectory() + "fence-props-\(UUID().uuidString).geojson"
@@ -95,7 +96,11 @@ final class GeoJSONFencesTests: XCTestCase {
         ogr.reader = .ogr
         let a = try FenceInput.read(path, options: native).fences[0].properties
         let b = try FenceInput.read(path, options: ogr).fences[0].properties
-        XCTAssertEqual(a, ["obj": #"{"a":[1,2,{"b":"x y"}]}"#, "arr": #"[1,"2"]"#, "s": #""t""#, "n": "2.5", "yes": "true"])
+        XCTAssertEqual(a, [
+            "obj": #"{"a":[1,2,{"b":"x y"}]}"#, "arr": #"[1,"2"]"#, "s": #""t""#, "n": "2.5", "yes": "true",
+            // OGR's IntegerList was read with the Integer64List getter, as `[]`; booleans as 1 and 0.
+            "ints": "[1,2]", "flags": "[true,false]", "strs": #"["a","b"]"#, "reals": "[1.5,2.5]",
+        ])
         XCTAssertEqual(b, a)
     }
 

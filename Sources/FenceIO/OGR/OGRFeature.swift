@@ -66,9 +66,19 @@ final class OGRFeature {
         case OFTDateTime:
             return epoch(i).map { OutputEscaping.jsonString(ISO8601.format($0)) } ?? OutputEscaping.jsonString(text(i))
         case OFTIntegerList, OFTInteger64List:
+            // Each type has its own getter: OGR_F_GetFieldAsInteger64List gives NULL for an
+            // IntegerList (GDAL 3.6), which was carried as `[]`.
             var n: Int32 = 0
-            guard let p = OGR_F_GetFieldAsInteger64List(raw, i, &n) else { return "[]" }
-            return "[" + (0..<Int(n)).map { String(p[$0]) }.joined(separator: ",") + "]"
+            let values: [Int64]
+            if field.type == OFTIntegerList {
+                guard let p = OGR_F_GetFieldAsIntegerList(raw, i, &n) else { return "[]" }
+                values = (0..<Int(n)).map { Int64(p[$0]) }
+            } else {
+                guard let p = OGR_F_GetFieldAsInteger64List(raw, i, &n) else { return "[]" }
+                values = (0..<Int(n)).map { Int64(p[$0]) }
+            }
+            // A GeoJSON array of booleans is a boolean integer list.
+            return "[" + values.map { field.isBoolean ? ($0 != 0 ? "true" : "false") : String($0) }.joined(separator: ",") + "]"
         case OFTRealList:
             var n: Int32 = 0
             guard let p = OGR_F_GetFieldAsDoubleList(raw, i, &n) else { return "[]" }
