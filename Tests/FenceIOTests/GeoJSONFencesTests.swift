@@ -316,6 +316,61 @@ final class GeoJSONFencesTests: XCTestCase {
         XCTAssertTrue(check.err.contains("2 good fences"), check.err)
     }
 
+    /// A group or id that is an object, an array or a boolean refuses its feature, naming the
+    /// field, through either reader: both wrote it out as text, differently (`{"a":1}` and
+    /// `{ "a": 1 }`, `x,y` and `(2:x,y)`; a review). OGR gives such properties as JSON, list
+    /// or boolean columns, each read as the built-in reader reads the JSON. A string or a
+    /// number is a group as before.
+    func testGroupOrIdThatIsNeitherStringNorNumberIsRefusedByEitherReader() throws {
+        let square = #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}"#
+        func feature(_ properties: String) -> String { #"{"type":"Feature","properties":{\#(properties)},"geometry":\#(square)}"# }
+        func outcome(_ read: FenceReadResult) -> [String] {
+            read.fences.map { "\($0.id) \($0.group ?? "-")" }
+                + read.rejected.map { "\($0.error.fence ?? "") \($0.error.kind) \($0.error.reason)".replacingOccurrences(of: "field \"", with: "property \"") }
+        }
+        // One property of mixed values: GDAL makes it a JSON column.
+        let mixed = "{\"type\":\"FeatureCollection\",\"features\":[" + [
+            feature(#""id":"a","group":{"a":1}"#), feature(#""id":"b","group":[1,2]"#), feature(#""id":"c","group":["x","y"]"#),
+            feature(#""id":"d","group":[]"#), feature(#""id":"e","group":"plain""#), feature(#""id":"f","group":7"#),
+            feature(#""id":"g","customID":{"k":[1]}"#), feature(#""id":"h","group":[1,"x"]"#),
+        ].joined(separator: ",\n") + "]}"
+        let both = try Self.readThroughBothReaders(mixed).map { outcome($0.1) }
+        XCTAssertEqual(both[0], [
+            "e plain", "f 7",
+            #"a invalidSetting property "group" must be a string or a number, not {"a":1}"#,
+            #"b invalidSetting property "group" must be a string or a number, not [1,2]"#,
+            #"c invalidSetting property "group" must be a string or a number, not an array"#,
+            #"d invalidSetting property "group" must be a string or a number, not an array"#,
+            #"g invalidSetting property "customID" must be a string or a number, not {"k":[1]}"#,
+            #"h invalidSetting property "group" must be a string or a number, not [1,"x"]"#,
+        ])
+        XCTAssertEqual(both[1], both[0])
+
+        // One value alone, in the column type GDAL gives it (IntegerList, StringList, Integer
+        // (Boolean), IntegerList (Boolean), JSON, RealList), as the group and as the id; and
+        // a group of strings beside an array of them, which GDAL makes a StringList of one.
+        for value in [#"[1,2]"#, #"["x","y"]"#, "true", "[true,false]", #"{"a":[1]}"#, "[1.5,2]"] {
+            for role in ["group", "id"] {
+                let only = role == "id" ? [feature(#""id":\#(value)"#)] : [feature(#""id":"a","group":\#(value)"#), feature(#""id":"ok""#)]
+                let doc = #"{"type":"FeatureCollection","features":["# + only.joined(separator: ",") + "]}"
+                let reads = try Self.readThroughBothReaders(doc).map { outcome($0.1) }
+                let fence = role == "id" ? "#1" : "a"
+                let kind = role == "id" ? "malformedInput" : "invalidSetting"
+                let shown = value.hasPrefix("[\"") ? "an array" : value
+                let refusal = #"\#(fence) \#(kind) property "\#(role)" must be a string or a number, not \#(shown)"#
+                XCTAssertEqual(reads[0], (role == "id" ? [] : ["ok -"]) + [refusal], value)
+                // GDAL keeps a real list's numbers, not their text: 2 is 2.0.
+                XCTAssertEqual(reads[1], value == "[1.5,2]" ? reads[0].map { $0.replacingOccurrences(of: "2]", with: "2.0]") } : reads[0], value)
+            }
+        }
+        let lists = #"{"type":"FeatureCollection","features":["# + [
+            feature(#""id":"a","group":["x","y"]"#), feature(#""id":"b","group":"plain""#), feature(#""id":"c","group":5"#),
+        ].joined(separator: ",") + "]}"
+        let listReads = try Self.readThroughBothReaders(lists).map { outcome($0.1) }
+        XCTAssertEqual(listReads[0], ["b plain", "c 5", #"a invalidSetting property "group" must be a string or a number, not an array"#])
+        XCTAssertEqual(listReads[1], listReads[0])
+    }
+
     func testNotGeoJSONIsRefusedAsAWhole() {
         XCTAssertThrowsError(try GeoJSONFences.read(Data("{\"type\":\"FeatureCollection\"".utf8)))
         XCTAssertThrowsError(try GeoJSONFences.read(Data("[1,2]".utf8)))

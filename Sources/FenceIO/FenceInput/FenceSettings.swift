@@ -68,12 +68,16 @@ struct FenceSettings {
     /// Applies one field's value; nil on success, else the error (without a fence name). Blank
     /// text is no value: the setting stays as it was (unset, or the fence's default), as OGR
     /// reads an empty cell and as positions take an empty `coord`.
-    mutating func set(_ role: FenceFields.Role, _ value: AttributeValue) -> FenceError? {
+    /// - Parameter source: where the value is, as a message names it (`property "group"`,
+    ///   `field "group"`, `the feature id`).
+    mutating func set(_ role: FenceFields.Role, _ value: AttributeValue, from source: @autoclosure () -> String) -> FenceError? {
         if value.isBlank { return nil }
         switch role {
         case .id:
+            if let e = Self.notStringOrNumber(value, source(), kind: .malformedInput) { return e }
             id = value.display
         case .group:
+            if let e = Self.notStringOrNumber(value, source(), kind: .invalidSetting) { return e }
             group = value.display
         case .radius:
             guard let v = value.number else { return FenceError(.invalidRadius, reason: "radius \(value.quoted) is not a number") }
@@ -107,6 +111,19 @@ struct FenceSettings {
             }
         }
         return nil
+    }
+
+    /// Why a value cannot be an id or a group, or nil: each is a string or a number (RFC 7946
+    /// 3.2 for ids, SPEC "Fences"). A boolean, an object or an array was taken as its JSON
+    /// text, by the two readers differently (`{"a":1}` and `{ "a": 1 }`, `a,b` and `(2:a,b)`).
+    static func notStringOrNumber(_ value: AttributeValue, _ source: String, kind: FenceError.Kind) -> FenceError? {
+        switch value {
+        case .text, .number, .jsonNumber: return nil
+        case .list: return FenceError(kind, reason: "\(source) must be a string or a number, not an array")
+        case .other(let json):
+            let shown = json.count > 40 ? json.prefix(40) + "..." : json[...]
+            return FenceError(kind, reason: "\(source) must be a string or a number, not \(shown)")
+        }
     }
 
     /// A list written as text by a format without list columns: OGR's `(2:enter,dwell)` or a

@@ -253,6 +253,24 @@ struct GeoJSONDocument {
         return .other(text)
     }
 
+    /// The value JSON text reads as where a feature's setting would be (`attributeValue`),
+    /// or nil when it is not one JSON value: how an OGR JSON column's text is read, so that
+    /// a value is the same whichever reader met it.
+    static func attributeValue(json text: String) -> AttributeValue?? {
+        var text = text
+        return text.withUTF8 { bytes in
+            var document = GeoJSONDocument(scanner: JSONScanner(bytes), layer: "", options: FenceInputOptions())
+            var draft = FeatureDraft()
+            do {
+                let value = try document.attributeValue(from: .property(""), draft: &draft)
+                try document.scanner.expectEnd()
+                return value
+            } catch {
+                return nil
+            }
+        }
+    }
+
     mutating func readProperties(_ draft: inout FeatureDraft) throws(JSONScanner.Failure) {
         guard scanner.peek() == 123 else {
             let (_, depth) = try scanner.skipValue()  // null, or not an object: no properties
@@ -347,18 +365,6 @@ struct GeoJSONDocument {
         }
     }
 
-    /// Why a value cannot be an id, or nil: an id is a string or a number (RFC 7946 3.2, README
-    /// "Formats"). `true` and `{"a":1}` were taken as the ids "true" and `{"a":1}`.
-    static func idTypeError(_ value: AttributeValue, _ what: String) -> FenceError? {
-        switch value {
-        case .text, .number, .jsonNumber: return nil
-        case .list: return FenceError(.malformedInput, reason: "\(what) must be a string or a number, not an array")
-        case .other(let json):
-            let shown = json.count > 40 ? json.prefix(40) + "..." : json[...]
-            return FenceError(.malformedInput, reason: "\(what) must be a string or a number, not \(shown)")
-        }
-    }
-
     /// Turns a feature's parts into a fence or a rejection.
     mutating func finish(_ draft: FeatureDraft, number: Int) {
         let origin = FeatureOrigin(layer: layer, index: number)
@@ -381,18 +387,15 @@ struct GeoJSONDocument {
         for role in FenceFields.Role.allCases {
             for candidate in fields[role] {
                 guard let found = draft.found[candidate], let value = found, !value.isBlank else { continue }
-                if let e = settings.set(role, value) { errors[role] = e }
-                if role == .id {
-                    idSource = .property(candidate)
-                    if let e = Self.idTypeError(value, "property \"\(candidate)\"") { errors[.id] = e }
-                }
+                if let e = settings.set(role, value, from: "property \"\(candidate)\"") { errors[role] = e }
+                if role == .id { idSource = .property(candidate) }
                 break
             }
         }
-        if settings.id == nil, !fields.named.contains(.id), let fid = draft.featureID {
+        if settings.id == nil, errors[.id] == nil, !fields.named.contains(.id), let fid = draft.featureID {
             settings.id = fid.display
             idSource = .featureID
-            if let e = Self.idTypeError(fid, "the feature id") { errors[.id] = e }
+            if let e = FenceSettings.notStringOrNumber(fid, "the feature id", kind: .malformedInput) { errors[.id] = e }
         }
         // An id that is not text, or not a string or number, cannot name the fence: it is #number.
         if let bad = draft.badText, bad.source == idSource { return reject(.malformedInput, bad.reason) }

@@ -33,11 +33,18 @@ final class OGRFeature {
     /// its decimal digits, as a GeoJSON number keeps its text: an id or group is those digits
     /// (H3 cells and bigint keys pass 2^53, where a `Double` would merge neighbours), and a
     /// numeric setting (radius, dwell, expires) takes its value.
+    ///
+    /// What is not a number, text or a list of strings is the value the built-in reader reads
+    /// from the same GeoJSON, so that both refuse it alike (an id or group must be a string
+    /// or a number): a boolean column's `true`, a list of numbers as JSON (`[1,2]`, not
+    /// `(2:1,2)`), and the object or array a JSON column holds (GDAL writes `{ "a": 1 }`, or
+    /// a plain string as it is where some features' values are objects).
     func attribute(_ field: OGRField) -> AttributeValue? {
         let i = Int32(field.index)
         guard OGR_F_IsFieldSetAndNotNull(raw, i) != 0 else { return nil }
         switch field.type {
         case OFTInteger, OFTInteger64:
+            if field.isBoolean { return .other(json(field)) }
             let v = OGR_F_GetFieldAsInteger64(raw, i)
             return .jsonNumber(text: String(v), value: Double(v))
         case OFTReal:
@@ -46,8 +53,11 @@ final class OGRFeature {
             return epoch(i).map(AttributeValue.number) ?? .text(text(i))
         case OFTStringList:
             return .list(stringList(i))
+        case OFTIntegerList, OFTInteger64List, OFTRealList:
+            return .other(json(field))
         default:
             let s = text(i)
+            if field.isJSON, s.first == "{" || s.first == "[", let value = GeoJSONDocument.attributeValue(json: s) { return value }
             return s.isEmpty ? nil : .text(s)
         }
     }

@@ -78,8 +78,17 @@ struct OGRLayerReader {
             var errors: [FenceFields.Role: FenceError] = [:]
             for (role, candidates) in roles {
                 // A blank value (spaces or tabs, an empty cell) is not set: the next column is read.
-                guard let value = candidates.lazy.compactMap({ feature.attribute($0) }).first(where: { !$0.isBlank }) else { continue }
-                if let e = settings.set(role, value) { errors[role] = e }
+                let set = candidates.lazy.compactMap { field in feature.attribute(field).map { (field, $0) } }.first { !$0.1.isBlank }
+                guard var (field, value) = set else { continue }
+                // GDAL makes a string beside an array of strings a list of one: that one is
+                // the string.
+                if role == .id || role == .group, case .list(let list) = value, list.count == 1 { value = .text(list[0]) }
+                if let e = settings.set(role, value, from: "field \"\(field.name)\"") { errors[role] = e }
+            }
+            // An id that is no string or number cannot name the fence: it is #number.
+            if let e = errors[.id] {
+                reject(e)
+                continue
             }
             // The FID stands in for the id only in a layer without an id column: a null id in
             // a column of ids is a fault, not a reason to make one up.
