@@ -371,6 +371,57 @@ final class GeoJSONFencesTests: XCTestCase {
         XCTAssertEqual(listReads[1], listReads[0])
     }
 
+    /// A null or blank `id` property leaves the feature's own id, through either reader: GDAL
+    /// puts a feature's id in its "id" column only where the properties have no "id", so OGR
+    /// refused `"id":"x","properties":{"id":null}` (missing-id) where the built-in reader
+    /// loaded fence x (a review). The OGR reader reads such a feature's own GeoJSON (GDAL's
+    /// native data), and also where GDAL's column lost a value's type: a feature id that is an
+    /// object or a boolean, an array of one string, a boolean beside strings.
+    func testFeatureIdBehindANullIdPropertyIsTheSameThroughEitherReader() throws {
+        let square = #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}"#
+        func feature(_ id: String?, _ properties: String) -> String {
+            #"{"type":"Feature",\#(id.map { "\"id\":\($0)," } ?? "")"properties":{\#(properties)},"geometry":\#(square)}"#
+        }
+        func outcome(_ read: FenceReadResult) -> [String] {
+            read.fences.map { "\($0.id) \($0.group ?? "-") \($0.properties)" }
+                + read.rejected.map { "\($0.error.fence ?? "") \($0.error.kind) \($0.error.reason)".replacingOccurrences(of: "field \"", with: "property \"") }
+        }
+        let doc = #"{"type":"FeatureCollection","features":["# + [
+            feature(#""x""#, #""id":null,"name":"n1""#), feature("7", #""id":" ""#), feature(#""y""#, #""id":"py""#),
+            feature(#""z""#, ""), feature(nil, #""id":null"#), feature(#""  ""#, #""name":"blank""#),
+            feature(#"{"a":1}"#, ""), feature("true", ""), feature(#""[x]""#, ""),
+        ].joined(separator: ",\n") + "]}"
+        let reads = try Self.readThroughBothReaders(doc).map { outcome($0.1) }
+        XCTAssertEqual(reads[0], [
+            #"x - ["name": "\"n1\""]"#, "7 - [:]", "py - [:]", "z - [:]", "[x] - [:]",
+            #"#5 missingID the feature has no id (property "id" or feature id)"#,
+            #"#6 missingID the feature has no id (property "id" or feature id)"#,
+            #"#7 malformedInput the feature id must be a string or a number, not {"a":1}"#,
+            "#8 malformedInput the feature id must be a string or a number, not true",
+        ])
+        XCTAssertEqual(Array(reads[1].prefix(5)), Array(reads[0].prefix(5)))
+        // OGR words a missing id as its column's: the column is there, empty.
+        XCTAssertEqual(reads[1].dropFirst(5).map { $0.prefix(12) }, ["#5 missingID", "#6 missingID"] + reads[0].dropFirst(7).map { $0.prefix(12) })
+        XCTAssertEqual(Array(reads[1].suffix(2)), Array(reads[0].suffix(2)))
+
+        // Types GDAL's columns lose: an array of one string beside strings, a boolean beside
+        // strings, as group and as id.
+        let lost = #"{"type":"FeatureCollection","features":["# + [
+            feature(#""a""#, #""group":["g"]"#), feature(#""b""#, #""group":"plain""#), feature(#""c""#, #""group":true"#),
+            feature(#""d""#, #""group":["g","h"]"#), feature(nil, #""id":["e"]"#), feature(nil, #""id":"f""#), feature(nil, #""id":false"#),
+        ].joined(separator: ",\n") + "]}"
+        let lostReads = try Self.readThroughBothReaders(lost).map { outcome($0.1) }
+        XCTAssertEqual(lostReads[0], [
+            "b plain [:]", "f - [:]",
+            #"a invalidSetting property "group" must be a string or a number, not an array"#,
+            #"c invalidSetting property "group" must be a string or a number, not true"#,
+            #"d invalidSetting property "group" must be a string or a number, not an array"#,
+            #"#5 malformedInput property "id" must be a string or a number, not an array"#,
+            #"#7 malformedInput property "id" must be a string or a number, not false"#,
+        ])
+        XCTAssertEqual(lostReads[1], lostReads[0])
+    }
+
     func testNotGeoJSONIsRefusedAsAWhole() {
         XCTAssertThrowsError(try GeoJSONFences.read(Data("{\"type\":\"FeatureCollection\"".utf8)))
         XCTAssertThrowsError(try GeoJSONFences.read(Data("[1,2]".utf8)))

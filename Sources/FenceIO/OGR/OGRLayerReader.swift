@@ -40,6 +40,8 @@ struct OGRLayerReader {
             }
         }
         let hasIDField = roles.contains { $0.0 == .id }
+        // The columns whose values a feature's own GeoJSON may correct (`nativeValue`).
+        let nativeNames = Set(roles.filter { $0.0 == .id || $0.0 == .group }.flatMap { $0.1.map(\.name) })
         // A column that matches a setting's name only in case beside one that matches it
         // exactly (`ID` beside `id`) is a property, as the built-in reader keeps it.
         let settingColumns = Set(roles.flatMap { $0.1.map(\.index) })
@@ -76,14 +78,33 @@ struct OGRLayerReader {
 
             var settings = FenceSettings()
             var errors: [FenceFields.Role: FenceError] = [:]
+            // The feature's own GeoJSON as the built-in reader reads it, when the driver kept
+            // it (GeoJSON) and a column cannot tell: read once, when first needed.
+            var nativeDraft: FeatureDraft??
+            func native() -> FeatureDraft? {
+                if nativeDraft == nil { nativeDraft = .some(feature.nativeGeoJSON.flatMap { GeoJSONDocument.draft(ofFeature: $0, names: nativeNames) }) }
+                return nativeDraft!
+            }
+            let idNamed = mapping.named.contains(.id)
             for (role, candidates) in roles {
                 // A blank value (spaces or tabs, an empty cell) is not set: the next column is read.
                 let set = candidates.lazy.compactMap { field in feature.attribute(field).map { (field, $0) } }.first { !$0.1.isBlank }
                 guard var (field, value) = set else { continue }
-                // GDAL makes a string beside an array of strings a list of one: that one is
-                // the string.
-                if role == .id || role == .group, case .list(let list) = value, list.count == 1 { value = .text(list[0]) }
-                if let e = settings.set(role, value, from: "field \"\(field.name)\"") { errors[role] = e }
+                var source = "field \"\(field.name)\""
+                if role == .id || role == .group, Self.mayHideItsType(value, role: role) {
+                    if let draft = native() {
+                        if let found = Self.nativeValue(draft, column: field.name, featureID: role == .id && !idNamed) { (value, source) = (found.value, found.source ?? source) }
+                    } else if case .list(let list) = value, list.count == 1 {
+                        // GDAL makes a string beside arrays of strings a list of one: the string.
+                        value = .text(list[0])
+                    }
+                }
+                if let e = settings.set(role, value, from: source) { errors[role] = e }
+            }
+            // GDAL's "id" column holds a GeoJSON feature's own id only where its properties
+            // have no "id": a null or blank one hid it. It stands in, as in the built-in reader.
+            if settings.id == nil, errors[.id] == nil, hasIDField, !idNamed, let fid = native()?.featureID {
+                if let e = settings.set(.id, fid, from: "the feature id") { errors[.id] = e }
             }
             // An id that is no string or number cannot name the fence: it is #number.
             if let e = errors[.id] {
@@ -184,6 +205,28 @@ struct OGRLayerReader {
             result.fences.append(settings.fence(id: id, shape: shape, defaultCoord: options.coord, properties: properties))
             result.origins.append(origin)
         }
+    }
+
+    /// Whether a value GDAL gives an id or group may stand for another JSON type in a GeoJSON
+    /// feature: a list of one string (GDAL's reading of a string beside arrays of strings, or
+    /// of an array of one), the text `true` or `false` (of a boolean beside strings), and for
+    /// the id, text that starts as an object or array does (GDAL writes a feature id of any
+    /// type as text).
+    static func mayHideItsType(_ value: AttributeValue, role: FenceFields.Role) -> Bool {
+        switch value {
+        case .list(let list): return list.count == 1
+        case .text(let s): return s == "true" || s == "false" || (role == .id && (s.hasPrefix("{") || s.hasPrefix("[")))
+        default: return false
+        }
+    }
+
+    /// The value a feature's own GeoJSON gives the column `name`, nil when it has none: the
+    /// property of that name; else, with `featureID`, the feature's id (GDAL fills its "id"
+    /// column with it where the properties have no "id") and where it came from, for messages.
+    static func nativeValue(_ draft: FeatureDraft, column name: String, featureID: Bool) -> (value: AttributeValue, source: String?)? {
+        if let value = draft.found[name] ?? nil { return (value, nil) }
+        if featureID, name == "id", let fid = draft.featureID { return (fid, "the feature id") }
+        return nil
     }
 
     /// The column that setting name `name` reads in a layer of `fields`: the one of exactly
