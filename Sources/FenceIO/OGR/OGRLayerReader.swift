@@ -90,16 +90,16 @@ struct OGRLayerReader {
                 // A blank value (spaces or tabs, an empty cell) is not set: the next column is read.
                 let set = candidates.lazy.compactMap { field in feature.attribute(field).map { (field, $0) } }.first { !$0.1.isBlank }
                 guard var (field, value) = set else { continue }
-                var source = "field \"\(field.name)\""
+                var fromFeatureID = false
                 if role == .id || role == .group, Self.mayHideItsType(value, role: role) {
                     if let draft = native() {
-                        if let found = Self.nativeValue(draft, column: field.name, featureID: role == .id && !idNamed) { (value, source) = (found.value, found.source ?? source) }
+                        if let found = Self.nativeValue(draft, column: field.name, featureID: role == .id && !idNamed) { (value, fromFeatureID) = found }
                     } else if case .list(let list) = value, list.count == 1 {
                         // GDAL makes a string beside arrays of strings a list of one: the string.
                         value = .text(list[0])
                     }
                 }
-                if let e = settings.set(role, value, from: source) { errors[role] = e }
+                if let e = settings.set(role, value, from: fromFeatureID ? "the feature id" : "field \"\(field.name)\"") { errors[role] = e }
             }
             // GDAL's "id" column holds a GeoJSON feature's own id only where its properties
             // have no "id": a null or blank one hid it. It stands in, as in the built-in reader.
@@ -222,10 +222,10 @@ struct OGRLayerReader {
 
     /// The value a feature's own GeoJSON gives the column `name`, nil when it has none: the
     /// property of that name; else, with `featureID`, the feature's id (GDAL fills its "id"
-    /// column with it where the properties have no "id") and where it came from, for messages.
-    static func nativeValue(_ draft: FeatureDraft, column name: String, featureID: Bool) -> (value: AttributeValue, source: String?)? {
-        if let value = draft.found[name] ?? nil { return (value, nil) }
-        if featureID, name == "id", let fid = draft.featureID { return (fid, "the feature id") }
+    /// column with it where the properties have no "id"), and whether it is that.
+    static func nativeValue(_ draft: FeatureDraft, column name: String, featureID: Bool) -> (value: AttributeValue, isFeatureID: Bool)? {
+        if let value = draft.found[name] ?? nil { return (value, false) }
+        if featureID, name == "id", let fid = draft.featureID { return (fid, true) }
         return nil
     }
 
