@@ -15,7 +15,9 @@ public struct EventWriter {
     ///   - propertyNames: names of fence properties to carry into events; a name given twice
     ///     is carried once (a JSON object with a key twice is one most readers misread).
     ///   - fences: the fences whose properties to carry, read once (so events of fences that
-    ///     expire or are removed still carry them).
+    ///     expire or are removed still carry them). Of fences sharing an id, the first's: the
+    ///     one a store keeps (`EventEngine.add` refuses a repeat within one batch as
+    ///     `duplicate-id`), whose properties the events of that id must carry.
     public init(format: Format, propertyNames: [String] = [], fences: [Fence] = []) {
         self.format = format
         var seen = Set<String>()
@@ -24,7 +26,7 @@ public struct EventWriter {
         var table = IDTable<[String?]>()
         if !propertyNames.isEmpty {
             // Raw JSON from the fence file: U+2028 / U+2029 escaped as in every other string.
-            for f in fences { table[f.id] = propertyNames.map { f.properties[$0].map(OutputEscaping.escapingLineSeparators) } }
+            for f in fences where table[f.id] == nil { table[f.id] = propertyNames.map { f.properties[$0].map(OutputEscaping.escapingLineSeparators) } }
         }
         properties = table
     }

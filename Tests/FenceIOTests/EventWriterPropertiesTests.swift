@@ -29,6 +29,27 @@ final class EventWriterPropertiesTests: XCTestCase {
         XCTAssertTrue(lines[1].contains("\"name\":\"nfc\""), String(lines[1]))
     }
 
+    /// Two fences of one id: the store keeps the first and refuses the second (`duplicate-id`),
+    /// and events carry the first's properties, not the refused one's (a review found the
+    /// second's, the table taking every fence read).
+    func testARepeatedIDCarriesTheKeptFencesProperties() {
+        let fences = [
+            Fence(id: "a", shape: .polygons([Polygon(exterior: square(0, 0))]), properties: ["name": "\"kept\""]),
+            Fence(id: "a", shape: .polygons([Polygon(exterior: square(5, 5))]), properties: ["name": "\"refused\""]),
+        ]
+        var engine = EventEngine()
+        let (results, _) = engine.add(fences)
+        XCTAssertNil(results[0].error)
+        XCTAssertEqual(results[1].error?.kind, .duplicateID)
+        let writer = EventWriter(format: .ndjson, propertyNames: ["name"], fences: fences)
+        var out: [UInt8] = []
+        let events = engine.evaluate([Position(device: "v", time: 0, lon: 0.5, lat: 0.5)]).events
+        XCTAssertEqual(events.count, 1)
+        for e in events { writer.append(e, to: &out) }
+        let text = String(decoding: out, as: UTF8.self)
+        XCTAssertTrue(text.contains(#""properties":{"name":"kept"}"#), text)
+    }
+
     /// A property named twice is carried once, in NDJSON and CSV (a README audit found a JSON
     /// object with the key twice).
     func testAPropertyNamedTwiceIsCarriedOnce() {
