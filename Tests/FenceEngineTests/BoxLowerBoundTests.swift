@@ -77,12 +77,16 @@ final class BoxLowerBoundTests: XCTestCase {
         XCTAssertGreaterThan(tighter, checked / 3)
     }
 
-    /// `PolygonDistance.endsBound`, which spares the far search most measurements, is never
-    /// above the distance to the edge's nearest point (a dense scan along the edge, refined):
-    /// short and long edges, near and far, across the equator and the antimeridian.
+    /// `PolygonDistance.endsBound`, which spares the far search most measurements, and
+    /// `chordEndsBound` (its chords instead of geodesics, which spares the near search its
+    /// geodesics) are never above the distance to the edge's nearest point (a dense scan along
+    /// the edge, refined): short and long edges, near and far, across the equator and the
+    /// antimeridian.
     func testTheEndsBoundNeverPassesTheEdge() {
         var rng = TestRandom(mixing: 3232)
         var tight = 0
+        var chordTight = 0
+        var nearby = 0
         for k in 0..<800 {
             let p = LonLat(lon: rng.uniform(-180, 180), lat: rng.uniform(-89, 89))
             let ax = k % 2 == 0 ? p.lon + rng.uniform(-5, 5) : rng.uniform(-180, 180)
@@ -108,9 +112,20 @@ final class BoxLowerBoundTests: XCTestCase {
             let bound = PolygonDistance.endsBound(e, p)
             XCTAssertLessThanOrEqual(bound, truth, "\(p) \(e)")
             if truth - bound < 0.01 * truth + 1 { tight += 1 }
+            let chordBound = PolygonDistance.chordEndsBound(e, PolygonDistance.SurfacePoint(p))
+            XCTAssertLessThanOrEqual(chordBound, truth, "chords: \(p) \(e)")
+            // Where the near search asks it, beside a coastline's short edges (here up to about
+            // 1 km) within 100 km: short of the geodesics' bound by no more than a metre (the
+            // chords to ends thousands of kilometres off fall short by more).
+            if truth < 100_000 && size <= 0.01 {
+                nearby += 1
+                if bound - chordBound < 1 { chordTight += 1 }
+            }
         }
         // Tight where it is used: for most edges short beside their distance.
         XCTAssertGreaterThan(tight, 300)
+        XCTAssertGreaterThan(nearby, 10)
+        XCTAssertEqual(chordTight, nearby)
     }
 
     /// The worst case of the old band, a north-south step on the equator, is still bounded; so
