@@ -50,7 +50,8 @@ enum EvalCommand {
           --dwell SECONDS       seconds inside before dwell (default 600)
           --actions LIST        events to report: enter,exit,dwell[,cross] (default enter,exit,dwell)
           --no-initial          no enter for devices already inside at their first fix
-          --margin METRES       hysteresis margin (default 0: off); a fix's accuracy raises it
+          --margin METRES       hysteresis margin (default 0: off, and accuracy unused); above
+                                0 each fix's accuracy raises it
           --exit-delay SECONDS  exit only after staying outside this long (default 0)
           --evict-idle SECONDS  forget devices without a fix for this long (event time); their
                                 open visits end with exit, reason device-idle (default 0: never)
