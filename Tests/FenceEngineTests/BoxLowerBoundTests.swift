@@ -25,22 +25,7 @@ final class BoxLowerBoundTests: XCTestCase {
             func d(_ t: Double) -> Double {
                 Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: a.lon + t * (b.lon - a.lon), lat2: a.lat + t * (b.lat - a.lat))
             }
-            let samples = 240
-            var bestT = 0.0
-            var bestD = Double.infinity
-            for k in 0...samples {
-                let t = Double(k) / Double(samples)
-                let v = d(t)
-                if v < bestD { (bestT, bestD) = (t, v) }
-            }
-            var lo = max(0, bestT - 1 / Double(samples))
-            var hi = min(1, bestT + 1 / Double(samples))
-            for _ in 0..<80 {
-                let m1 = lo + (hi - lo) / 3
-                let m2 = hi - (hi - lo) / 3
-                if d(m1) < d(m2) { hi = m2 } else { lo = m1 }
-            }
-            best = min(best, bestD, d((lo + hi) / 2))
+            best = min(best, minimumOverUnitInterval(samples: 240, rounds: 80, d))
         }
         return best
     }
@@ -98,17 +83,7 @@ final class BoxLowerBoundTests: XCTestCase {
             func d(_ t: Double) -> Double {
                 Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: a.lon + t * (b.lon - a.lon), lat2: a.lat + t * (b.lat - a.lat))
             }
-            var bestT = 0.0
-            var truth = Double.infinity
-            for i in 0...400 where d(Double(i) / 400) < truth { (bestT, truth) = (Double(i) / 400, d(Double(i) / 400)) }
-            var lo = max(0, bestT - 1 / 400.0)
-            var hi = min(1, bestT + 1 / 400.0)
-            for _ in 0..<80 {
-                let m1 = lo + (hi - lo) / 3
-                let m2 = hi - (hi - lo) / 3
-                if d(m1) < d(m2) { hi = m2 } else { lo = m1 }
-            }
-            truth = min(truth, d((lo + hi) / 2))
+            let truth = minimumOverUnitInterval(samples: 400, rounds: 80, d)
             let bound = PolygonDistance.endsBound(e, p)
             XCTAssertLessThanOrEqual(bound, truth, "\(p) \(e)")
             if truth - bound < 0.01 * truth + 1 { tight += 1 }

@@ -481,17 +481,7 @@ final class EventScenarioTests: XCTestCase {
                 Geodesic.distance(lon1: clon, lat1: clat, lon2: a.lon + t * (b.lon - a.lon), lat2: a.lat + t * (b.lat - a.lat))
             }
             // The oracle: 4,001 points along the segment, then a ternary search around the best.
-            var bestT = 0.0
-            var truth = Double.infinity
-            for i in 0...4000 where distance(Double(i) / 4000) < truth { (bestT, truth) = (Double(i) / 4000, distance(Double(i) / 4000)) }
-            var lo = max(0, bestT - 1 / 4000.0)
-            var hi = min(1, bestT + 1 / 4000.0)
-            for _ in 0..<100 {
-                let m1 = lo + (hi - lo) / 3
-                let m2 = hi - (hi - lo) / 3
-                if distance(m1) < distance(m2) { hi = m2 } else { lo = m1 }
-            }
-            truth = min(truth, distance((lo + hi) / 2))
+            let truth = minimumOverUnitInterval(samples: 4000, rounds: 100, distance)
             // Too close to call at a double's precision, or ends not both outside: skipped.
             guard abs(truth - radius) > 1e-4, distance(0) > radius, distance(1) > radius else { continue }
             decided += 1

@@ -145,3 +145,25 @@ func ulpsAround(_ v: Double) -> [Double] {
     }
     return out
 }
+
+/// The least value of `f` over [0, 1], for a function with one minimum there at the scale of
+/// the sampling: `samples` + 1 evenly spaced values, then a ternary search between the
+/// neighbours of the least (`rounds` steps). The tests' oracle for the nearest point of a
+/// segment.
+func minimumOverUnitInterval(samples: Int, rounds: Int, _ f: (Double) -> Double) -> Double {
+    var bestT = 0.0
+    var best = Double.infinity
+    for i in 0...samples {
+        let t = Double(i) / Double(samples)
+        let v = f(t)
+        if v < best { (bestT, best) = (t, v) }
+    }
+    var lo = max(0, bestT - 1 / Double(samples))
+    var hi = min(1, bestT + 1 / Double(samples))
+    for _ in 0..<rounds {
+        let m1 = lo + (hi - lo) / 3
+        let m2 = hi - (hi - lo) / 3
+        if f(m1) < f(m2) { hi = m2 } else { lo = m1 }
+    }
+    return min(best, f((lo + hi) / 2))
+}
