@@ -28,8 +28,8 @@ enum EdgeTree {
     /// - Complexity: O(n) for n positions.
     static func append(to record: inout [Double]) {
         let k = Int(record[0])
-        let ringLengths = (0..<k).map { Int(abs(record[1 + $0])) }
-        let n = ringLengths.reduce(0, +)
+        let rings = FlatGeometry.ringRanges(of: record)
+        let n = rings.last?.upperBound ?? 0
         let c = 1 + k
         var counts = [max(1, (n - 1 + fanout - 1) / fanout)]
         while counts.last! > fanout { counts.append((counts.last! + fanout - 1) / fanout) }
@@ -38,10 +38,10 @@ enum EdgeTree {
         var seams: [Int32] = []
         record.withUnsafeBufferPointer { r in
             let coords = r.baseAddress! + c
-            var at = 0
-            for len in ringLengths {
-                for i in at..<(at + len - 1) where AntimeridianSeam.isOnLine(coords[2 * i], coords[2 * i + 2]) { seams.append(Int32(i)) }
-                at += len
+            for ring in rings {
+                for i in ring.lowerBound..<(ring.upperBound - 1) where AntimeridianSeam.isOnLine(coords[2 * i], coords[2 * i + 2]) {
+                    seams.append(Int32(i))
+                }
             }
             for j in 0..<counts[0] {
                 var box = (minX: Double.infinity, minY: Double.infinity, maxX: -Double.infinity, maxY: -Double.infinity)
@@ -169,59 +169,60 @@ enum EdgeTree {
         }
     }
 
-    /// Where a record's rings end, for `forEachEdge(leaf:)`: the running sums of its ring
-    /// lengths, kept only when there are several (one ring, the usual fence, needs no array:
-    /// hysteresis asks for a distance per fix and nearby fence).
+    /// Where a record's rings end, for `forEachEdge(leaf:)`: read in place from the record's
+    /// header of running ends (`FlatGeometry`), nothing copied. Built per query (hysteresis
+    /// asks for a distance per fix and nearby fence), so O(1): it was an array of every
+    /// ring's end, which made each distance to a polygon of 50,000 holes O(rings) (an audit).
     struct RingEnds {
+        /// The polygon record.
+        let record: UnsafePointer<Double>
+        /// Rings.
+        let count: Int
         /// Positions in all rings.
         let total: Int
-        /// The running sums; empty for one ring.
-        let ends: [Int]
 
+        /// - Complexity: O(1).
         init(_ record: UnsafePointer<Double>) {
-            let k = Int(record[0])
-            guard k > 1 else {
-                total = k == 1 ? Int(abs(record[1])) : 0
-                ends = []
-                return
-            }
-            var ends: [Int] = []
-            ends.reserveCapacity(k)
-            var at = 0
-            for r in 0..<k {
-                at += Int(abs(record[1 + r]))
-                ends.append(at)
-            }
-            total = at
-            self.ends = ends
+            self.record = record
+            count = FlatGeometry.ringCount(of: record)
+            total = FlatGeometry.positionCount(of: record)
         }
+
+        /// One past the last position of ring `r`.
+        @inline(__always)
+        func end(_ r: Int) -> Int { FlatGeometry.ringEnd(r, of: record) }
     }
 
     /// Calls `body` with the first position of each edge of leaf `leaf`: positions
     /// `16·leaf ..< 16·leaf + 16` that are not the last of their ring.
-    /// - Complexity: O(log k) for k rings, plus the leaf's edges.
+    /// - Complexity: O(log k) for k rings (a binary search over the ring ends), plus the
+    ///   leaf's edges and the rings that end among them.
     @inline(__always)
     static func forEachEdge(leaf: Int, rings: RingEnds, _ body: (Int) -> Void) {
         let lo = fanout * leaf
-        guard !rings.ends.isEmpty else {
+        guard rings.count > 1 else {
             // One ring: every position but its last starts an edge.
             for i in lo..<max(lo, min(lo + fanout, rings.total - 1)) { body(i) }
             return
         }
-        let ringEnds = rings.ends
         let hi = min(lo + fanout, rings.total)
         guard lo < hi else { return }
         // The first ring that ends after `lo`.
         var a = 0
-        var b = ringEnds.count
+        var b = rings.count
         while a < b {
             let m = (a + b) / 2
-            if ringEnds[m] <= lo { a = m + 1 } else { b = m }
+            if rings.end(m) <= lo { a = m + 1 } else { b = m }
         }
         var ring = a
+        var end = rings.end(ring)
         for i in lo..<hi {
-            while ring < ringEnds.count && ringEnds[ring] <= i { ring += 1 }
-            if ring < ringEnds.count && i == ringEnds[ring] - 1 { continue }
+            // i < total, so a ring that ends after it exists.
+            while end <= i {
+                ring += 1
+                end = rings.end(ring)
+            }
+            if i == end - 1 { continue }
             body(i)
         }
     }

@@ -116,20 +116,30 @@ public struct FenceStore: Sendable {
     func geometryStart(_ slot: Int) -> Int { HotWord.start(slotHot[slot]) }
 
     /// A 64-bit FNV-1a digest of the fence's stored shape: its kind and the WGS84 numbers
-    /// that define it (a circle's centre and radius; a polygon's ring counts and
-    /// coordinates), not the derived grids. Equal shapes give equal digests on every machine;
-    /// `restoreReportingChanges` uses it to tell a replaced fence.
+    /// that define it (a circle's centre and radius; a polygon's ring count, its rings'
+    /// signed lengths and its coordinates), not the derived grids. Equal shapes give equal
+    /// digests on every machine; `restoreReportingChanges` uses it to tell a replaced fence.
+    /// Checkpoints keep digests, so they stay as they were when records held ring lengths
+    /// (they now hold running ends, `FlatGeometry`): the lengths are hashed, not the header.
     /// - Complexity: O(v) for v vertices.
     func shapeDigest(slot: Int32) -> UInt64 {
         let s = Int(slot)
         let kind = HotWord.kind(slotHot[s])
         return geometry.withUnsafeBufferPointer { g -> UInt64 in
             let record = g.baseAddress! + geometryStart(s)
-            let count = kind == FlatGeometry.Kind.circle.rawValue ? 3 : FlatGeometry.coordinatesEnd(of: record)
             var digest = FNV1a.hash(CollectionOfOne(UInt8(kind)))
-            for v in UnsafeBufferPointer(start: record, count: count) {
-                withUnsafeBytes(of: v.bitPattern.littleEndian) { digest = FNV1a.hash($0, seed: digest) }
+            func add(_ v: Double) { withUnsafeBytes(of: v.bitPattern.littleEndian) { digest = FNV1a.hash($0, seed: digest) } }
+            guard kind != FlatGeometry.Kind.circle.rawValue else {
+                for v in UnsafeBufferPointer(start: record, count: 3) { add(v) }
+                return digest
             }
+            let k = FlatGeometry.ringCount(of: record)
+            add(record[0])
+            for r in 0..<k {
+                let n = FlatGeometry.ringPositions(r, of: record).count
+                add(Double(FlatGeometry.isExterior(r, of: record) ? n : -n))
+            }
+            for v in UnsafeBufferPointer(start: record + 1 + k, count: 2 * FlatGeometry.positionCount(of: record)) { add(v) }
             return digest
         }
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How a fence's geometry is laid out in the store's one array of doubles.
 ///
 /// A fence's record is contiguous, so testing a candidate touches one slot word and one run of
@@ -5,9 +7,15 @@
 ///
 /// - Circle (`CircleGeometry.stride` doubles): lon, lat, radius, unit-vector x, y, z, inner and
 ///   outer squared chord thresholds.
-/// - Polygon: `[ringCount, ±positions of ring 1, ..., ±positions of ring k, x0, y0, x1, y1, ...]`;
-///   a positive count marks an exterior ring (it starts a new polygon), a negative one a hole of
-///   the polygon before it. Rings are closed, so the last position repeats the first.
+/// - Polygon: `[ringCount, ±end of ring 1, ..., ±end of ring k, x0, y0, x1, y1, ...]`, where
+///   the end of ring r is the running sum of the positions of rings 1 ... r (ring r holds
+///   positions `end(r - 1) ..< end(r)`, end(0) = 0); a positive end marks an exterior ring (it
+///   starts a new polygon), a negative one a hole of the polygon before it. Rings are closed, so
+///   the last position repeats the first. Running sums, not lengths, so that where the
+///   coordinates end (`coordinatesEnd`) and which ring holds a position (`EdgeTree.RingEnds`)
+///   are read, not summed: summed from lengths on every test, they made a polygon of 50,000
+///   holes cost 55 µs a containment test (an audit). The ends are read through `ringEnd` (or
+///   `ringPositions`, `positionCount`), never raw; `FenceStore.shapeDigest` still hashes lengths.
 enum FlatGeometry {
     enum Kind: Int {
         /// `polygon`: a polygon record followed by a small grid (`SmallPolygonGrid`);
@@ -20,15 +28,64 @@ enum FlatGeometry {
 
     /// Where what follows a polygon record's coordinates starts, in doubles from the record's
     /// start: a `.polygon` record's small grid (`SmallPolygonGrid`), an `.indexedPolygon`
-    /// record's cell grid (`insertCellGrid`). Reads only the ring counts, the record's first
-    /// line for up to 7 rings.
+    /// record's cell grid (`insertCellGrid`).
+    /// - Complexity: O(1): the ring count and the last ring's end.
     @inline(__always)
     static func coordinatesEnd(of record: UnsafePointer<Double>) -> Int {
-        let ringCount = Int(record[0])
-        var n = 0
-        for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
-        return 1 + ringCount + 2 * n
+        1 + Int(record[0]) + 2 * positionCount(of: record)
     }
+
+    /// The number of rings of a polygon record.
+    @inline(__always)
+    static func ringCount(of record: UnsafePointer<Double>) -> Int { Int(record[0]) }
+
+    /// Where ring `r` (from 0) of a polygon record ends: one past its last position, counted
+    /// in positions from the record's first (the header's running sum, unsigned). Every read
+    /// of the ring header goes through here; debug builds count them (`headerReads`).
+    /// - Complexity: O(1).
+    @inline(__always)
+    static func ringEnd(_ r: Int, of record: UnsafePointer<Double>) -> Int {
+        #if FENCE_INTERNAL_CHECKS
+            headerReads.add(1, ordering: .relaxed)
+        #endif
+        return Int(abs(record[1 &+ r]))
+    }
+
+    /// The positions of ring `r` of a polygon record, counted from the record's first.
+    /// - Complexity: O(1).
+    @inline(__always)
+    static func ringPositions(_ r: Int, of record: UnsafePointer<Double>) -> Range<Int> {
+        (r == 0 ? 0 : ringEnd(r &- 1, of: record))..<ringEnd(r, of: record)
+    }
+
+    /// Whether ring `r` of a polygon record is an exterior ring (it starts a polygon).
+    @inline(__always)
+    static func isExterior(_ r: Int, of record: UnsafePointer<Double>) -> Bool { record[1 &+ r] > 0 }
+
+    /// The positions of all rings of a polygon record: the last ring's end.
+    /// - Complexity: O(1).
+    @inline(__always)
+    static func positionCount(of record: UnsafePointer<Double>) -> Int {
+        let k = Int(record[0])
+        return k > 0 ? ringEnd(k &- 1, of: record) : 0
+    }
+
+    /// The positions of every ring of a polygon record, in order: for the builders, which
+    /// visit every ring anyway.
+    /// - Complexity: O(rings).
+    static func ringRanges(of record: [Double]) -> [Range<Int>] {
+        record.withUnsafeBufferPointer { r in (0..<ringCount(of: r.baseAddress!)).map { ringPositions($0, of: r.baseAddress!) } }
+    }
+
+    /// `positionCount` of a record being built.
+    static func positionCount(of record: [Double]) -> Int { record.withUnsafeBufferPointer { positionCount(of: $0.baseAddress!) } }
+
+    #if FENCE_INTERNAL_CHECKS
+        /// Reads of ring ends (`ringEnd`) so far, on every thread: tests hold what a
+        /// containment or distance test reads of the header to a bound that does not grow with
+        /// the rings (debug builds only).
+        static let headerReads = Atomic<Int>(0)
+    #endif
 
     /// The slab of a latitude: monotonic in `y` (subtraction and multiplication by a positive
     /// number round monotonically), so an edge filed under the slabs of its two ends is found
@@ -68,15 +125,13 @@ enum FlatGeometry {
         let header = record.count
         // Every edge's index (its first position), ring by ring: a ring's last position
         // closes it and starts no edge.
-        let ringLengths = (0..<k).map { Int(abs(record[1 + $0])) }
+        let rings = ringRanges(of: record)
         func forEachEdge(_ body: (Int) -> Void) {
-            var at = 0
-            for len in ringLengths {
-                for i in at..<(at + len - 1) { body(i) }
-                at += len
+            for ring in rings {
+                for i in ring.lowerBound..<(ring.upperBound - 1) { body(i) }
             }
         }
-        let n = ringLengths.reduce(0, +)
+        let n = rings.last?.upperBound ?? 0
         var slabs = 1
         var minY = Double.infinity
         var scale = 0.0
@@ -209,8 +264,9 @@ enum FlatGeometry {
     /// Puts a grid of cells over the polygon's bounding box into a record that ends with an
     /// edge index (`appendEdgeIndex`, which locates the cells at build), between the
     /// coordinates and the edge index (see `RingLocator.locateIndexed`): right after the
-    /// coordinates, a query finds it from the record's first line alone, without reading the
-    /// edge index's header and offsets (two dependent cache misses at scale).
+    /// coordinates, a query finds it from the ring count and the last ring's end (the record's
+    /// first line for up to 7 rings), without reading the edge index's header and offsets (two
+    /// dependent cache misses at scale).
     ///
     /// Layout: the header `[side, minX, minY, maxX, maxY, scaleX, scaleY, widthX, widthY,
     /// wide, doubles]` (width = 1 / scale; `wide` 1 when edge numbers are UInt32, 0 when
@@ -241,7 +297,7 @@ enum FlatGeometry {
     ///   per row and per centre the crossing count from its neighbour leaves undecided.
     static func insertCellGrid(into record: inout [Double]) {
         let k = Int(record[0])
-        let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
+        let n = positionCount(of: record)
         let c = 1 + k
         var minX = Double.infinity
         var minY = Double.infinity
@@ -324,10 +380,9 @@ enum FlatGeometry {
         cells.reserveCapacity(8 * record.count / 2)
         edges.reserveCapacity(8 * record.count / 2)
         record.withUnsafeBufferPointer { r in
-            var first = 0
             for ring in 0..<k {
-                let len = Int(abs(r[1 + ring]))
-                for i in first..<(first + len - 1) {
+                let positions = ringPositions(ring, of: r.baseAddress!)
+                for i in positions.lowerBound..<(positions.upperBound - 1) {
                     let ux1 = (r[c + 2 * i] - minX) * scaleX
                     let uy1 = (r[c + 2 * i + 1] - minY) * scaleY
                     let ux2 = (r[c + 2 * i + 2] - minX) * scaleX
@@ -337,7 +392,6 @@ enum FlatGeometry {
                         edges.append(UInt32(i))
                     }
                 }
-                first += len
             }
         }
         var start = [UInt32](repeating: 0, count: side * side + 1)
@@ -487,24 +541,28 @@ enum FlatGeometry {
     }
 
     /// A polygon record from flat coordinates and per-ring (positions, isExterior), with room
-    /// for `extra` more doubles.
+    /// for `extra` more doubles. Every ring holds at least one position (a checked fence's
+    /// hold four), so each ring's end carries its sign.
     static func polygonRecord(coords: [Double], rings: [(count: Int, isExterior: Bool)], extra: Int = 0) -> [Double] {
         var record: [Double] = []
         record.reserveCapacity(1 + rings.count + coords.count + extra)
         record.append(Double(rings.count))
-        for r in rings { record.append(Double(r.isExterior ? r.count : -r.count)) }
+        var end = 0
+        for r in rings {
+            precondition(r.count > 0, "a ring without positions")
+            end += r.count
+            record.append(Double(r.isExterior ? end : -end))
+        }
         record.append(contentsOf: coords)
         return record
     }
 
     /// The rings of a polygon record, as (positions, isExterior), and the offset of its first
     /// coordinate within the record.
+    /// - Complexity: O(rings).
     static func rings(of record: UnsafePointer<Double>) -> (rings: [(count: Int, isExterior: Bool)], coordinates: Int) {
-        let k = Int(record[0])
-        let rings = (0..<k).map { i -> (count: Int, isExterior: Bool) in
-            let v = record[1 + i]
-            return (Int(abs(v)), v > 0)
-        }
+        let k = ringCount(of: record)
+        let rings = (0..<k).map { i -> (count: Int, isExterior: Bool) in (ringPositions(i, of: record).count, isExterior(i, of: record)) }
         return (rings, 1 + k)
     }
 

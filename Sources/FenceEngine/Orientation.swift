@@ -83,13 +83,13 @@ enum RingLocator {
     /// polygon record: exact comparisons, so a point outside every box is certainly outside.
     /// - Complexity: O(n) in the number of positions of the exterior rings.
     static func inExteriorBox(x: Double, y: Double, record: UnsafePointer<Double>) -> Bool {
-        let ringCount = Int(record[0])
-        var p = record + 1 + ringCount
-        for r in 0..<ringCount {
-            let signed = record[1 + r]
-            let n = Int(abs(signed))
-            defer { p += 2 * n }
-            guard signed > 0, n > 0 else { continue }
+        let ringCount = FlatGeometry.ringCount(of: record)
+        let coords = record + 1 + ringCount
+        for r in 0..<ringCount where FlatGeometry.isExterior(r, of: record) {
+            let positions = FlatGeometry.ringPositions(r, of: record)
+            let p = coords + 2 * positions.lowerBound
+            let n = positions.count
+            guard n > 0 else { continue }
             var minX = p[0], maxX = p[0], minY = p[1], maxY = p[1]
             for i in 1..<n {
                 minX = min(minX, p[2 * i])
@@ -104,19 +104,21 @@ enum RingLocator {
 
     /// - Parameters:
     ///   - x, y: the point.
-    ///   - record: a polygon record: ring count, signed ring lengths, then x, y interleaved.
+    ///   - record: a polygon record (`FlatGeometry`): ring count, signed ring ends, then x, y
+    ///     interleaved.
     /// - Returns: interior, boundary or exterior of the union of the rings by the even-odd rule
     ///   (right for a valid Polygon or MultiPolygon), or `uncertain`.
     /// - Complexity: O(n) in the number of positions, with no allocation.
     @inline(__always)
     static func locate(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
-        let ringCount = Int(record[0])
+        let ringCount = FlatGeometry.ringCount(of: record)
         var crossings = 0
         var uncertain = false
-        var p = record + 1 + ringCount
+        let coords = record + 1 + ringCount
         for r in 0..<ringCount {
-            let n = Int(abs(record[1 + r]))
-            defer { p += 2 * n }
+            let positions = FlatGeometry.ringPositions(r, of: record)
+            let p = coords + 2 * positions.lowerBound
+            let n = positions.count
             var i = 1
             while i < n {
                 if count(p[2 * i - 2], p[2 * i - 1], p[2 * i], p[2 * i + 1], x: x, y: y, crossings: &crossings, uncertain: &uncertain) {
@@ -229,7 +231,8 @@ enum RingLocator {
     }
 
     /// Where the cell grid of an indexed record starts (`FlatGeometry.insertCellGrid`): right
-    /// after the coordinates, so finding it takes only the record's first line.
+    /// after the coordinates, so finding it takes the ring count and the last ring's end
+    /// (`FlatGeometry.coordinatesEnd`), O(1) whatever the rings.
     @inline(__always)
     static func cellGrid(of record: UnsafePointer<Double>) -> UnsafePointer<Double> {
         record + FlatGeometry.coordinatesEnd(of: record)

@@ -132,11 +132,9 @@ enum PolygonDistance {
                 }
             }
         } else {
-            var at = 0
             for r in 0..<ringCount {
-                let n = Int(abs(record[1 + r]))
-                for i in 0..<max(0, n - 1) { visit(at + i) }
-                at += n
+                let positions = FlatGeometry.ringPositions(r, of: record)
+                for i in positions.lowerBound..<max(positions.lowerBound, positions.upperBound - 1) { visit(i) }
             }
         }
         if !onLine.isEmpty {
@@ -208,7 +206,7 @@ enum PolygonDistance {
             }
         }
         for r in 0..<(tree == nil ? ringCount : 0) {
-            let n = Int(abs(record[1 + r]))
+            let n = FlatGeometry.ringPositions(r, of: record).count
             var i = 0
             while i < n - 1 {
                 let count = min(boundsRun, n - 1 - i)
@@ -279,13 +277,12 @@ enum PolygonDistance {
                         cover = AntimeridianSeam.Cover(seamEdges(record, tree))
                     } else if cover == nil {
                         var edges: [Edge] = []
-                        var v = 0
                         for r in 0..<ringCount {
-                            let n = Int(abs(record[1 + r]))
-                            for i in 0..<max(0, n - 1) where AntimeridianSeam.isOnLine(coords[v + 2 * i], coords[v + 2 * i + 2]) {
-                                edges.append(edge(at: v + 2 * i))
+                            let positions = FlatGeometry.ringPositions(r, of: record)
+                            for i in positions.lowerBound..<max(positions.lowerBound, positions.upperBound - 1)
+                            where AntimeridianSeam.isOnLine(coords[2 * i], coords[2 * i + 2]) {
+                                edges.append(edge(at: 2 * i))
                             }
-                            v += 2 * n
                         }
                         cover = AntimeridianSeam.Cover(edges)
                     }

@@ -63,9 +63,8 @@ enum SmallPolygonGrid {
     ///   points in a box in pure cells, and about 3.5 edges in a row.
     @inline(__always)
     static func locate(x: Double, y: Double, record: UnsafePointer<Double>) -> PointLocation {
-        let ringCount = Int(record[0])
-        var n = 0
-        for r in 0..<ringCount { n &+= Int(abs(record[1 &+ r])) }
+        let ringCount = FlatGeometry.ringCount(of: record)
+        let n = FlatGeometry.positionCount(of: record)
         let coords = record + 1 + ringCount
         let header = coords + 2 &* n
         let u = (x - header[0]) * header[2]
@@ -121,7 +120,7 @@ enum SmallPolygonGrid {
     ///   touches no pure cell of the row below.
     static func append(to record: inout [Double]) {
         let k = Int(record[0])
-        let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
+        let n = FlatGeometry.positionCount(of: record)
         precondition(n >= 2 && n <= 64, "small grid for 2 to 64 positions")
         let base = record.count
         record.append(contentsOf: repeatElement(0, count: doubles(positions: n)))
@@ -147,10 +146,9 @@ enum SmallPolygonGrid {
             let masks = UnsafeMutableRawPointer(header + headerCount)
             let w = maskBytes(positions: n)
             // Each edge under the rows of its ends and every row between.
-            var start = 0
             for ring in 0..<k {
-                let len = Int(abs(r[1 + ring]))
-                for i in start..<(start + len - 1) {
+                let positions = FlatGeometry.ringPositions(ring, of: r.baseAddress!)
+                for i in positions.lowerBound..<(positions.upperBound - 1) {
                     let y1 = coords[2 * i + 1]
                     let y2 = coords[2 * i + 3]
                     for s in row(min(y1, y2), minY: minY, scaleY: scaleY)...row(max(y1, y2), minY: minY, scaleY: scaleY) {
@@ -158,7 +156,6 @@ enum SmallPolygonGrid {
                         masks.storeBytes(of: masks.load(fromByteOffset: byte, as: UInt8.self) | 1 << UInt8(i % 8), toByteOffset: byte, as: UInt8.self)
                     }
                 }
-                start += len
             }
             let cells = masks + rows * w
             // Per row, a bit per cell: near an edge, shown exterior, shown interior. A cell in
@@ -169,7 +166,7 @@ enum SmallPolygonGrid {
                 let outside = near + rows
                 let inside = outside + rows
                 if scaleX > 0 && scaleY > 0 {
-                    markEdges(coords, rings: UnsafePointer(r.baseAddress! + 1), ringCount: k, minX: minX, minY: minY, scaleX: scaleX, scaleY: scaleY, into: near)
+                    markEdges(coords, record: UnsafePointer(r.baseAddress!), minX: minX, minY: minY, scaleX: scaleX, scaleY: scaleY, into: near)
                     // Row by row from the bottom; a run of pure cells in a row is one connected
                     // region the boundary does not touch, and so is a pure cell with the pure
                     // cell below it: such a run takes the location of a neighbour below, else of
@@ -230,15 +227,14 @@ enum SmallPolygonGrid {
     /// margin of that extent. Horizontal and near-horizontal edges take their whole extent.
     /// Mapping to cell units errs by below 1e-12 cells (`minimumExtent`), far inside the margin.
     static func markEdges(
-        _ coords: UnsafePointer<Double>, rings: UnsafePointer<Double>, ringCount k: Int, minX: Double, minY: Double, scaleX: Double,
+        _ coords: UnsafePointer<Double>, record: UnsafePointer<Double>, minX: Double, minY: Double, scaleX: Double,
         scaleY: Double, into near: UnsafeMutablePointer<UInt32>
     ) {
         @inline(__always) func column(_ u: Double) -> Int { FlatGeometry.clampedIndex(u, count: columns) }
         @inline(__always) func band(_ v: Double) -> Int { FlatGeometry.clampedIndex(v, count: rows) }
-        var start = 0
-        for r in 0..<k {
-            let len = Int(abs(rings[r]))
-            for e in start..<(start + len - 1) {
+        for r in 0..<FlatGeometry.ringCount(of: record) {
+            let positions = FlatGeometry.ringPositions(r, of: record)
+            for e in positions.lowerBound..<(positions.upperBound - 1) {
                 let ux1 = (coords[2 * e] - minX) * scaleX
                 let uy1 = (coords[2 * e + 1] - minY) * scaleY
                 let ux2 = (coords[2 * e + 2] - minX) * scaleX
@@ -264,7 +260,6 @@ enum SmallPolygonGrid {
                     near[cy] |= (UInt32(2) &<< UInt32(last)) &- (UInt32(1) << UInt32(first))
                 }
             }
-            start += len
         }
     }
 }

@@ -10,7 +10,8 @@ final class EdgeIndexLayoutTests: XCTestCase {
     /// The reference: per-slab arrays, as simple as the layout's definition.
     static func referenceEdgeIndex(_ record: inout [Double]) {
         let k = Int(record[0])
-        let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
+        let rings = FlatGeometry.ringRanges(of: record)
+        let n = rings.last?.upperBound ?? 0
         let c = 1 + k
         var minY = Double.infinity
         var maxY = -Double.infinity
@@ -19,28 +20,22 @@ final class EdgeIndexLayoutTests: XCTestCase {
             maxY = max(maxY, record[c + 2 * i + 1])
         }
         var travel = 0.0
-        var at = 0
-        for r in 0..<k {
-            let len = Int(abs(record[1 + r]))
-            for i in at..<(at + len - 1) { travel += abs(record[c + 2 * i + 3] - record[c + 2 * i + 1]) }
-            at += len
+        for ring in rings {
+            for i in ring.lowerBound..<(ring.upperBound - 1) { travel += abs(record[c + 2 * i + 3] - record[c + 2 * i + 1]) }
         }
         let height = maxY - minY
         let bound = travel > 0 ? 3 * Double(n) * height / travel : Double(n)
         let slabs = max(1, min(4096, n / 2, Int(bound.rounded(.down))))
         let scale = maxY > minY ? Double(slabs) / (maxY - minY) : 0
         var lists = [[Int32]](repeating: [], count: slabs)
-        var start = 0
-        for r in 0..<k {
-            let len = Int(abs(record[1 + r]))
-            for i in start..<(start + len - 1) {
+        for ring in rings {
+            for i in ring.lowerBound..<(ring.upperBound - 1) {
                 let y1 = record[c + 2 * i + 1]
                 let y2 = record[c + 2 * i + 3]
                 let lo = FlatGeometry.slab(min(y1, y2), minY: minY, scale: scale, slabs: slabs)
                 let hi = FlatGeometry.slab(max(y1, y2), minY: minY, scale: scale, slabs: slabs)
                 for s in lo...hi { lists[s].append(Int32(i)) }
             }
-            start += len
         }
         for s in lists.indices {
             lists[s].sort { a, b in

@@ -15,9 +15,7 @@ final class SmallPolygonGridTests: XCTestCase {
 
     /// The grid's header: minX, minY, scaleX, scaleY.
     func header(_ record: UnsafePointer<Double>) -> (minX: Double, minY: Double, scaleX: Double, scaleY: Double) {
-        let k = Int(record[0])
-        let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
-        let h = record + 1 + k + 2 * n
+        let h = record + FlatGeometry.coordinatesEnd(of: record)
         return (h[0], h[1], h[2], h[3])
     }
 
@@ -81,14 +79,14 @@ final class SmallPolygonGridTests: XCTestCase {
 
     /// The code of the cell a point maps to (0 exterior, 1 interior, 2 mixed), or 3 outside.
     func gridCell(_ record: UnsafePointer<Double>, _ p: LonLat) -> Int {
-        let k = Int(record[0])
-        let n = (0..<k).reduce(0) { $0 + Int(abs(record[1 + $1])) }
+        let n = FlatGeometry.positionCount(of: record)
         let h = header(record)
         let u = (p.lon - h.minX) * h.scaleX
         let v = (p.lat - h.minY) * h.scaleY
         guard u >= 0 && v >= 0 && u <= Double(SmallPolygonGrid.columns) + 1e-7 && v <= Double(SmallPolygonGrid.rows) + 1e-7 else { return 3 }
         let cell = min(Int(v), SmallPolygonGrid.rows - 1) * SmallPolygonGrid.columns + min(Int(u), SmallPolygonGrid.columns - 1)
-        let codes = UnsafeRawPointer(record + 1 + k + 2 * n + SmallPolygonGrid.headerCount) + SmallPolygonGrid.rows * SmallPolygonGrid.maskBytes(positions: n)
+        let masks = UnsafeRawPointer(record + FlatGeometry.coordinatesEnd(of: record) + SmallPolygonGrid.headerCount)
+        let codes = masks + SmallPolygonGrid.rows * SmallPolygonGrid.maskBytes(positions: n)
         return Int(codes.load(fromByteOffset: cell / 4, as: UInt8.self) >> UInt8(2 * (cell % 4)) & 3)
     }
 
