@@ -29,17 +29,35 @@ extension FenceStore {
     /// With a `time`, fences that have expired by then (`hasExpired`) are not there.
     /// - Complexity: O(log n + k v) for the k fences whose bound is below the answer.
     public func nearestBoundary(to position: LonLat, coord: CoordinateSystem = .wgs84, at time: Double? = nil) -> NearestBoundary {
+        nearestBoundary(to: position, coord: coord, at: time, farBounds: true)
+    }
+
+    /// `nearestBoundary`, without `FarBound` when `farBounds` is false (the tests' reference).
+    func nearestBoundary(to position: LonLat, coord: CoordinateSystem = .wgs84, at time: Double? = nil, farBounds: Bool) -> NearestBoundary {
         let p = CoordinateConversion.toWGS84(position, from: coord)
         guard p.isValidWGS84Range else { return NearestBoundary(fence: nil, distance: .nan) }
         var best = NearestBoundary(fence: nil, distance: .infinity)
         var seen = Set<Int32>()
         var scratch = ContainmentScratch()
         let origin = SphereOrigin(p)
-        tree.nearest(lowerBound: { box in Self.lowerBound(origin, box) }) { item, bound in
+        let far = FarBound(p)
+        // Far away (`FarBound`), a node or polygon that comes up within the coarse bound's band
+        // is bounded again before it is opened or measured, and passed by if beyond the
+        // nearest found. The order of the rest is unchanged, and what is passed by is further
+        // than the nearest, so the answer is the same (ties included) as without.
+        tree.nearest(
+            lowerBound: { box in Self.lowerBound(origin, box) },
+            open: { bound, box in !(farBounds && far.isBeyond(box(), coarse: bound, limit: abs(best.distance))) }
+        ) { item, bound in
             if bound > abs(best.distance) { return false }
             let slot = item >> 1
             guard seen.insert(slot).inserted else { return true }
             if let time, hasExpired(FenceHandle(rawValue: slot), at: time) { return true }
+            if farBounds, bound > FarBound.from, abs(best.distance).isFinite, let box = vertexBox(slot: Int(slot)),
+                far.isBeyond(box, coarse: bound, limit: abs(best.distance))
+            {
+                return true
+            }
             let d = boundaryDistance(slot: Int(slot), p, exact: true, cutoff: abs(best.distance))
             if d < abs(best.distance) {
                 var unit: (Double, Double, Double)?
@@ -163,6 +181,14 @@ extension FenceStore {
                 return d > 180 ? 360 - d : d
             }
             let cosDl = cos(min(gap(box.minX), gap(box.maxX)) * degree)
+            return Self.chordToSide(sinLat: sinLat, cosLat: cosLat, lo: lo, hi: hi, cosDl: cosDl)
+        }
+
+        /// The chord (unit sphere) from latitude asin(`sinLat`) to the nearest point of a
+        /// meridian side `lo...hi` (radians) at a longitude gap whose cosine is `cosDl`: the
+        /// side's point at sin(lat) = sinLat / C if it reaches it, else the better end (`chord`).
+        @inline(__always)
+        static func chordToSide(sinLat: Double, cosLat: Double, lo: Double, hi: Double, cosDl: Double) -> Double {
             let sinLo = sin(lo)
             let sinHi = sin(hi)
             var best = max(sinLo * sinLat + cos(lo) * cosLat * cosDl, sinHi * sinLat + cos(hi) * cosLat * cosDl)

@@ -19,6 +19,16 @@ extension RTree {
     /// - Complexity: O((k + log n) * fanout * log(heap)) for k visited items over well-separated
     ///   boxes; allocates the heap. An empty tree calls neither closure.
     public func nearest(lowerBound: (Box) -> Double, visit: (Int32, Double) -> Bool) {
+        nearest(lowerBound: lowerBound, open: { _, _ in true }, visit: visit)
+    }
+
+    /// `nearest(lowerBound:visit:)` that asks `open` before it opens a node: with the node's
+    /// bound and a way to its box (built only if asked: a union of its entries), `open`
+    /// returns `false` when no item inside can matter (a tighter, dearer bound than
+    /// `lowerBound` is beyond what the caller has found), and the node's entries are skipped.
+    /// The others come in the same order as without `open`.
+    /// - Complexity: that of `nearest(lowerBound:visit:)`, plus one `open` per node reached.
+    public func nearest(lowerBound: (Box) -> Double, open: (Double, () -> Box) -> Bool, visit: (Int32, Double) -> Bool) {
         guard count > 0 else { return }
         var heap = BoundHeap()
         heap.push(BoundHeap.Element(bound: lowerBound(nodeBox(root)), ref: Int32(root)))
@@ -28,6 +38,7 @@ extension RTree {
                 continue
             }
             let node = Int(top.ref)
+            if !open(top.bound, { nodeBox(node) }) { continue }
             let isLeaf = nodeLevel[node] == 0
             let start = node * fanout
             for e in start..<start + Int(nodeCount[node]) {

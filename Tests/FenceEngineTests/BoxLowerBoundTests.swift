@@ -120,4 +120,85 @@ final class BoxLowerBoundTests: XCTestCase {
             XCTAssertGreaterThan(FenceStore.lowerBound(p, box), truth * 0.99, "\(p) \(box)")
         }
     }
+
+    /// `FenceStore.FarBound`'s bounds, which let the far search pass by fences inside the
+    /// coarse bound's band, are never above the geodesic to the box (the dense scan above):
+    /// the auxiliary sphere's `b σ`, and the geodesic to the centre less `reach`. Boxes near
+    /// and far, most of them across the globe (longitude gaps of 150 to 180 degrees, where
+    /// the auxiliary longitude may pass 180), over the poles, the equator and the
+    /// antimeridian. Far away the auxiliary bound is the tighter one for most.
+    func testTheFarBoundsNeverPassTheGeodesic() {
+        var rng = TestRandom(mixing: 3333)
+        var tighter = 0
+        var far = 0
+        var checked = 0
+        for k in 0..<1_600 {
+            let p = LonLat(lon: rng.uniform(-180, 180), lat: k % 5 == 0 ? rng.uniform(-90, 90) : rng.uniform(-70, 70))
+            let size = [1e-4, 0.05, 0.5, 3, 30][k % 5]
+            let w = rng.uniform(0, size)
+            let h = rng.uniform(0, size)
+            var cx: Double
+            var cy: Double
+            switch k % 4 {
+            case 0:  // about antipodal
+                cx = p.lon + 180 + rng.uniform(-3, 3)
+                cy = -p.lat + rng.uniform(-5, 5)
+            case 1:  // across the globe
+                cx = p.lon + rng.uniform(150, 210)
+                cy = rng.uniform(-90, 90)
+            case 2:  // anywhere
+                cx = rng.uniform(-180, 180)
+                cy = rng.uniform(-90, 90)
+            default:  // nearby
+                cx = p.lon + rng.uniform(-3 * size, 3 * size)
+                cy = p.lat + rng.uniform(-3 * size, 3 * size)
+            }
+            if cx > 180 { cx -= 360 }
+            if cx < -180 { cx += 360 }
+            if k % 17 == 0 { cy = rng.uniform(-h, h) }
+            if k % 19 == 0 { cx = 180 }
+            let box = Box(
+                minX: max(-180, cx - w / 2), minY: max(-90, min(90, cy - h / 2)), maxX: min(180, cx + w / 2),
+                maxY: min(90, max(-90, cy + h / 2)))
+            guard box.minY <= box.maxY, box.minX <= box.maxX else { continue }
+            let truth = Self.geodesicToBox(p, box)
+            let bound = FenceStore.FarBound(p)
+            let auxiliary = bound.auxiliary(box)
+            XCTAssertLessThanOrEqual(auxiliary, truth, "auxiliary: \(p) \(box)")
+            XCTAssertLessThanOrEqual(bound.reference(box), truth, "reference: \(p) \(box)")
+            if truth > 5_000_000 {
+                far += 1
+                if auxiliary > FenceStore.lowerBound(p, box) { tighter += 1 }
+            }
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 1_500)
+        XCTAssertGreaterThan(far, 600)
+        XCTAssertGreaterThan(tighter, far / 2)
+    }
+
+    /// The auxiliary bound where it is tightest and where the longitude gap is near 180
+    /// degrees: along the equator (b σ is a λ there, the distance), on a meridian, and at
+    /// the antipode's neighbourhood, where the shortest way leaves the equator.
+    func testTheAuxiliaryBoundAtItsEdges() {
+        let cases: [(LonLat, LonLat)] = [
+            (LonLat(lon: 0, lat: 0), LonLat(lon: 100, lat: 0)),
+            (LonLat(lon: 0, lat: 0), LonLat(lon: 179, lat: 0)),
+            (LonLat(lon: 0, lat: 0), LonLat(lon: 179.5, lat: 0)),
+            (LonLat(lon: 0, lat: 0), LonLat(lon: 180, lat: 0)),
+            (LonLat(lon: 0, lat: 0.3), LonLat(lon: 179.7, lat: -0.3)),
+            (LonLat(lon: 10, lat: -45), LonLat(lon: -170, lat: 45)),
+            (LonLat(lon: 10, lat: -45), LonLat(lon: -170.5, lat: 44.5)),
+            (LonLat(lon: 0, lat: 1), LonLat(lon: 0, lat: 89)),
+            (LonLat(lon: 0, lat: 89), LonLat(lon: 180, lat: 89)),
+            (LonLat(lon: 0, lat: 90), LonLat(lon: 33, lat: -90)),
+        ]
+        for (p, q) in cases {
+            let truth = Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: q.lon, lat2: q.lat)
+            let box = Box(minX: q.lon, minY: q.lat, maxX: q.lon, maxY: q.lat)
+            let auxiliary = FenceStore.FarBound(p).auxiliary(box)
+            XCTAssertLessThanOrEqual(auxiliary, truth, "\(p) \(q)")
+            XCTAssertGreaterThan(auxiliary, truth * 0.99, "\(p) \(q)")
+        }
+    }
 }

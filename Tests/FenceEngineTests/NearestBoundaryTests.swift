@@ -405,4 +405,100 @@ final class NearestBoundaryTests: XCTestCase {
         }
         XCTAssertTrue(want[17].distance.isNaN && want[99].distance.isNaN)
     }
+
+    /// Far from a dense set of small fences (at the antipode, across an ocean, at the poles,
+    /// across the antimeridian), where the far bounds pass most fences by: the search finds
+    /// what a scan of every fence finds, and the same fence and distance, to the last bit, as
+    /// the search without them.
+    func testFarFromADenseSetTheNearestMatchesAScan() throws {
+        for seed in UInt64(1)...4 {
+            var rng = TestRandom(mixing: seed &* 6_151)
+            var store = FenceStore()
+            let west = rng.uniform(-30, 20)
+            let south = rng.uniform(-60, 40)
+            for i in 0..<700 {
+                let lon = west + rng.uniform(0, 10)
+                let lat = south + rng.uniform(0, 10)
+                if i % 5 == 0 {
+                    try store.add(.circle(id: "c\(i)", lon: lon, lat: lat, radius: rng.uniform(200, 8_000)))
+                } else {
+                    let ring = Shapes.star(&rng, lon: lon, lat: lat, radius: rng.uniform(0.005, 0.08), vertices: 6 + 2 * (i % 6))
+                    try store.add(.polygon(id: "p\(i)", exterior: ring))
+                }
+            }
+            // A fence across the antimeridian, and a few strays, so that not every answer is in
+            // the block.
+            for (i, side) in [179.5, -180.0].enumerated() {
+                let square = [(0.0, 0.0), (0.5, 0.0), (0.5, 0.5), (0.0, 0.5), (0.0, 0.0)].map { LonLat(lon: side + $0.0, lat: south + $0.1) }
+                try store.add(.polygon(id: "seam\(i)", exterior: square))
+            }
+            try store.add(.circle(id: "stray", lon: west - 60, lat: -south, radius: 3_000))
+            let centre = LonLat(lon: west + 5, lat: south + 5)
+            for k in 0..<30 {
+                var lon: Double
+                var lat: Double
+                switch k % 6 {
+                case 0, 1:  // about the antipode of the block
+                    lon = centre.lon + 180 + rng.uniform(-12, 12)
+                    lat = -centre.lat + rng.uniform(-12, 12)
+                case 2:  // across an ocean
+                    lon = centre.lon + rng.uniform(-60, -20)
+                    lat = centre.lat + rng.uniform(-20, 20)
+                case 3:  // near a pole
+                    lon = rng.uniform(-180, 180)
+                    lat = (k % 12 == 3 ? 1 : -1) * rng.uniform(85, 90)
+                case 4:  // on the antimeridian
+                    lon = 180
+                    lat = rng.uniform(-80, 80)
+                default:  // anywhere
+                    lon = rng.uniform(-180, 180)
+                    lat = rng.uniform(-90, 90)
+                }
+                lon = lon.truncatingRemainder(dividingBy: 360)
+                if lon > 180 { lon -= 360 }
+                if lon < -180 { lon += 360 }
+                let p = LonLat(lon: lon, lat: min(90, max(-90, lat)))
+                let found = store.nearestBoundary(to: p)
+                let without = store.nearestBoundary(to: p, farBounds: false)
+                XCTAssertEqual(found.fence, without.fence, "seed \(seed) \(p)")
+                XCTAssertEqual(found.distance.bitPattern, without.distance.bitPattern, "seed \(seed) \(p)")
+                var best = Double.infinity
+                for h in store.allHandles() {
+                    best = min(best, store.boundaryDistance(slot: Int(h.rawValue), p, exact: true))
+                }
+                XCTAssertEqual(abs(found.distance), best, accuracy: 1e-6, "seed \(seed) \(p)")
+            }
+        }
+    }
+
+    /// The far bounds where they matter most: small fences on a ring round the position, all
+    /// about as far (1% apart) in every direction, so that the coarse bound, which takes every
+    /// direction alike, visits them in another order than their distances', and the nearest
+    /// comes up after others nearly as near (a bound 1% too high passes it by).
+    func testARingOfFencesAsFarInEveryDirection() throws {
+        for (seed, range) in [(UInt64(1), 2_000_000.0), (2, 9_000_000), (3, 15_000_000), (4, 19_500_000)] {
+            var rng = TestRandom(mixing: seed &* 9_973)
+            let centre = LonLat(lon: rng.uniform(-180, 180), lat: rng.uniform(-80, 80))
+            var store = FenceStore()
+            for i in 0..<300 {
+                let s = range * rng.uniform(0.995, 1.005)
+                let end = GeodesicWGS84.direct(lat1: centre.lat, lon1: centre.lon, azi1: rng.uniform(-180, 180), s12: s)
+                let lon = min(179, max(-179, end.lon))
+                let lat = min(85, max(-85, end.lat))
+                if i % 4 == 0 {
+                    try store.add(.circle(id: "c\(i)", lon: lon, lat: lat, radius: rng.uniform(100, 3_000)))
+                } else {
+                    let ring = Shapes.star(&rng, lon: lon, lat: lat, radius: rng.uniform(0.003, 0.03), vertices: 8)
+                    try store.add(.polygon(id: "p\(i)", exterior: ring))
+                }
+            }
+            for _ in 0..<20 {
+                let p = LonLat(lon: centre.lon + rng.uniform(-0.5, 0.5), lat: centre.lat + rng.uniform(-0.5, 0.5))
+                let found = store.nearestBoundary(to: p)
+                let without = store.nearestBoundary(to: p, farBounds: false)
+                XCTAssertEqual(found.fence, without.fence, "seed \(seed) \(p)")
+                XCTAssertEqual(found.distance.bitPattern, without.distance.bitPattern, "seed \(seed) \(p)")
+            }
+        }
+    }
 }
