@@ -50,15 +50,30 @@ struct ContainmentScratch {
     /// often do too (fixes snapped to a road that is a boundary, points along one edge): each
     /// polygon is then built and prepared once per worker, not once per position, which cost
     /// 2.6 ms a position on a 100,000-vertex polygon. A scratch serves one store value and is
-    /// never kept across an edit (a slot may then hold another fence). Emptied when it holds
-    /// `preparedLimit` polygons or `preparedPositionLimit` positions in all.
-    private var prepared: [Int32: GEOSPreparedGeometry] = [:]
+    /// never kept across an edit (a slot may then hold another fence). At most `preparedLimit`
+    /// polygons and `preparedPositionLimit` positions in all are kept; past either, polygons
+    /// leave one at a time by the clock rule (second chance: the hand passes over a polygon
+    /// used since its last pass, and drops the first one not used), so a working set a little
+    /// larger than the limit (`cross` over 8,000 polygons against 4,096 kept) loses a few
+    /// polygons a miss instead of all of them.
+    private var prepared: [Int32: Int] = [:]
+    /// The kept polygons in clock order; `prepared` maps a slot to its place here. A place
+    /// whose geometry is nil is free.
+    private var clock: [KeptPolygon] = []
+    private var hand = 0
     private(set) var preparedPositions = 0
     /// Polygons built and prepared in GEOS so far (each slot once while it is kept).
     private(set) var preparations = 0
     var preparedCount: Int { prepared.count }
     var preparedLimit = 4096
     var preparedPositionLimit = 4_000_000
+
+    private struct KeptPolygon {
+        var slot: Int32
+        var geometry: GEOSPreparedGeometry?
+        var positions: Int
+        var used: Bool
+    }
 
     init() { candidates.reserveCapacity(64) }
 
@@ -71,21 +86,51 @@ struct ContainmentScratch {
 
     /// The GEOS prepared geometry of the polygon fence in `slot` of `store`, made in this
     /// scratch's context on first need and kept (see `prepared`). Nil when GEOS cannot build it.
-    /// - Complexity: O(1) when kept; otherwise O(v) to build it, and GEOS indexes it on first use.
+    /// - Complexity: O(1) when kept; otherwise O(v) to build it, and GEOS indexes it on first
+    ///   use, plus amortized O(1) clock steps to make room.
     mutating func preparedGeometry(slot: Int32, in store: FenceStore) -> GEOSPreparedGeometry? {
-        if let kept = prepared[slot] { return kept }
+        if let place = prepared[slot] {
+            clock[place].used = true
+            return clock[place].geometry
+        }
         let context = context()
         guard let (made, positions) = store.preparedGeometry(slot: slot, context: context) else { return nil }
         // One polygon over the whole budget is used and not kept.
-        if positions > preparedPositionLimit { return made }
-        if prepared.count >= preparedLimit || preparedPositions + positions > preparedPositionLimit {
-            prepared.removeAll()
-            preparedPositions = 0
+        if positions > preparedPositionLimit || preparedLimit <= 0 { return made }
+        var place = -1
+        if prepared.count < preparedLimit && preparedPositions + positions <= preparedPositionLimit && clock.count < preparedLimit {
+            place = clock.count
+            clock.append(KeptPolygon(slot: slot, geometry: made, positions: positions, used: false))
+        } else {
+            place = makeRoom(for: positions)
+            clock[place] = KeptPolygon(slot: slot, geometry: made, positions: positions, used: false)
         }
-        prepared[slot] = made
+        prepared[slot] = place
         preparedPositions += positions
         preparations += 1
         return made
+    }
+
+    /// Drops kept polygons by the clock rule until one more of `positions` fits both limits,
+    /// and returns a free place for it. Each pass of the hand clears the `used` marks it meets,
+    /// so it stops within two turns.
+    private mutating func makeRoom(for positions: Int) -> Int {
+        var free = -1
+        while true {
+            if free >= 0 && prepared.count < preparedLimit && preparedPositions + positions <= preparedPositionLimit { return free }
+            let k = hand
+            hand = hand + 1 == clock.count ? 0 : hand + 1
+            if clock[k].geometry == nil {
+                if free < 0 { free = k }
+            } else if clock[k].used {
+                clock[k].used = false
+            } else {
+                prepared[clock[k].slot] = nil
+                preparedPositions -= clock[k].positions
+                clock[k].geometry = nil
+                if free < 0 { free = k }
+            }
+        }
     }
 }
 
