@@ -6,11 +6,17 @@ extension EventEngine {
     /// fence the device was outside of at both fixes whose area the segment passes through.
     ///
     /// Candidates come from the R-tree with the segment's box (two boxes when the segment
-    /// crosses the antimeridian, taken the short way). Polygons: GEOS prepared `intersects`
-    /// with the segment (prepared once per fence per worker). Circles: the closest point of the
-    /// segment to the centre is found on the sphere (golden-section search), then decided by the
-    /// ellipsoidal distance; within a few metres of the radius, the ellipsoidal distance's own
-    /// closest point decides.
+    /// crosses the antimeridian, taken the short way). A candidate none of whose index boxes
+    /// the segment comes within 1e-9 degrees of is dropped at once (`segment(_:_:mayMeet:)`):
+    /// a long diagonal segment's box holds hundreds of fences it never passes. Then, cheapest
+    /// first: the fence asks for `cross` and has not expired, the device is in no visit of it
+    /// (binary search of the sorted pair lists), neither fix is covered, and the segment meets
+    /// the fence. Polygons: GEOS prepared `intersects` with the segment (prepared once per
+    /// fence per worker). Circles: the closest point of the segment to the centre is found on
+    /// the sphere (golden-section search), then decided by the ellipsoidal distance; within a
+    /// few metres of the radius, the ellipsoidal distance's own closest point decides.
+    /// - Complexity: O(log n + k) for the k index boxes the segment's box meets, plus the
+    ///   exact tests of the fences whose boxes the segment itself passes through.
     func crossEvents(
         device d: String, from a: LonLat, to b: LonLat, time t: Double, before: [PairState], after: [PairState],
         near: [NearFence], scratch: inout ApplyScratch, events: inout [FenceEvent]
@@ -23,19 +29,22 @@ extension EventEngine {
                 into: &scratch.segment)
         }
         guard !scratch.segment.isEmpty else { return }
-        var slots = Array(Set(scratch.segment.map { $0 >> 1 })).sorted()
-        slots.removeAll { slot in
-            let key = store.slotKey[Int(slot)]
-            // Visits, not undetermined pairs (a fix within the margin outside may start a cross).
-            return before.contains { $0.fence == key && !$0.isUndetermined } || after.contains { $0.fence == key && !$0.isUndetermined }
-                || near.contains { $0.key == key && $0.cls.rawValue >= NearFence.Class.insideBand.rawValue }
-        }
+        // Index ids are slot * 2 + box: sorted, a slot's boxes are neighbours.
+        scratch.segment.sort()
         var unit: (Double, Double, Double)?
         var unitA: (Double, Double, Double)?
-        for slot in slots {
+        var last: Int32 = -1
+        for id in scratch.segment {
+            let slot = id >> 1
+            if slot == last { continue }
+            last = slot
             let s = Int(slot)
             guard actions(slot: s).contains(.cross) else { continue }
             if store.expiring > 0 && store.slotExpires[s] <= t { continue }
+            guard pieces.contains(where: { p, q in segment(p, q, mayMeetBoxesOf: slot) }) else { continue }
+            // Visits, not undetermined pairs (a fix within the margin outside may start a cross).
+            let key = store.slotKey[s]
+            if Self.visits(before, key) || Self.visits(after, key) || Self.covers(near, key) { continue }
             // Both fixes outside: not covered now and not covered at the previous fix.
             if store.covers(slot: slot, b, unit: &unit, scratch: &scratch.containment) { continue }
             if store.covers(slot: slot, a, unit: &unitA, scratch: &scratch.containment) { continue }
@@ -46,6 +55,82 @@ extension EventEngine {
             }
             if crosses { emit(.cross, device: d, slot: s, time: t, lon: b.lon, lat: b.lat, into: &events) }
         }
+    }
+
+    /// Whether `pairs` (ascending by fence key) holds a visit of the fence `key`: a pair that
+    /// is not undetermined. O(log p).
+    static func visits(_ pairs: [PairState], _ key: Int32) -> Bool {
+        any(of: pairs, key: key, keyOf: \.fence) { !$0.isUndetermined }
+    }
+
+    /// Whether `near` (ascending by key) has the fix inside the fence `key` (either band). O(log k).
+    static func covers(_ near: [NearFence], _ key: Int32) -> Bool {
+        any(of: near, key: key, keyOf: \.key) { $0.cls.rawValue >= NearFence.Class.insideBand.rawValue }
+    }
+
+    /// Whether an item of `items` (ascending by `keyOf`) with key `key` passes `test`: a binary
+    /// search for the first, then its run of equal keys.
+    @inline(__always)
+    static func any<T>(of items: [T], key: Int32, keyOf: (T) -> Int32, _ test: (T) -> Bool) -> Bool {
+        var lo = 0
+        var hi = items.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if keyOf(items[mid]) < key { lo = mid + 1 } else { hi = mid }
+        }
+        while lo < items.count && keyOf(items[lo]) == key {
+            if test(items[lo]) { return true }
+            lo += 1
+        }
+        return false
+    }
+
+    /// Whether the piece p -> q (not crossing the antimeridian) may meet the fence in `slot`:
+    /// false only when it passes clear of every index box of the fence. A fence lies within its
+    /// boxes (a circle's are padded past its ellipsoidal extent), so a segment that meets
+    /// the fence, or a circle's closest point found on it, is in one of them.
+    func segment(_ p: LonLat, _ q: LonLat, mayMeetBoxesOf slot: Int32) -> Bool {
+        for part in 0..<Int32(store.slotBoxCount[Int(slot)]) {
+            // A box not in the index (yet) is not known: keep the fence.
+            guard let box = tree.box(of: slot * 2 + part) else { return true }
+            if Self.segment(p, q, mayMeet: box) { return true }
+        }
+        return false
+    }
+
+    /// Whether the straight segment p -> q in lon/lat may meet `box`: false only when it
+    /// certainly passes clear of the box grown by 1e-9 degrees (about 0.1 mm) on every side.
+    ///
+    /// Separating axes: the segment misses the box exactly when their boxes are apart or all
+    /// four corners lie strictly on one side of the segment's line. The growth covers the
+    /// rounding of the side tests (under 1e-12 of |dx| + |dy| here, against a margin of
+    /// 1e-9 of it: a segment that touches the box has a grown corner at least that far on
+    /// each side) and of a circle's closest point computed on the segment. A segment shorter
+    /// than 1e-100 degrees is kept (its products would underflow).
+    @inline(__always)
+    static func segment(_ p: LonLat, _ q: LonLat, mayMeet box: Box) -> Bool {
+        let grow = 1e-9
+        let minX = box.minX - grow
+        let maxX = box.maxX + grow
+        let minY = box.minY - grow
+        let maxY = box.maxY + grow
+        if max(p.lon, q.lon) < minX || min(p.lon, q.lon) > maxX || max(p.lat, q.lat) < minY || min(p.lat, q.lat) > maxY {
+            return false
+        }
+        let dx = q.lon - p.lon
+        let dy = q.lat - p.lat
+        if abs(dx) + abs(dy) < 1e-100 { return true }
+        let x0 = minX - p.lon
+        let x1 = maxX - p.lon
+        let y0 = minY - p.lat
+        let y1 = maxY - p.lat
+        let s00 = dx * y0 - dy * x0
+        let s01 = dx * y1 - dy * x0
+        let s10 = dx * y0 - dy * x1
+        let s11 = dx * y1 - dy * x1
+        if s00 > 0 && s01 > 0 && s10 > 0 && s11 > 0 { return false }
+        if s00 < 0 && s01 < 0 && s10 < 0 && s11 < 0 { return false }
+        return true
     }
 
     var tree: RTree { store.tree }
