@@ -103,9 +103,14 @@ final class CrossPruningTests: XCTestCase {
     }
 
     /// The exact test on every piece, as `cross` ran it on every candidate before boxes were
-    /// looked at.
+    /// looked at: GEOS `intersects` for polygons, the circle search for circles.
     static func meets(_ engine: EventEngine, _ a: LonLat, _ b: LonLat, slot: Int32, scratch: inout ApplyScratch) -> Bool {
-        EventEngine.segmentPieces(a, b).contains { p, q in engine.segment(p, q, intersects: slot, scratch: &scratch) }
+        EventEngine.segmentPieces(a, b).contains { p, q in exact(engine, p, q, slot: slot, scratch: &scratch) }
+    }
+
+    static func exact(_ engine: EventEngine, _ p: LonLat, _ q: LonLat, slot: Int32, scratch: inout ApplyScratch) -> Bool {
+        engine.store.kind(Int(slot)) == .circle
+            ? engine.segment(p, q, intersects: slot, scratch: &scratch) : engine.segmentByGEOS(p, q, intersects: slot, scratch: &scratch)
     }
 
     static func mayMeet(_ engine: EventEngine, _ a: LonLat, _ b: LonLat, slot: Int32) -> Bool {
@@ -113,7 +118,7 @@ final class CrossPruningTests: XCTestCase {
     }
 
     func testNoFenceTheSegmentMeetsIsDropped() throws {
-        var met = 0, sampledHits = 0, kept = 0, dropped = 0, failures: [String] = []
+        var met = 0, sampledHits = 0, kept = 0, dropped = 0, edgeChecks = 0, edgeMet = 0, failures: [String] = []
         for seed in UInt64(1)...120 {
             var rng = TestRandom(mixing: seed)
             let grid = seed % 2 == 0
@@ -133,8 +138,23 @@ final class CrossPruningTests: XCTestCase {
                         met += 1
                         if !may { failures.append("seed \(seed): \(fence.id) met by \(a) -> \(b) but dropped") }
                     }
-                    // Oracle 2: points along the segment (on its pieces) the fence covers.
                     for (p, q) in EventEngine.segmentPieces(a, b) {
+                        // A small polygon's edges decide a piece with an end outside as GEOS does.
+                        var up: (Double, Double, Double)?
+                        var uq: (Double, Double, Double)?
+                        if !store.covers(slot: slot, p, unit: &up, scratch: &scratch.containment)
+                            || !store.covers(slot: slot, q, unit: &uq, scratch: &scratch.containment)
+                        {
+                            let geos = Self.exact(engine, p, q, slot: slot, scratch: &scratch)
+                            if engine.segment(p, q, intersects: slot, scratch: &scratch) != geos {
+                                failures.append("seed \(seed): \(fence.id) and \(p) -> \(q): GEOS says \(geos), the edges not")
+                            }
+                            if store.kind(Int(slot)) == .polygon {
+                                edgeChecks += 1
+                                if geos { edgeMet += 1 }
+                            }
+                        }
+                        // Oracle 2: points along the segment (on its pieces) the fence covers.
                         for k in 0...64 {
                             let t = Double(k) / 64
                             let x = LonLat(lon: p.lon + t * (q.lon - p.lon), lat: p.lat + t * (q.lat - p.lat))
@@ -149,10 +169,12 @@ final class CrossPruningTests: XCTestCase {
                 }
             }
         }
-        print("cross pruning: \(met) fence-segment pairs met, \(sampledHits) seen by sampling; \(kept) kept, \(dropped) dropped")
+        print("cross pruning: \(met) fence-segment pairs met, \(sampledHits) seen by sampling; \(kept) kept, \(dropped) dropped; \(edgeChecks) small-polygon pieces checked against GEOS, \(edgeMet) meeting")
         XCTAssertEqual(failures.count, 0, "\(failures.prefix(5))")
         XCTAssertGreaterThan(met, 5000)
         XCTAssertGreaterThan(dropped, 50_000, "the boxes drop most fences")
+        XCTAssertGreaterThan(edgeChecks, 50_000)
+        XCTAssertGreaterThan(edgeMet, 3000)
     }
 
     /// End to end: the engine's `cross` events over random jumping tracks equal the rule
