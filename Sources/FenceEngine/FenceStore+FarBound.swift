@@ -126,10 +126,8 @@ extension FenceStore {
         guard kind == FlatGeometry.Kind.polygon.rawValue || kind == FlatGeometry.Kind.indexedPolygon.rawValue else { return nil }
         return geometry.withUnsafeBufferPointer { g -> Box in
             let record = g.baseAddress! + HotWord.start(hot)
-            let ringCount = Int(record[0])
-            var n = 0
-            for r in 0..<ringCount { n += Int(abs(record[1 + r])) }
-            let coords = record + 1 + ringCount
+            let n = FlatGeometry.positionCount(of: record)
+            let coords = record + 1 + Int(record[0])
             var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
             for i in 0..<n {
                 let x = coords[2 * i]

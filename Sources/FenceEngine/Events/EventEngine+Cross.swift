@@ -249,7 +249,7 @@ extension EventEngine {
         var at = 1 + rings
         var uncertain = false
         for r in 0..<rings {
-            let n = Int(abs(record[1 + r]))
+            let n = FlatGeometry.ringPositions(r, of: record).count
             for i in 0..<(n - 1) {
                 let cx = record[at + 2 * i]
                 let cy = record[at + 2 * i + 1]
