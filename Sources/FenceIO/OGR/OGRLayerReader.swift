@@ -89,7 +89,8 @@ struct OGRLayerReader {
             for (role, candidates) in roles {
                 // A blank value (spaces or tabs, an empty cell) is not set: the next column is read.
                 let set = candidates.lazy.compactMap { field in feature.attribute(field).map { (field, $0) } }.first { !$0.1.isBlank }
-                guard var (field, value) = set else { continue }
+                guard let (field, found) = set else { continue }
+                var value = found
                 var fromFeatureID = false
                 if role == .id || role == .group, Self.mayHideItsType(value, role: role) {
                     if let draft = native() {
