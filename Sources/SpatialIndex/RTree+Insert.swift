@@ -15,17 +15,41 @@ extension RTree {
     /// - Precondition: `id >= 0`, `!contains(id: id)`, `box` ordered (no NaN).
     /// - Complexity: O(fanout * log n) amortised, rebuilds included.
     public mutating func insert(id: Int32, box: Box) {
-        precondition(id >= 0, "RTree.insert: id \(id) is negative")
-        precondition(box.isOrdered, "RTree.insert: box \(box) for id \(id) is inverted or has NaN")
-        let i = Int(id)
-        if i >= itemEntry.count {
-            itemEntry.append(contentsOf: repeatElement(-1, count: i + 1 - itemEntry.count))
-        }
-        precondition(itemEntry[i] < 0, "RTree.insert: id \(id) is already present")
+        let i = mapSlot(id: id, box: box, "RTree.insert")
+        precondition(itemEntry[i] == -1, "RTree.insert: id \(id) is already present")
         cellIndex = nil
         insertEntry(box: box, child: id, level: 0)
         count += 1
         noteUpdate()
+    }
+
+    /// Adds one box of a shared id: an id with any number of entries (a fence indexed under
+    /// several pieces). None of its entries is mapped, so `box(of:)` gives nil for it and
+    /// `remove(id:)` ignores it; `removeShared(id:boxes:)` takes its entries out by their boxes.
+    /// A query reports the id once for each of its entries whose box it meets.
+    ///
+    /// - Precondition: `id >= 0`, the id absent or already shared, `box` ordered (no NaN).
+    /// - Complexity: that of `insert`.
+    public mutating func insertShared(id: Int32, box: Box) {
+        let i = mapSlot(id: id, box: box, "RTree.insertShared")
+        precondition(itemEntry[i] == -1 || itemEntry[i] == Self.sharedMark, "RTree.insertShared: id \(id) is present, not shared")
+        itemEntry[i] = Self.sharedMark
+        cellIndex = nil
+        insertEntry(box: box, child: id, level: 0)
+        count += 1
+        noteUpdate()
+    }
+
+    /// Checks an id and box about to be inserted and grows the id map to hold the id; returns
+    /// the id's index in the map.
+    private mutating func mapSlot(id: Int32, box: Box, _ caller: StaticString) -> Int {
+        precondition(id >= 0, "\(caller): id \(id) is negative")
+        precondition(box.isOrdered, "\(caller): box \(box) for id \(id) is inverted or has NaN")
+        let i = Int(id)
+        if i >= itemEntry.count {
+            itemEntry.append(contentsOf: repeatElement(-1, count: i + 1 - itemEntry.count))
+        }
+        return i
     }
 
     /// Puts an entry (an item at level 0, a subtree root one level lower otherwise) into a node

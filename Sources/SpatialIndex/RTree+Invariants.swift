@@ -55,6 +55,7 @@ extension RTree {
                 var reached = [Bool](repeating: false, count: nodes)
                 var stack = [root]
                 var leafEntries = 0
+                var sharedEntries = 0
                 reached[root] = true
                 while let node = stack.popLast() {
                     let used = Int(nodeCount[node])
@@ -87,8 +88,9 @@ extension RTree {
                                 child >= 0 && child < itemEntry.count,
                                 "leaf \(node) holds id \(child) outside the id map")
                             try check(
-                                Int(itemEntry[child]) == e,
+                                Int(itemEntry[child]) == e || itemEntry[child] == Self.sharedMark,
                                 "id \(child) is in slot \(e) but the map says \(itemEntry[child])")
+                            if itemEntry[child] == Self.sharedMark { sharedEntries += 1 }
                         } else {
                             try check(
                                 child >= 0 && child < nodes,
@@ -124,7 +126,9 @@ extension RTree {
                 }
                 try check(leafEntries == count, "\(leafEntries) leaf entries but count is \(count)")
                 let mapped = itemEntry.lazy.filter { $0 >= 0 }.count
-                try check(mapped == count, "id map holds \(mapped) ids but count is \(count)")
+                try check(
+                    mapped + sharedEntries == count,
+                    "id map holds \(mapped) ids and \(sharedEntries) shared entries but count is \(count)")
 
                 var free = [Bool](repeating: false, count: nodes)
                 for f in freeNodes {

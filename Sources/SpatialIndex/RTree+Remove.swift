@@ -31,6 +31,58 @@ extension RTree {
         return true
     }
 
+    /// Removes every entry of a shared id (`insertShared`), given the boxes it was inserted
+    /// with, and makes the id absent (free for `insert` or `insertShared` again).
+    ///
+    /// Each entry is found by descending only into nodes whose box contains its box (exact:
+    /// an internal box is the union of its entries). A box given that has no entry left is
+    /// skipped; an entry whose box is not given stays in the tree, unmapped: pass them all.
+    /// - Returns: the number of entries removed.
+    /// - Complexity: O(b * (nodes whose box contains the box) + fanout * log n) for b boxes:
+    ///   about O(b log n) for boxes that overlap few others.
+    @discardableResult
+    public mutating func removeShared(id: Int32, boxes: some Sequence<Box>) -> Int {
+        guard isShared(id: id) else { return 0 }
+        var removed = 0
+        for box in boxes {
+            guard let e = sharedEntry(id: id, box: box) else { continue }
+            let leaf = e / fanout
+            cellIndex = nil
+            removeEntry(at: e, of: leaf)
+            count -= 1
+            condense(from: leaf)
+            removed += 1
+            // After the last removal: the rebuild policy may repack, which needs the mark.
+            noteUpdate()
+        }
+        itemEntry[Int(id)] = -1
+        return removed
+    }
+
+    /// The slot of a leaf entry holding `id` with exactly `box`, or nil.
+    func sharedEntry(id: Int32, box: Box) -> Int? {
+        guard count > 0 else { return nil }
+        var stack = [root]
+        while let node = stack.popLast() {
+            let base = node * fanout
+            let leaf = nodeLevel[node] == 0
+            for e in base..<base + Int(nodeCount[node]) {
+                if leaf {
+                    if entryChild[e] == id && entryMinX[e] == box.minX && entryMinY[e] == box.minY
+                        && entryMaxX[e] == box.maxX && entryMaxY[e] == box.maxY
+                    {
+                        return e
+                    }
+                } else if entryMinX[e] <= box.minX && entryMinY[e] <= box.minY && entryMaxX[e] >= box.maxX
+                    && entryMaxY[e] >= box.maxY
+                {
+                    stack.append(Int(entryChild[e]))
+                }
+            }
+        }
+        return nil
+    }
+
     /// Deletes slot `e` of `node` by moving the node's last entry into it.
     mutating func removeEntry(at e: Int, of node: Int) {
         let last = node * fanout + Int(nodeCount[node]) - 1

@@ -23,7 +23,9 @@
 /// least 2.
 ///
 /// Ids are dense non-negative integers: `itemEntry` has one slot per id up to the largest one ever
-/// inserted, so an id near 2^31 costs 8 GB.
+/// inserted, so an id near 2^31 costs 8 GB. An id is either unique (one entry, found in O(1)) or
+/// shared (`insertShared`: several entries, each found by its box, `removeShared`); a query
+/// reports a shared id once per entry whose box it meets.
 public struct RTree: Sendable {
     // MARK: Entries: node i owns slots i * fanout ..< (i + 1) * fanout.
 
@@ -55,7 +57,8 @@ public struct RTree: Sendable {
 
     // MARK: Items
 
-    /// Global entry slot of each id's leaf entry, -1 for absent ids.
+    /// Global entry slot of each id's leaf entry, -1 for absent ids, `RTree.sharedMark` for an
+    /// id inserted with `insertShared` (any number of entries; none of them is mapped).
     var itemEntry: ContiguousArray<Int32>
 
     var root: Int
@@ -130,6 +133,7 @@ public struct RTree: Sendable {
     ///
     /// - Parameter id: The item id.
     /// - Complexity: O(1), through the id -> leaf-slot map.
+    /// A shared id (`insertShared`) has several boxes and gives nil here.
     public func box(of id: Int32) -> Box? {
         guard id >= 0, Int(id) < itemEntry.count else { return nil }
         let e = Int(itemEntry[Int(id)])
@@ -141,8 +145,18 @@ public struct RTree: Sendable {
     /// - Parameter id: The item id; negative ids are never present.
     /// - Complexity: O(1).
     public func contains(id: Int32) -> Bool {
-        id >= 0 && Int(id) < itemEntry.count && itemEntry[Int(id)] >= 0
+        id >= 0 && Int(id) < itemEntry.count && itemEntry[Int(id)] != -1
     }
+
+    /// Whether `id` was inserted with `insertShared` and not yet released by `removeShared`.
+    ///
+    /// - Complexity: O(1).
+    public func isShared(id: Int32) -> Bool {
+        id >= 0 && Int(id) < itemEntry.count && itemEntry[Int(id)] == Self.sharedMark
+    }
+
+    /// `itemEntry`'s value for a shared id.
+    static let sharedMark: Int32 = -2
 
     /// Bytes held by the tree's arrays, counted by capacity (what the allocator handed out, not
     /// what is in use), plus the struct itself.
@@ -212,7 +226,7 @@ extension RTree {
     mutating func link(_ e: Int, level: Int) {
         let child = Int(entryChild[e])
         if level == 0 {
-            itemEntry[child] = Int32(e)
+            if itemEntry[child] != Self.sharedMark { itemEntry[child] = Int32(e) }
         } else {
             nodeParent[child] = Int32(e / fanout)
             nodeSlot[child] = Int32(e % fanout)
