@@ -8,7 +8,7 @@ struct NormalizedFence: Sendable {
     var indexed = false
     /// The record laid out as `FlatGeometry` describes.
     var geometry: [Double]
-    /// One or two index boxes.
+    /// The index boxes: one or two for a circle, up to `FenceValidation.maxIndexBoxes` for a polygon.
     var boxes: [Box]
     var repaired: Bool
 }
@@ -193,50 +193,5 @@ package enum FenceValidation {
             SmallPolygonGrid.append(to: &record)
         }
         return NormalizedFence(kind: .polygon, indexed: indexed, geometry: record, boxes: polygonBoxes(coords, rings), repaired: repaired)
-    }
-
-    /// Index boxes for a polygon fence: one box around everything, or two when the polygons
-    /// fall into two groups far apart (a MultiPolygon cut at the antimeridian, two islands), so
-    /// the index does not hand every query in between to this fence.
-    ///
-    /// The two groups are the best cut of the polygons sorted by box centre in x, or in y,
-    /// chosen to minimise total area; they are used when they halve the area of one box.
-    /// - Complexity: O(p log p) for p polygons.
-    static func polygonBoxes(_ coords: [Double], _ rings: [(count: Int, isExterior: Bool)]) -> [Box] {
-        var parts: [Box] = []
-        var offset = 0
-        for ring in rings {
-            if ring.isExterior {
-                var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
-                for i in offset..<(offset + ring.count) {
-                    box.minX = min(box.minX, coords[2 * i])
-                    box.maxX = max(box.maxX, coords[2 * i])
-                    box.minY = min(box.minY, coords[2 * i + 1])
-                    box.maxY = max(box.maxY, coords[2 * i + 1])
-                }
-                parts.append(box)
-            }
-            offset += ring.count
-        }
-        let union = parts.dropFirst().reduce(parts[0]) { $0.union($1) }
-        guard parts.count > 1 else { return parts }
-        var best: (area: Double, boxes: [Box]) = (union.area, [union])
-        for axisX in [true, false] {
-            let sorted = parts.sorted {
-                axisX ? ($0.minX + $0.maxX) < ($1.minX + $1.maxX) : ($0.minY + $0.maxY) < ($1.minY + $1.maxY)
-            }
-            // Prefix and suffix unions, then every cut between them.
-            var prefix = [sorted[0]]
-            for b in sorted.dropFirst() { prefix.append(prefix[prefix.count - 1].union(b)) }
-            var suffix = [Box](repeating: sorted[sorted.count - 1], count: sorted.count)
-            for i in stride(from: sorted.count - 2, through: 0, by: -1) { suffix[i] = suffix[i + 1].union(sorted[i]) }
-            for cut in 1..<sorted.count {
-                let a = prefix[cut - 1]
-                let b = suffix[cut]
-                let area = a.area + b.area
-                if area < best.area && !a.intersects(b) { best = (area, [a, b]) }
-            }
-        }
-        return best.area < 0.5 * union.area ? best.boxes : [union]
     }
 }
