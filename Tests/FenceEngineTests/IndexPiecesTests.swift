@@ -15,7 +15,7 @@ final class IndexPiecesTests: XCTestCase {
         var shapes = 0
         var cutShapes = 0
         var points = 0
-        for seed in UInt64(1)...60 {
+        for seed in UInt64(1)...150 {
             var rng = TestRandom(mixing: seed)
             var cases: [(String, [Polygon])] = []
             for kind in ["corridor", "L", "U", "zigzag", "star", "holes"] {
@@ -38,7 +38,10 @@ final class IndexPiecesTests: XCTestCase {
                 }
                 let legacy = Self.twoGroupBoxes(coords, rings)
                 XCTAssertLessThanOrEqual(Self.area(boxes), Self.area(legacy), "seed \(seed) \(kind): more area than the two-group boxes")
-                for p in Self.oraclePoints(polygons, &rng) {
+                if boxes.count == legacy.count {  // nothing cut: the vertex boxes, bit for bit
+                    XCTAssertEqual(boxes, legacy, "seed \(seed) \(kind)")
+                }
+                for p in Self.oraclePoints(polygons, &rng) + Self.nearSidePoints(polygons, boxes) {
                     points += 1
                     if !boxes.contains(where: { $0.contains(x: p.lon, y: p.lat) }) {
                         misses += 1
@@ -96,6 +99,38 @@ final class IndexPiecesTests: XCTestCase {
                 XCTAssert(boxes.contains { $0.contains(x: p.lon, y: p.lat) }, "\(name): \(p)")
             }
         }
+    }
+
+    /// Vertices exactly on a cut line go to both halves: a thin quadrilateral whose apex lies on
+    /// the first cut (the middle of its box), turned by quarter turns and mirrored (exactly, in
+    /// floating point), and moved by powers of two.
+    func testVerticesOnTheCut() {
+        var rng = TestRandom(mixing: 17)
+        let base = [(0.0, 0.0), (4.0, 3.9), (2.0, 2.5), (0.0, 0.01)]
+        var misses = 0
+        var cut = 0
+        for turn in 0..<4 {
+            for mirror in [false, true] {
+                for shift in [0.0, 16.0, -64.0] {
+                    let corners = base.map { p -> (Double, Double) in
+                        var (x, y) = mirror ? (p.1, p.0) : p
+                        for _ in 0..<turn { (x, y) = (-y, x) }
+                        return (x + shift, y - shift / 2)
+                    }
+                    let polygon = Polygon(exterior: Self.ring(corners))
+                    let (coords, rings) = Self.flat([polygon])
+                    let boxes = FenceValidation.polygonBoxes(coords, rings)
+                    if boxes.count > 1 { cut += 1 }
+                    for p in Self.oraclePoints([polygon], &rng) + Self.nearSidePoints([polygon], boxes)
+                    where !boxes.contains(where: { $0.contains(x: p.lon, y: p.lat) }) {
+                        misses += 1
+                        if misses <= 5 { XCTFail("turn \(turn) mirror \(mirror) shift \(shift): \(p) is in no box of \(boxes.count)") }
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(cut, 24, "every quadrilateral is cut")
+        XCTAssertEqual(misses, 0)
     }
 
     // MARK: - Shapes
@@ -246,6 +281,42 @@ final class IndexPiecesTests: XCTestCase {
                 candidates.append(along(p, q, rng.uniform(0, 1)))
             }
             out += candidates.filter { inside($0, shell) }
+        }
+        return out
+    }
+
+    /// Boundary points just beside every box's sides, where a cut lies and rounding bites: where
+    /// each edge crosses the lines a few units in the last place either side of a box side
+    /// (computed in `Float80` where there is one, then rounded to the nearest `Double`, so
+    /// within half a unit of the edge).
+    static func nearSidePoints(_ polygons: [Polygon], _ boxes: [Box]) -> [LonLat] {
+        #if arch(x86_64)
+            typealias Wide = Float80
+        #else
+            typealias Wide = Double
+        #endif
+        var out: [LonLat] = []
+        for polygon in polygons {
+            for ring in polygon.rings {
+                for i in 0..<(ring.count - 1) {
+                    let (a, b) = (ring[i], ring[i + 1])
+                    for box in boxes {
+                        for (alongX, side) in [(true, box.minX), (true, box.maxX), (false, box.minY), (false, box.maxY)] {
+                            var v = side
+                            for _ in 0..<3 { v = v.nextDown }
+                            for _ in 0..<7 {
+                                let (pa, pb, qa, qb) = alongX ? (a.lon, a.lat, b.lon, b.lat) : (a.lat, a.lon, b.lat, b.lon)
+                                if min(pa, qa) < v && v < max(pa, qa) {
+                                    let t = (Wide(v) - Wide(pa)) / (Wide(qa) - Wide(pa))
+                                    let w = min(max(Double(Wide(pb) + t * (Wide(qb) - Wide(pb))), min(pb, qb)), max(pb, qb))
+                                    out.append(alongX ? LonLat(lon: v, lat: w) : LonLat(lon: w, lat: v))
+                                }
+                                v = v.nextUp
+                            }
+                        }
+                    }
+                }
+            }
         }
         return out
     }
