@@ -16,6 +16,10 @@ struct Scenario {
     /// touch reference counts or separate storage, and long ones do (each fix then carries
     /// its own copy of its device's id, as one read from input does).
     var longIDs = false
+    /// Polygons as straight corridors this many degrees long (4 vertices, at a random angle,
+    /// their width making the area `hits` asks for); 0: stars of `vertices`. Each corridor's
+    /// box is mostly empty: the case for index pieces (`FenceValidation.polygonBoxes`).
+    var corridorLength = 0.0
 
     /// The id of fence or device `index`: `prefix` and the index, or a UUID drawn from them.
     func id(_ prefix: String, _ index: Int) -> String {
@@ -59,6 +63,18 @@ struct Scenario {
                 continue
             }
             let lonScale = 1 / cos(lat * Double.pi / 180)
+            if corridorLength > 0 {
+                // As much area as the star: pi x 0.73 x radius^2, as a length x width strip.
+                let width = Double.pi * 0.73 * radius * radius / corridorLength
+                let angle = rng.uniform(0, Double.pi)
+                let (c, s) = (cos(angle), sin(angle))
+                let (l, w) = (corridorLength / 2, width / 2)
+                let ring = [(-l, -w), (l, -w), (l, w), (-l, w), (-l, -w)].map {
+                    LonLat(lon: lon + ($0.0 * c - $0.1 * s) * lonScale, lat: lat + $0.0 * s + $0.1 * c)
+                }
+                out.append(.polygon(id: id("p", i), exterior: ring))
+                continue
+            }
             var ring: [LonLat] = []
             ring.reserveCapacity(vertices + 1)
             let phase = rng.uniform(0, 2 * Double.pi)

@@ -13,6 +13,8 @@ let help = """
       --vertices LIST    vertices per polygon (default 16)
       --circles LIST     share of circles, each 0...1 (default 0.2; 0 polygons only, 1 circles only)
       --hits LIST        mean fences per position (default 0.65)
+      --corridors L      polygons become straight corridors (route buffers) L degrees long
+                         at random angles, as wide as --hits asks (0: stars, the default)
       --positions N      positions per case (default 1000000)
       --threads LIST     thread counts (default 1,2)
       --seed N           generator seed (default 1)
@@ -57,6 +59,7 @@ var vertexCounts = [16]
 var circleShares = [0.2]
 var hitTargets = [0.65]
 var plotPath: String?
+var corridorLength = 0.0
 var positionCount = 1_000_000
 var threadCounts = [1, 2]
 var seed: UInt64 = 1
@@ -93,6 +96,7 @@ while let a = args.popFirst() {
     case "--circles": circleShares = value(parseDoubles(v).flatMap { $0.allSatisfy { (0...1).contains($0) } ? $0 : nil })
     case "--hits": hitTargets = value(parseDoubles(v).flatMap { $0.allSatisfy { $0 > 0 } ? $0 : nil })
     case "--plot": plotPath = v
+    case "--corridors": corridorLength = value(Double(v).flatMap { $0 >= 0 && $0 <= 20 ? $0 : nil })
     case "--positions": positionCount = value(Int(v).flatMap { $0 > 0 ? $0 : nil })
     case "--threads": threadCounts = value(parseList(v).flatMap { $0.allSatisfy { $0 > 0 } ? $0 : nil })
     case "--seed": seed = value(UInt64(v))
@@ -164,7 +168,8 @@ for (vertices, circles, hits) in series {
 let kind = circles == 0 ? "polygons" : circles == 1 ? "circles" : "\(Int((circles * 100).rounded()))% circles"
 let label = circles == 1 ? "\(kind), \(hits) hits" : "\(vertices)v \(kind), \(hits) hits"
 for n in fenceCounts {
-    let scenario = Scenario(fenceCount: n, vertices: vertices, circleShare: circles, hits: hits, seed: seed, longIDs: longIDs)
+    let scenario = Scenario(
+        fenceCount: n, vertices: vertices, circleShare: circles, hits: hits, seed: seed, longIDs: longIDs, corridorLength: corridorLength)
     let baseline = Measure.residentBytes()
     var fences = scenario.fences()
     if let path = geojsonPath, n == fenceCounts.first {
@@ -225,6 +230,7 @@ for n in fenceCounts {
         probeRate[threads] = Double(positionCount) / probeSeconds
         let line: [String: Any] = [
             "case": "containment", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
+            "corridor_degrees": corridorLength,
             "threads": threads, "positions": positionCount, "build_s": round3(buildSeconds), "rejected": rejected,
             "bytes_per_fence": store.memoryFootprint / max(1, store.count), "rss_bytes_per_fence": resident / max(1, n),
             "positions_per_s": Int(Double(positionCount) / seconds), "hits_per_position": round3(Double(coverage.pairCount) / Double(positionCount)),
@@ -272,6 +278,7 @@ for n in fenceCounts {
             }
             let line: [String: Any] = [
                 "case": "events", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
+                "corridor_degrees": corridorLength,
                 "threads": threads, "devices": eventDevices, "fixes": fixes.count, "batch": batch, "ids": longIDs ? "uuid" : "short",
                 "fixes_per_s": Int(Double(fixes.count) / seconds), "events": events,
                 "share_of_probe": round3(Double(fixes.count) / seconds / (probeRate[threads] ?? .infinity)),

@@ -287,11 +287,19 @@ extension FenceStore {
         }
         if !fence.pointee.properties.isEmpty { properties[slot] = fence.pointee.properties }
         slotByID[fence.pointee.id] = slot
-        precondition(flat.boxes.count == 1 || flat.boxes.count == 2)
+        precondition(!flat.boxes.isEmpty && flat.boxes.count <= Int(UInt8.max), "a fence with \(flat.boxes.count) index boxes")
         slotBoxCount[s] = UInt8(flat.boxes.count)
+        let shared = flat.boxes.count > 2
+        if shared { sharedBoxes[slot] = Array(flat.boxes.dropFirst()) }
         for part in flat.boxes.indices {
-            let item = slot * 2 + Int32(part)
-            if indexNow { tree.insert(id: item, box: flat.boxes[part]) } else { pendingBoxes.append((item, flat.boxes[part])) }
+            let item = Self.item(slot: slot, part: part)
+            if !indexNow {
+                pendingBoxes.append((item, flat.boxes[part]))
+            } else if shared && part > 0 {
+                tree.insertShared(id: item, box: flat.boxes[part])
+            } else {
+                tree.insert(id: item, box: flat.boxes[part])
+            }
         }
     }
 
@@ -329,6 +337,7 @@ extension FenceStore {
         next.slotByID.reserveCapacity(live.count)
         var ids = ContiguousArray<Int32>()
         var treeBoxes = ContiguousArray<Box>()
+        var sharedIDs: [Int32] = []
         ids.reserveCapacity(live.count * 2)
         treeBoxes.reserveCapacity(live.count * 2)
         for (newSlot, entry) in live.enumerated() {
@@ -351,13 +360,26 @@ extension FenceStore {
                 next.expiring += 1
                 next.earliestExpiry = min(next.earliestExpiry, slotExpires[s])
             }
-            for part in 0..<Int32(slotBoxCount[s]) {
-                let old = entry.slot * 2 + part
-                ids.append(slot * 2 + part)
+            if let rest = sharedBoxes[entry.slot] {
+                let old = Self.item(slot: entry.slot, part: 0)
+                ids.append(Self.item(slot: slot, part: 0))
                 treeBoxes.append(allBoxes[old] ?? tree.box(of: old)!)
+                let item = Self.item(slot: slot, part: 1)
+                sharedIDs.append(item)
+                next.sharedBoxes[slot] = rest
+                for box in rest {
+                    ids.append(item)
+                    treeBoxes.append(box)
+                }
+            } else {
+                for part in 0..<Int(slotBoxCount[s]) {
+                    let old = Self.item(slot: entry.slot, part: part)
+                    ids.append(Self.item(slot: slot, part: part))
+                    treeBoxes.append(allBoxes[old] ?? tree.box(of: old)!)
+                }
             }
         }
-        next.tree = RTree(ids: ids, boxes: treeBoxes)
+        next.tree = RTree(ids: ids, boxes: treeBoxes, shared: sharedIDs)
         self = next
     }
 
@@ -367,12 +389,25 @@ extension FenceStore {
         var boxes = ContiguousArray<Box>()
         ids.reserveCapacity(tree.count + pendingBoxes.count)
         boxes.reserveCapacity(tree.count + pendingBoxes.count)
+        var sharedIDs: [Int32] = []
         for slot in slotHot.indices where HotWord.isLive(slotHot[slot]) {
-            for part in 0..<Int32(slotBoxCount[slot]) {
-                let item = Int32(slot) * 2 + part
+            let count = Int(slotBoxCount[slot])
+            for part in 0..<(count > 2 ? 1 : count) {
+                let item = Self.item(slot: Int32(slot), part: part)
                 if let box = tree.box(of: item) {
                     ids.append(item)
                     boxes.append(box)
+                }
+            }
+            if count > 2 {
+                // Its other boxes: in the index as one shared item, or still pending (below).
+                let item = Self.item(slot: Int32(slot), part: 1)
+                sharedIDs.append(item)
+                if tree.isShared(id: item) {
+                    for box in sharedBoxes[Int32(slot)]! {
+                        ids.append(item)
+                        boxes.append(box)
+                    }
                 }
             }
         }
@@ -381,7 +416,7 @@ extension FenceStore {
             boxes.append(box)
         }
         pendingBoxes = []
-        tree = RTree(ids: ids, boxes: boxes)
+        tree = RTree(ids: ids, boxes: boxes, shared: sharedIDs)
         queriesWithoutGrid = 0
     }
 

@@ -84,8 +84,7 @@ extension FenceStore {
         for packed in order {
             let i = Int(packed & 0xFFFF_FFFF)
             guard !skip[i] else { continue }
-            // Items are slot * 2 + part: a third box would take the next slot's first.
-            precondition(sizes[i].boxes <= 2, "a fence with more than two index boxes")
+            precondition(sizes[i].boxes <= Int(UInt8.max), "a fence with \(sizes[i].boxes) index boxes")
             guard sizes[i].boxes > 0 else {
                 if case .failure(let error) = normalized[i].take()! {
                     results[i] = FenceAddResult(id: fences[i].id, outcome: .rejected(error), repaired: false)
@@ -111,9 +110,12 @@ extension FenceStore {
         slotKey = ContiguousArray(0..<Int32(n))
         keySlot = slotKey
         var treeIDs = ContiguousArray<Int32>()
+        var sharedIDs: [Int32] = []
         treeIDs.reserveCapacity(boxes)
         for s in 0..<Int32(n) {
-            for part in 0..<Int32(slotBoxCount[Int(s)]) { treeIDs.append(s * 2 + part) }
+            let count = Int(slotBoxCount[Int(s)])
+            for part in 0..<count { treeIDs.append(Self.item(slot: s, part: part)) }
+            if count > 2 { sharedIDs.append(Self.item(slot: s, part: 1)) }
         }
 
         // The rest on the workers; each chunk notes its fences with a group or properties, so
@@ -233,7 +235,11 @@ extension FenceStore {
         var table = firstIndex.mapValues { slotOfInput[Int($0)] }
         for i in refused { table[ExactID(fences[i].id)] = nil }
         slotByID = IDTable(table)
-        tree = RTree(ids: treeIDs, boxes: treeBoxes)
+        for item in sharedIDs {
+            let s = Int(item >> 1)
+            sharedBoxes[item >> 1] = Array(treeBoxes[Int(firstBox[s]) + 1..<Int(firstBox[s + 1])])
+        }
+        tree = RTree(ids: treeIDs, boxes: treeBoxes, shared: sharedIDs)
         queriesWithoutGrid = 0
     }
 }

@@ -82,9 +82,19 @@ extension FenceStore {
         keySlot[Int(key)] = -1
         if !keepKey { freeKeys.append(key) }
         slotKey[s] = -1
-        for part in 0..<Int32(slotBoxCount[s]) {
-            let item = slot * 2 + part
+        let boxCount = Int(slotBoxCount[s])
+        for part in 0..<(boxCount > 2 ? 1 : boxCount) {
+            let item = Self.item(slot: slot, part: part)
             if !tree.remove(id: item) { pendingBoxes.removeAll { $0.0 == item } }
+        }
+        if boxCount > 2 {
+            let item = Self.item(slot: slot, part: 1)
+            if tree.isShared(id: item) {
+                tree.removeShared(id: item, boxes: sharedBoxes[slot]!)
+            } else {
+                pendingBoxes.removeAll { $0.0 == item }
+            }
+            sharedBoxes[slot] = nil
         }
         slotByID[slotSettings[s].id] = nil
         if slotSettings[s].group >= 0 { groupMembers[Int(slotSettings[s].group)].remove(slot) }

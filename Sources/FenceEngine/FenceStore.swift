@@ -23,7 +23,9 @@ public struct FenceHandle: Sendable, Hashable, Comparable, BitwiseCopyable {
 ///   that copies of the store share (`GeometryRecords`): an edit appends, it never copies.
 /// - colder per slot: id, group, actions and dwell in one record (`SlotSettings`), expiry,
 ///   record length.
-/// - the R-tree holds item `2 * slot + part` for each of a fence's one or two boxes.
+/// - the R-tree holds item `2 * slot` for a fence's first box and `2 * slot + 1` for the
+///   others (`item(slot:part:)`): one more box, or any number (a shared item, its boxes kept
+///   in `sharedBoxes`), so a hit's slot is always `item >> 1`.
 ///
 /// Ids and groups are interned: the hot loops see only integers. A value type: copies share
 /// storage until one of them changes (copy-on-write; the records stay shared, each copy
@@ -78,6 +80,10 @@ public struct FenceStore: Sendable {
     var queriesWithoutGrid = 0
     /// Boxes waiting for the bulk load at the end of a large batch.
     var pendingBoxes: [(Int32, Box)] = []
+    /// The boxes past the first of each fence indexed under more than two (a long thin fence
+    /// cut into pieces, `FenceValidation.polygonBoxes`), by slot: its shared item's entries,
+    /// which the index finds only by their boxes (`RTree.removeShared`).
+    var sharedBoxes: [Int32: [Box]] = [:]
     /// Times bulk loads asked the allocator to return freed memory (`loadFresh`,
     /// `trimRecordSize`; whether it could is not counted): a counter for tests.
     var memoryReturns = 0
@@ -108,6 +114,30 @@ public struct FenceStore: Sendable {
     }
 
     public static var defaultThreads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// The index item of box `part` of the fence in `slot` (see the layout above).
+    @inline(__always)
+    static func item(slot: Int32, part: Int) -> Int32 { slot &* 2 &+ (part == 0 ? 0 : 1) }
+
+    /// Calls `body` with each index box of the fence in `slot`, in order, while it returns
+    /// true; returns false when `body` stopped it. A box still waiting for the index
+    /// (`pendingBoxes`) is not known here: then nil, before any call.
+    /// - Complexity: O(boxes), no allocation.
+    func forEachIndexBox(ofSlot slot: Int32, _ body: (Box) -> Bool) -> Bool? {
+        let count = Int(slotBoxCount[Int(slot)])
+        guard let first = tree.box(of: Self.item(slot: slot, part: 0)) else { return nil }
+        if count > 2 {
+            guard tree.isShared(id: Self.item(slot: slot, part: 1)), let rest = sharedBoxes[slot] else { return nil }
+            guard body(first) else { return false }
+            for box in rest where !body(box) { return false }
+            return true
+        }
+        if count == 2 {
+            guard let second = tree.box(of: Self.item(slot: slot, part: 1)) else { return nil }
+            return body(first) && body(second)
+        }
+        return body(first)
+    }
 
     @inline(__always)
     func kind(_ slot: Int) -> FlatGeometry.Kind { FlatGeometry.Kind(rawValue: HotWord.kind(slotHot[slot]))! }
@@ -225,6 +255,7 @@ public struct FenceStore: Sendable {
         total += bytes(slotExpires) + bytes(slotBoxCount) + (liveGeometry + deadGeometry) * MemoryLayout<Double>.stride
         total += bytes(slotKey) + bytes(keySlot)
         total += tree.memoryFootprint
+        for boxes in sharedBoxes.values { total += boxes.capacity * MemoryLayout<Box>.stride + 48 }
         // Dictionary entries: key + value + about one word of hashing overhead at 75% load.
         total += slotByID.capacity * (MemoryLayout<String>.stride + 4 + 8)
         for s in slotSettings where s.id.utf8.count > 15 { total += s.id.utf8.count + 32 }

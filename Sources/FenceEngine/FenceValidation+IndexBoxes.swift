@@ -46,16 +46,21 @@ extension FenceValidation {
         var offset = 0
         for ring in rings {
             if ring.isExterior {
-                var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
-                for i in offset..<(offset + ring.count) {
-                    box.minX = min(box.minX, coords[2 * i])
-                    box.maxX = max(box.maxX, coords[2 * i])
-                    box.minY = min(box.minY, coords[2 * i + 1])
-                    box.maxY = max(box.maxY, coords[2 * i + 1])
-                }
+                var box = Box.empty
+                for i in offset..<(offset + ring.count) { box.extend(coords[2 * i], coords[2 * i + 1]) }
                 shells.append((offset, offset + ring.count, box))
             }
             offset += ring.count
+        }
+        if shells.count == 1 {
+            // One shell, first in the record (holes follow it): nothing to group, and clipping
+            // reads the shell alone. Most fences; nothing is copied.
+            let shell = RingParts(coords: coords, ends: [shells[0].end], box: shells[0].box)
+            let (alongX, cut) = cutLine(shell.box)
+            guard cutPays(shell, alongX: alongX, at: cut, group: shell.box, area: shell.box.area) else { return [shell.box] }
+            var pieces = [Piece(parts: shell, box: shell.box, group: shell.box)]
+            subdivide(&pieces)
+            return pieces.map(\.box)
         }
         var pieces = shellGroups(shells.map(\.box)).map { members -> Piece in
             var part = RingParts()
@@ -109,22 +114,43 @@ extension FenceValidation {
         return best.area < 0.5 * union.area ? best.groups : [all]
     }
 
+    /// Where `clip` puts each side's positions: `append` for each, `endRing` after each ring.
+    protocol ClipSink {
+        mutating func append(_ x: Double, _ y: Double)
+        mutating func endRing()
+    }
+
     /// Rings, or the parts of rings left by clipping: x, y back to back, each ring's end (a
     /// running count of positions), and the box of the positions.
-    struct RingParts {
+    struct RingParts: ClipSink {
         var coords: [Double] = []
         var ends: [Int] = []
-        var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
+        var box = Box.empty
 
         @inline(__always)
         mutating func append(_ x: Double, _ y: Double) {
             coords.append(x)
             coords.append(y)
-            box.minX = min(box.minX, x)
-            box.maxX = max(box.maxX, x)
-            box.minY = min(box.minY, y)
-            box.maxY = max(box.maxY, y)
+            box.extend(x, y)
         }
+
+        mutating func endRing() {
+            if coords.count / 2 > ends.last ?? 0 { ends.append(coords.count / 2) }
+        }
+    }
+
+    /// A side of a trial cut: only the box of its positions and their count, nothing allocated.
+    struct BoxSink: ClipSink {
+        var box = Box.empty
+        var positions = 0
+
+        @inline(__always)
+        mutating func append(_ x: Double, _ y: Double) {
+            positions += 1
+            box.extend(x, y)
+        }
+
+        mutating func endRing() {}
     }
 
     /// One index box and the part of the shells it must cover.
@@ -153,19 +179,23 @@ extension FenceValidation {
             guard pick >= 0 else { return }
             attempts += 1
             let piece = pieces[pick]
-            let tight = piece.parts.box
-            let alongX = tight.maxX - tight.minX >= tight.maxY - tight.minY
-            let cut = alongX ? (tight.minX + tight.maxX) / 2 : (tight.minY + tight.maxY) / 2
-            let (low, high) = clip(piece.parts, alongX: alongX, at: cut)
+            let (alongX, cut) = cutLine(piece.parts.box)
+            // The halves' boxes first, with nothing allocated: most cuts tried (every
+            // ordinary fence's one) are refused.
+            guard cutPays(piece.parts, alongX: alongX, at: cut, group: piece.group, area: largest) else {
+                pieces[pick].settled = true
+                continue
+            }
+            var low = RingParts()
+            var high = RingParts()
+            low.coords.reserveCapacity(piece.parts.coords.count / 2 + 64)
+            high.coords.reserveCapacity(piece.parts.coords.count / 2 + 64)
+            clip(piece.parts, alongX: alongX, at: cut, into: &low, &high)
             let halves = [low, high].filter { !$0.ends.isEmpty }.map {
                 Piece(parts: $0, box: widened($0.box, within: piece.group), group: piece.group)
             }
-            if !halves.isEmpty && halves.reduce(0, { $0 + $1.box.area }) <= pieceSplitRatio * largest {
-                pieces[pick] = halves[0]
-                pieces.append(contentsOf: halves.dropFirst())
-            } else {
-                pieces[pick].settled = true
-            }
+            pieces[pick] = halves[0]
+            pieces.append(contentsOf: halves.dropFirst())
         }
     }
 
@@ -185,15 +215,10 @@ extension FenceValidation {
     /// area there (with zero-width runs along the line, harmless to a box). A ring wholly on
     /// one side is left out of the other.
     /// - Complexity: O(v) for v positions.
-    static func clip(_ rings: RingParts, alongX: Bool, at cut: Double) -> (low: RingParts, high: RingParts) {
-        var low = RingParts()
-        var high = RingParts()
-        low.coords.reserveCapacity(rings.coords.count / 2 + 64)
-        high.coords.reserveCapacity(rings.coords.count / 2 + 64)
+    static func clip<Sink: ClipSink>(_ rings: RingParts, alongX: Bool, at cut: Double, into low: inout Sink, _ high: inout Sink) {
         rings.coords.withUnsafeBufferPointer { c in
             var start = 0
             for end in rings.ends {
-                let (lowStart, highStart) = (low.coords.count, high.coords.count)
                 if end > start {
                     // Each edge runs from the previous position to this one; the first's
                     // previous is the last (a zero-length edge when the ring repeats it).
@@ -217,12 +242,31 @@ extension FenceValidation {
                         (px, py) = (qx, qy)
                     }
                 }
-                if low.coords.count > lowStart { low.ends.append(low.coords.count / 2) }
-                if high.coords.count > highStart { high.ends.append(high.coords.count / 2) }
+                low.endRing()
+                high.endRing()
                 start = end
             }
         }
-        return (low, high)
+    }
+
+    /// Where a piece whose rings' box is `tight` is cut: at the midpoint of its longer side.
+    @inline(__always)
+    static func cutLine(_ tight: Box) -> (alongX: Bool, at: Double) {
+        let alongX = tight.maxX - tight.minX >= tight.maxY - tight.minY
+        return (alongX, alongX ? (tight.minX + tight.maxX) / 2 : (tight.minY + tight.maxY) / 2)
+    }
+
+    /// Whether cutting `rings` at `cut` pays: its halves' boxes, widened within `group`, cover
+    /// at most `pieceSplitRatio` of `area` (and some half is not empty). Reads the rings once,
+    /// allocates nothing: most cuts tried (every ordinary fence's one) are refused.
+    static func cutPays(_ rings: RingParts, alongX: Bool, at cut: Double, group: Box, area: Double) -> Bool {
+        var low = BoxSink()
+        var high = BoxSink()
+        clip(rings, alongX: alongX, at: cut, into: &low, &high)
+        var covered = 0.0
+        if low.positions > 0 { covered += widened(low.box, within: group).area }
+        if high.positions > 0 { covered += widened(high.box, within: group).area }
+        return low.positions + high.positions > 0 && covered <= pieceSplitRatio * area
     }
 
     /// The other coordinate where the edge from (pa, pb) to (qa, qb) meets `a == cut`, for
@@ -234,5 +278,18 @@ extension FenceValidation {
         let (a1, b1, a2, b2) = pa < qa ? (pa, pb, qa, qb) : (qa, qb, pa, pb)
         let t = min(max((cut - a1) / (a2 - a1), 0), 1)
         return min(max(b1 + t * (b2 - b1), min(b1, b2)), max(b1, b2))
+    }
+}
+
+extension Box {
+    /// No box: inverted and infinite, so that the first `extend` makes it that point.
+    fileprivate static let empty = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
+
+    @inline(__always)
+    fileprivate mutating func extend(_ x: Double, _ y: Double) {
+        minX = min(minX, x)
+        maxX = max(maxX, x)
+        minY = min(minY, y)
+        maxY = max(maxY, y)
     }
 }

@@ -21,7 +21,13 @@ final class CrossPruningTests: XCTestCase {
             let place = places[i % places.count]
             let lon = place.lon + rng.uniform(-3, 3)
             let lat = min(88, place.lat + rng.uniform(-3, 3))
-            switch rng.next() % 4 {
+            switch rng.next() % 5 {
+            case 4:
+                // A long thin corridor, indexed under many boxes (`polygonBoxes`'s pieces).
+                let ring = Shapes.corridor(
+                    lon: min(176, max(-176, lon)), lat: min(84, lat), length: rng.uniform(1, 5), width: rng.uniform(0.0005, 0.02),
+                    angle: rng.uniform(0, .pi))
+                fences.append(.polygon(id: "r\(i)", exterior: snapped(ring)))
             case 0:
                 // A star, sometimes with a square hole round its centre.
                 let radius = rng.uniform(0.3, 2)
@@ -119,10 +125,12 @@ final class CrossPruningTests: XCTestCase {
 
     func testNoFenceTheSegmentMeetsIsDropped() throws {
         var met = 0, sampledHits = 0, kept = 0, dropped = 0, edgeChecks = 0, edgeMet = 0, failures: [String] = []
+        var pieced = 0
         for seed in UInt64(1)...120 {
             var rng = TestRandom(mixing: seed)
             let grid = seed % 2 == 0
             let (store, fences) = Self.store(&rng, grid: grid)
+            pieced += store.sharedBoxes.count
             var settings = EventSettings()
             settings.crossDetection = true
             let engine = try EventEngine(store: store, settings: settings)
@@ -175,6 +183,7 @@ final class CrossPruningTests: XCTestCase {
         XCTAssertGreaterThan(dropped, 50_000, "the boxes drop most fences")
         XCTAssertGreaterThan(edgeChecks, 50_000)
         XCTAssertGreaterThan(edgeMet, 3000)
+        XCTAssertGreaterThan(pieced, 100, "fences indexed under many boxes")
     }
 
     /// End to end: the engine's `cross` events over random jumping tracks equal the rule

@@ -44,6 +44,15 @@ enum Shapes {
         return ring
     }
 
+    /// A straight corridor (a route's buffer): a rectangle `length` degrees long and `width`
+    /// degrees wide centred on (lon, lat), its long side `angle` radians from east; closed,
+    /// counter-clockwise.
+    static func corridor(lon: Double, lat: Double, length: Double, width: Double, angle: Double) -> [LonLat] {
+        let (c, s) = (cos(angle), sin(angle))
+        let (l, w) = (length / 2, width / 2)
+        return [(-l, -w), (l, -w), (l, w), (-l, w), (-l, -w)].map { LonLat(lon: lon + $0.0 * c - $0.1 * s, lat: lat + $0.0 * s + $0.1 * c) }
+    }
+
     /// A polygon with up to two holes well inside its kernel.
     static func polygonWithHoles(_ rng: inout TestRandom, lon: Double, lat: Double, radius: Double) -> Polygon {
         let exterior = star(&rng, lon: lon, lat: lat, radius: radius, vertices: 6 + Int(rng.next() % 20))

@@ -90,12 +90,9 @@ extension EventEngine {
     /// boxes (a circle's are padded past its ellipsoidal extent), so a segment that meets
     /// the fence, or a circle's closest point found on it, is in one of them.
     func segment(_ p: LonLat, _ q: LonLat, mayMeetBoxesOf slot: Int32) -> Bool {
-        for part in 0..<Int32(store.slotBoxCount[Int(slot)]) {
-            // A box not in the index (yet) is not known: keep the fence.
-            guard let box = tree.box(of: slot * 2 + part) else { return true }
-            if Self.segment(p, q, mayMeet: box) { return true }
-        }
-        return false
+        // A box not in the index (yet) is not known: keep the fence.
+        let clear = store.forEachIndexBox(ofSlot: slot) { !Self.segment(p, q, mayMeet: $0) } ?? false
+        return !clear
     }
 
     /// Whether the straight segment p -> q in lon/lat may meet `box`: false only when it
