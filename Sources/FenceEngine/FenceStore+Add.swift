@@ -67,7 +67,7 @@ extension FenceStore {
         clock.mark("ids")
         var (normalized, sizes) = Self.normalizeAll(fences, skip: skip, repair: repair, limits: limits, threads: threads)
         clock.mark("check")
-        let bulk = fences.count > 64 && fences.count > tree.count / 2
+        let bulk = fences.count > 64 && fences.count > count / 2
         // Into an empty store, a large batch goes in spatial order straight away (see
         // `reorderSpatially`); otherwise in input order. Key and index share one word to sort.
         var order = ContiguousArray<UInt64>(fences.indices.map { UInt64($0) })
@@ -150,7 +150,7 @@ extension FenceStore {
     }
 
     /// Each fence checked and laid out (nil where `skip` says), on `threads` workers; beside
-    /// it, for a good one, its record's size in doubles, the Morton key of its first box's
+    /// it, for a good one, its record's size in doubles, the Morton key of its `orderBox`'s
     /// centre and its number of index boxes (0, 0 and 0 otherwise). Taken while the record is
     /// fresh in the worker's cache: read later from the results, on one thread, each was a
     /// reference count touched a fence, a cache miss each at a million fences.
@@ -168,7 +168,7 @@ extension FenceStore {
                     for i in range where !skip[i] {
                         let result = FenceValidation.normalize(fences[i], repair: repair, limits: limits, geos: slot.context)
                         if case .success(let flat) = result {
-                            sizes[i] = (flat.geometry.count, SpatialOrder.key(centreOf: flat.boxes[0]), flat.boxes.count)
+                            sizes[i] = (flat.geometry.count, SpatialOrder.key(centreOf: orderBox(flat.boxes)), flat.boxes.count)
                         }
                         results[i] = result
                     }
@@ -303,7 +303,7 @@ extension FenceStore {
         }
     }
 
-    /// Renumbers the fences in spatial order (Morton order of their first box's centre),
+    /// Renumbers the fences in spatial order (Morton order of their `orderBox`'s centre),
     /// rewrites their geometry records in that order, and packs the index anew.
     ///
     /// Afterwards fences that are near on the map are near in memory, so a batch of positions
@@ -316,7 +316,8 @@ extension FenceStore {
         var live: [(key: UInt32, slot: Int32)] = []
         live.reserveCapacity(count)
         for s in slotHot.indices where HotWord.isLive(slotHot[s]) {
-            let box = boxes[Int32(s)] ?? tree.box(of: Int32(s) * 2)!
+            let first = boxes[Int32(s)] ?? tree.box(of: Int32(s) * 2)!
+            let box = sharedBoxes[Int32(s)].map { Self.orderBox([first] + $0) } ?? first
             live.append((SpatialOrder.key(centreOf: box), Int32(s)))
         }
         live.sort { $0.key < $1.key || ($0.key == $1.key && $0.slot < $1.slot) }
@@ -381,6 +382,12 @@ extension FenceStore {
         }
         next.tree = RTree(ids: ids, boxes: treeBoxes, shared: sharedIDs)
         self = next
+    }
+
+    /// The box whose centre places a fence in the spatial order: its first box, or the union
+    /// of all when it has more than two (pieces of a long fence, the first at one end).
+    static func orderBox(_ boxes: [Box]) -> Box {
+        boxes.count > 2 ? boxes.dropFirst().reduce(boxes[0]) { $0.union($1) } : boxes[0]
     }
 
     /// Packs the index anew over every stored box (Sort-Tile-Recursive).

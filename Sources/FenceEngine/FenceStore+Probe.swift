@@ -58,7 +58,7 @@ extension FenceStore {
             return
         }
         queriesWithoutGrid += max(0, positions)
-        guard queriesWithoutGrid >= tree.count / 4 else { return }
+        guard queriesWithoutGrid >= count / 4 else { return }  // fences, not index entries
         tree.buildCellIndex()
         queriesWithoutGrid = 0
     }

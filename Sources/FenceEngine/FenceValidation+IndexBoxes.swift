@@ -10,6 +10,11 @@ extension FenceValidation {
     /// more (each half still spans the shape's height), so ordinary fences stay one box.
     static let pieceSplitRatio = 0.7
 
+    /// A piece whose box's longer side is shorter than this, in degrees (about 1 km), is not
+    /// cut: the rule above is scale-free, and would cut a 100 m x 10 m diagonal driveway
+    /// into four, at about 90 bytes a box, where the one box hands few positions to the fence.
+    static let minimumCutSide = 0.01
+
     /// Most cuts tried on one polygon, kept or refused: bounds the work whatever the shape, and
     /// the rounding a piece's box must absorb (see `pieceMargin`).
     static let maxCutAttempts = 4 * maxIndexBoxes
@@ -28,8 +33,8 @@ extension FenceValidation {
     /// First the shells fall into two groups when that halves the area (`shellGroups`). Then,
     /// greedily, the piece with the largest box is cut at the midpoint of its longer side and its
     /// rings clipped to each half (`clip`); the cut is kept when the halves' boxes cover at most
-    /// `pieceSplitRatio` of the piece's, and a piece whose cut was refused is not tried again.
-    /// Holes are ignored: they only remove area.
+    /// `pieceSplitRatio` of the piece's, and a piece whose cut was refused is not tried again,
+    /// nor one under `minimumCutSide` across. Holes are ignored: they only remove area.
     ///
     /// Every point of the closed polygon lies in some returned closed box, boundary included: a
     /// cut point is off by rounding only, and a cut piece's box is widened by `pieceMargin`, then
@@ -56,6 +61,7 @@ extension FenceValidation {
             // One shell, first in the record (holes follow it): nothing to group, and clipping
             // reads the shell alone. Most fences; nothing is copied.
             let shell = RingParts(coords: coords, ends: [shells[0].end], box: shells[0].box)
+            guard longerSide(shell.box) >= minimumCutSide else { return [shell.box] }
             let (alongX, cut) = cutLine(shell.box)
             guard cutPays(shell, alongX: alongX, at: cut, group: shell.box, area: shell.box.area) else { return [shell.box] }
             var pieces = [Piece(parts: shell, box: shell.box, group: shell.box)]
@@ -172,7 +178,7 @@ extension FenceValidation {
         while pieces.count < maxIndexBoxes && attempts < maxCutAttempts {
             var pick = -1
             var largest = 0.0
-            for (i, p) in pieces.enumerated() where !p.settled && p.box.area > largest {
+            for (i, p) in pieces.enumerated() where !p.settled && p.box.area > largest && longerSide(p.parts.box) >= minimumCutSide {
                 (pick, largest) = (i, p.box.area)
             }
             // None left, or only boxes of no area (a point, a segment): nothing to gain.
@@ -248,6 +254,9 @@ extension FenceValidation {
             }
         }
     }
+
+    @inline(__always)
+    static func longerSide(_ box: Box) -> Double { max(box.maxX - box.minX, box.maxY - box.minY) }
 
     /// Where a piece whose rings' box is `tight` is cut: at the midpoint of its longer side.
     @inline(__always)

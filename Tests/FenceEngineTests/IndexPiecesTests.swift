@@ -68,6 +68,20 @@ final class IndexPiecesTests: XCTestCase {
         print("IndexPiecesTests: corridor \(boxes.count) boxes, \(Self.area(boxes) / one.area) of its one box")
     }
 
+    /// A thin diagonal under `minimumCutSide` across keeps its one box (a 100 m driveway), and
+    /// one just over it is cut, down to pieces about that size.
+    func testSmallThinShapesAreNotCut() {
+        for (length, cut) in [(0.001, false), (0.006, false), (0.05, true)] {
+            let ring = Self.place(Self.rectangle(length: length, width: length / 10), lon: 10, lat: 45, angle: .pi / 4, lonScale: 1)
+            let (coords, rings) = Self.flat([Polygon(exterior: ring)])
+            let boxes = FenceValidation.polygonBoxes(coords, rings)
+            XCTAssertEqual(boxes.count > 1, cut, "length \(length): \(boxes.count) boxes")
+            for b in boxes where boxes.count > 1 {
+                XCTAssertGreaterThan(max(b.maxX - b.minX, b.maxY - b.minY), FenceValidation.minimumCutSide / 2 * 0.99, "length \(length)")
+            }
+        }
+    }
+
     /// Ordinary shapes are not cut: their one box is their vertex box, bit for bit.
     func testOrdinaryShapesKeepTheirVertexBox() {
         var rng = TestRandom(mixing: 99)

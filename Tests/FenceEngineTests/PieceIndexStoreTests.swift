@@ -145,4 +145,32 @@ final class PieceIndexStoreTests: XCTestCase {
             store.tree.checkInvariants()
         }
     }
+
+    /// The store's size rules count fences, not index entries: a batch over half as many
+    /// fences as stored is packed anew, and the cell grid comes back after a quarter as many
+    /// positions as fences, however many boxes the fences have. A pieced fence takes its
+    /// place in the spatial order from all its boxes, not from its first (one end).
+    func testSizeRulesCountFences() {
+        var rng = TestRandom(mixing: 77)
+        let corridors = (0..<200).map { i in
+            Fence.polygon(
+                id: "r\(i)",
+                exterior: Shapes.corridor(lon: rng.uniform(-2, 2), lat: rng.uniform(44, 48), length: 3, width: 0.0005, angle: .pi / 4))
+        }
+        var store = FenceStore()
+        store.add(corridors, threads: 2)
+        XCTAssertGreaterThan(store.tree.count, 20 * store.count, "corridors are pieced")
+        XCTAssertNotNil(store.remove(id: "r0"))
+        XCTAssertFalse(store.indexHasCellGrid, "an edit drops the grid")
+        store.prepareIndex(forQueries: 60)
+        XCTAssertTrue(store.indexHasCellGrid, "60 positions >= 199 fences / 4")
+
+        let batch = (0..<120).map { Fence.circle(id: "c\($0)", lon: rng.uniform(-2, 2), lat: rng.uniform(44, 48), radius: 500) }
+        store.add(batch, threads: 2)
+        XCTAssertEqual(store.tree.updatesSinceRebuild, 0, "120 fences > 199 / 2: packed anew, not inserted")
+
+        let boxes = [Box(minX: 0, minY: 0, maxX: 1, maxY: 1), Box(minX: 1, minY: 1, maxX: 2, maxY: 2), Box(minX: 2, minY: 2, maxX: 3, maxY: 3)]
+        XCTAssertEqual(FenceStore.orderBox(boxes), Box(minX: 0, minY: 0, maxX: 3, maxY: 3))
+        XCTAssertEqual(FenceStore.orderBox(Array(boxes.prefix(2))), boxes[0], "two boxes: the first, as before pieces")
+    }
 }
