@@ -92,11 +92,7 @@ extension FenceStore {
         /// radius of curvature (a²/b, 6,399,594 m) times its angular length with the widest
         /// parallel the box crosses (as `PolygonDistance.pathLength`).
         static func reach(_ box: Box) -> Double {
-            let degree = Double.pi / 180
-            let widest = box.minY >= 0 || box.maxY <= 0 ? cos(min(abs(box.minY), abs(box.maxY)) * degree) : 1
-            let dPhi = (box.maxY - box.minY) / 2 * degree
-            let dLambda = (box.maxX - box.minX) / 2 * degree * widest
-            return 6_399_594 * (dPhi * dPhi + dLambda * dLambda).squareRoot()
+            PolygonDistance.pathLength(dLat: (box.maxY - box.minY) / 2, dLon: (box.maxX - box.minX) / 2, between: box.minY, box.maxY)
         }
 
         /// The geodesic to the box's centre less `reach`, less 1 mm for the geodesic's

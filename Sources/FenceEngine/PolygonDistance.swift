@@ -326,11 +326,19 @@ enum PolygonDistance {
     /// latitude): the largest radius of curvature, 6,399,594 m, times its angular length with
     /// the widest parallel it crosses.
     @inline(__always)
-    static func pathLength(_ e: Edge) -> Double {
+    static func pathLength(_ e: Edge) -> Double { pathLength(dLat: e.by - e.ay, dLon: e.bx - e.ax, between: e.ay, e.by) }
+
+    /// At least the length on the ellipsoid of a way straight in longitude and latitude that
+    /// moves `dLat` and `dLon` degrees between the parallels `lat1` and `lat2`: 6,399,594 m (the
+    /// largest radius of curvature, a²/b) times its angular length, longitude scaled by the
+    /// widest parallel between them. An edge's (`pathLength(_:)`) and a box's reach from its
+    /// centre (`FarBound.reach`).
+    @inline(__always)
+    static func pathLength(dLat: Double, dLon: Double, between lat1: Double, _ lat2: Double) -> Double {
         let degree = Double.pi / 180
-        let widest = (e.ay >= 0) == (e.by >= 0) ? cos(min(abs(e.ay), abs(e.by)) * degree) : 1
-        let dPhi = (e.by - e.ay) * degree
-        let dLambda = (e.bx - e.ax) * degree * widest
+        let widest = (lat1 >= 0) == (lat2 >= 0) ? cos(min(abs(lat1), abs(lat2)) * degree) : 1
+        let dPhi = dLat * degree
+        let dLambda = dLon * degree * widest
         return 6_399_594 * (dPhi * dPhi + dLambda * dLambda).squareRoot()
     }
 
