@@ -176,32 +176,33 @@ extension FenceValidation {
     static func subdivide(_ pieces: inout [Piece]) {
         var attempts = 0
         while pieces.count < maxIndexBoxes && attempts < maxCutAttempts {
+            // Fields read in place: a copy of a piece would retain and release its arrays.
             var pick = -1
             var largest = 0.0
-            for (i, p) in pieces.enumerated() where !p.settled && p.box.area > largest && longerSide(p.parts.box) >= minimumCutSide {
-                (pick, largest) = (i, p.box.area)
+            for i in pieces.indices where !pieces[i].settled {
+                let area = pieces[i].box.area
+                if area > largest && longerSide(pieces[i].parts.box) >= minimumCutSide { (pick, largest) = (i, area) }
             }
             // None left, or only boxes of no area (a point, a segment): nothing to gain.
             guard pick >= 0 else { return }
             attempts += 1
-            let piece = pieces[pick]
-            let (alongX, cut) = cutLine(piece.parts.box)
-            // The halves' boxes first, with nothing allocated: most cuts tried (every
-            // ordinary fence's one) are refused.
-            guard cutPays(piece.parts, alongX: alongX, at: cut, group: piece.group, area: largest) else {
+            let (alongX, cut) = cutLine(pieces[pick].parts.box)
+            let group = pieces[pick].group
+            guard cutPays(pieces[pick].parts, alongX: alongX, at: cut, group: group, area: largest) else {
                 pieces[pick].settled = true
                 continue
             }
             var low = RingParts()
             var high = RingParts()
-            low.coords.reserveCapacity(piece.parts.coords.count / 2 + 64)
-            high.coords.reserveCapacity(piece.parts.coords.count / 2 + 64)
-            clip(piece.parts, alongX: alongX, at: cut, into: &low, &high)
-            let halves = [low, high].filter { !$0.ends.isEmpty }.map {
-                Piece(parts: $0, box: widened($0.box, within: piece.group), group: piece.group)
-            }
-            pieces[pick] = halves[0]
-            pieces.append(contentsOf: halves.dropFirst())
+            low.coords.reserveCapacity(pieces[pick].parts.coords.count / 2 + 64)
+            high.coords.reserveCapacity(pieces[pick].parts.coords.count / 2 + 64)
+            clip(pieces[pick].parts, alongX: alongX, at: cut, into: &low, &high)
+            // A cut that pays leaves one half or both; the first takes the piece's place.
+            var halves = [low, high].lazy.filter { !$0.ends.isEmpty }.map {
+                Piece(parts: $0, box: widened($0.box, within: group), group: group)
+            }.makeIterator()
+            pieces[pick] = halves.next()!
+            if let other = halves.next() { pieces.append(other) }
         }
     }
 
