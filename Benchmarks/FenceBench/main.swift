@@ -229,7 +229,7 @@ for n in fenceCounts {
         }
         probeRate[threads] = Double(positionCount) / probeSeconds
         let line: [String: Any] = [
-            "case": "containment", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
+            "case": "containment", "fences": n, "vertices": corridorLength > 0 ? 4 : vertices, "circle_share": circles, "target_hits": hits,
             "corridor_degrees": corridorLength,
             "threads": threads, "positions": positionCount, "build_s": round3(buildSeconds), "rejected": rejected,
             "bytes_per_fence": store.memoryFootprint / max(1, store.count), "rss_bytes_per_fence": resident / max(1, n),
@@ -277,7 +277,7 @@ for n in fenceCounts {
                 seconds = min(seconds, run)
             }
             let line: [String: Any] = [
-                "case": "events", "fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits,
+                "case": "events", "fences": n, "vertices": corridorLength > 0 ? 4 : vertices, "circle_share": circles, "target_hits": hits,
                 "corridor_degrees": corridorLength,
                 "threads": threads, "devices": eventDevices, "fixes": fixes.count, "batch": batch, "ids": longIDs ? "uuid" : "short",
                 "fixes_per_s": Int(Double(fixes.count) / seconds), "events": events,
@@ -290,7 +290,7 @@ for n in fenceCounts {
             plot.add("\(label), \(threads)t: events", fences: n, perSecond: Double(fixes.count) / seconds)
             if editCount > 0 {
                 let line = EditBench.run(engine: &engine, edits: editCount, seed: seed &+ 3000, threads: threads)
-                    .merging(["fences": n, "vertices": vertices, "circle_share": circles, "target_hits": hits, "threads": threads,
+                    .merging(["fences": n, "vertices": corridorLength > 0 ? 4 : vertices, "circle_share": circles, "target_hits": hits, "threads": threads,
                               "devices": engine.deviceCount, "release": Measure.isReleaseBuild, "seed": seed]) { a, _ in a }
                 let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
