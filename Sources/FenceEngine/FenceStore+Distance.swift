@@ -48,15 +48,51 @@ extension FenceStore {
         scratch.candidates.removeAll(keepingCapacity: true)
         tree.query(Self.box(around: p, metres: margin), into: &scratch.candidates)
         var unit: (Double, Double, Double)?
+        var surface: PolygonDistance.SurfacePoint?
         var seen = Set<Int32>()
         for item in scratch.candidates {
             let slot = item >> 1
             if slotBoxCount[Int(slot)] > 1 && !seen.insert(slot).inserted { continue }
             if expiring && slotExpires[Int(slot)] <= time { continue }
             let covered = covers(slot: slot, p, unit: &unit, scratch: &scratch)
-            let far = boundaryDistance(slot: Int(slot), p) >= margin
+            let far: Bool
+            let hot = slotHot[Int(slot)]
+            if HotWord.kind(hot) == FlatGeometry.Kind.circle.rawValue {
+                if surface == nil { surface = PolygonDistance.SurfacePoint(p) }
+                let record = geometry.base + HotWord.start(hot)
+                far = Self.circleBoundaryIsFar(
+                    centre: LonLat(lon: record[0], lat: record[1]), radius: record[2], p, surface: surface!, margin: margin)
+            } else {
+                far = boundaryDistance(slot: Int(slot), p) >= margin
+            }
             let cls: NearFence.Class = covered ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand)
             out.append(NearFence(key: slotKey[Int(slot)], slot: slot, cls: cls))
         }
+    }
+
+    /// Whether `p` is `margin` metres or more from the boundary of a circle:
+    /// |geodesic(centre, p) - radius| >= margin, as `boundaryDistance` measures it, but
+    /// decided without the geodesic when two cheap bounds on it settle it: below, the chord
+    /// through the Earth between the two points of the ellipsoid (`SurfacePoint`; no curve is
+    /// shorter); above, the way straight in longitude and latitude the short way round
+    /// (`PolygonDistance.pathLength`; the geodesic is the shortest way). Each within about 1%
+    /// up to hundreds of km, so only a position within about 1% of the distance of `radius +-
+    /// margin` is measured (a 1 mm slack covers the bounds' rounding: the answer is the
+    /// geodesic's). A performance audit measured 340 ns a pair measuring every one (16 µs a
+    /// fix under 50 nested circles with `--margin`).
+    /// - Complexity: O(1): one square root and one cosine, and the centre's sine and cosines
+    ///   for the chord; the geodesic only near the two circles.
+    static func circleBoundaryIsFar(
+        centre c: LonLat, radius r: Double, _ p: LonLat, surface: PolygonDistance.SurfacePoint, margin: Double
+    ) -> Bool {
+        let slack = 0.001
+        let lower = surface.chord(to: PolygonDistance.SurfacePoint(c))
+        if lower >= r + margin + slack { return true }
+        var dLon = abs(p.lon - c.lon).truncatingRemainder(dividingBy: 360)
+        if dLon > 180 { dLon = 360 - dLon }
+        let upper = PolygonDistance.pathLength(dLat: p.lat - c.lat, dLon: dLon, between: p.lat, c.lat)
+        if upper <= r - margin - slack { return true }
+        if upper < r + margin - slack && lower > r - margin + slack { return false }
+        return abs(Geodesic.distance(lon1: c.lon, lat1: c.lat, lon2: p.lon, lat2: p.lat) - r) >= margin
     }
 }
