@@ -145,6 +145,15 @@ final class EventOracleTests: XCTestCase {
             if rng.next() % 4 == 0 { f.actions = FenceActions(rawValue: UInt8(rng.next() % 8)) }
             fences.append(f)
         }
+        // Long thin corridors, indexed under many boxes (`polygonBoxes`), from a generator of
+        // their own so that the rest of the scenario is as it was.
+        var corridorRNG = TestRandom(mixing: seed ^ 0xC0_44_1D_0E)
+        for i in 0..<8 {
+            let ring = Shapes.corridor(
+                lon: lon0 + corridorRNG.uniform(0, span), lat: lat0 + corridorRNG.uniform(0, span),
+                length: corridorRNG.uniform(0.1, 0.4), width: corridorRNG.uniform(0.0005, 0.003), angle: corridorRNG.uniform(0, .pi))
+            fences.append(.polygon(id: "r\(i)", exterior: ring))
+        }
         var settings = EventSettings()
         settings.dwell = Double(int(&rng, 30...300))
         settings.initialEvents = rng.next() % 2 == 0
@@ -251,6 +260,7 @@ final class EventOracleTests: XCTestCase {
 
     func testEventsMatchOracle() {
         var totals = [FenceEventKind: Int](), initials = 0, pendingExits = 0, late = 0, duplicates = 0, rejected = 0
+        var corridorEvents = 0
         for seed in UInt64(1)...24 {
             let s = Self.makeScenario(seed: seed)
             var engine = Self.makeEngine(s)
@@ -272,6 +282,7 @@ final class EventOracleTests: XCTestCase {
                 for e in expected.events {
                     totals[e.kind, default: 0] += 1
                     if e.initial { initials += 1 }
+                    if e.fence.hasPrefix("r") { corridorEvents += 1 }
                 }
             }
             pendingExits += oracle.visits.values.reduce(0) { $0 + $1.values.filter { $0.pendingSince != nil }.count }
@@ -290,6 +301,7 @@ final class EventOracleTests: XCTestCase {
         XCTAssertGreaterThan(late, 10)
         XCTAssertGreaterThan(duplicates, 10)
         XCTAssertGreaterThan(rejected, 24)
+        XCTAssertGreaterThan(corridorEvents, 50, "events at corridors (fences under many index boxes)")
     }
 
     func testThreadCountInvariance() {
