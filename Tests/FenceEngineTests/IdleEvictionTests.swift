@@ -43,6 +43,35 @@ final class IdleEvictionTests: XCTestCase {
         XCTAssertEqual(r.events, [])
     }
 
+    /// Evicted devices are left in their partition (dormant) until they are a quarter of it:
+    /// meanwhile they are absent to every reader, and one that sends again is a new device.
+    func testDormantDevicesAreAbsentAndComeBackAsNew() {
+        var e = engine(idle: 100)
+        let n = 2_000
+        _ = e.evaluate((0..<n).map { Position(device: "d\($0)", time: 0, lon: 0.5, lat: 0.5) })
+        // At 90 and 150 all but the first 100 send again: those 100 are evicted, their exits at 100.
+        _ = e.evaluate((100..<n).map { Position(device: "d\($0)", time: 90, lon: 0.5, lat: 0.5) })
+        let r = e.evaluate((100..<n).map { Position(device: "d\($0)", time: 150, lon: 0.5, lat: 0.5) })
+        XCTAssertEqual(r.events.filter { $0.kind == .exit && $0.reason == .deviceIdle }.count, 100)
+        XCTAssertGreaterThan(e.partitions.reduce(0) { $0 + $1.dormantCount }, 0, "left in place, not dropped")
+        XCTAssertEqual(e.deviceCount, n - 100)
+        XCTAssertEqual(e.snapshot().devices.count, n - 100)
+        XCTAssertFalse(e.snapshot().devices.contains { $0.id == "d7" })
+        XCTAssertEqual(e.status(device: "d7", fence: "sq"), .unknown)
+        XCTAssertEqual(e.fences(insideOf: "d7"), [])
+        // d7 comes back as a first fix, as n0 (never seen) does.
+        let back = e.evaluate([Position(device: "d7", time: 200, lon: 0.5, lat: 0.5), Position(device: "n0", time: 200, lon: 0.5, lat: 0.5)])
+        XCTAssertEqual(summary(back.events), ["200 d7 sq enter initial", "200 n0 sq enter initial"])
+        XCTAssertEqual(back.late, 0)
+        XCTAssertEqual(e.deviceCount, n - 100 + 2)
+        XCTAssertTrue(e.snapshot().devices.contains { $0.id == "d7" })
+        XCTAssertEqual(e.fences(insideOf: "d7"), ["sq"])
+        // Everyone else idle: far more than a quarter of each partition, all dropped.
+        _ = e.evaluate([Position(device: "d7", time: 400, lon: 0.5, lat: 0.5), Position(device: "n0", time: 400, lon: 0.5, lat: 0.5)])
+        XCTAssertEqual(e.deviceCount, 2)
+        XCTAssertEqual(e.partitions.reduce(0) { $0 + $1.dormantCount + $1.states.count }, 2, "dropped, not left dormant")
+    }
+
     /// A gap of exactly the eviction time (whole-second data): the visit ends at the next fix's
     /// own time, and that fix enters again. The exit is written first: by kind alone the
     /// re-enter came first, and a reader replaying the output ended outside (a library audit).

@@ -162,9 +162,57 @@ struct DevicePartition: Sendable {
         }
     }
 
-    /// The device's index, adding it with an empty state when it is new.
+    /// Devices evicted (`EventEngine.evictIdle`) and not yet dropped, one bit each: their
+    /// states are fresh (no fix, no pairs) and their ids still in the table, so that an
+    /// eviction costs O(1) here instead of a rebuild of the partition. Every reader treats one
+    /// as absent: `intern` makes it a new device again, `EventEngine.state(of:)`, `deviceCount`
+    /// and `snapshot` skip it, and `dropDormant` removes them all (`dormantShare`).
+    var dormantBits: ContiguousArray<UInt64> = []
+    var dormantCount = 0
+
+    /// Dormant devices are dropped once they are this share of the partition or more: each
+    /// rebuild follows as many evictions as a quarter of what it copies, O(1) amortised.
+    static let dormantShare = 4
+
+    @inline(__always)
+    func isDormant(_ d: Int) -> Bool {
+        dormantCount > 0 && d >> 6 < dormantBits.count && dormantBits[d >> 6] & (1 << UInt64(d & 63)) != 0
+    }
+
+    /// Marks device `d` evicted: its state becomes a fresh one of the same id.
+    mutating func makeDormant(_ d: Int) {
+        states[d] = DeviceState(id: states[d].id)
+        if d >> 6 >= dormantBits.count { dormantBits.append(contentsOf: repeatElement(0, count: (d >> 6) + 1 - dormantBits.count)) }
+        dormantBits[d >> 6] |= 1 << UInt64(d & 63)
+        dormantCount += 1
+    }
+
+    /// Drops every dormant device, when they are `dormantShare` of the partition or more.
+    /// - Complexity: O(d) for d devices when it drops, O(1) otherwise.
+    mutating func dropDormantIfMany() {
+        guard dormantCount > 0 && dormantCount * Self.dormantShare >= states.count else { return }
+        var kept = DevicePartition()
+        kept.states.reserveCapacity(states.count - dormantCount)
+        for d in states.indices where !isDormant(d) {
+            _ = kept.intern(states[d].id, hash: hashes[d])
+            kept.states[kept.states.count - 1] = states[d]
+        }
+        self = kept
+    }
+
+    /// A found device: a dormant one becomes a new device again (its state is already fresh).
+    @inline(__always)
+    private mutating func revived(_ d: Int32) -> Int32 {
+        if isDormant(Int(d)) {
+            dormantBits[Int(d) >> 6] &= ~(1 << UInt64(Int(d) & 63))
+            dormantCount -= 1
+        }
+        return d
+    }
+
+    /// The device's index, adding it with an empty state when it is new (or dormant).
     mutating func intern(_ id: String, hash: UInt64) -> Int32 {
-        if let d = find(id, hash: hash) { return d }
+        if let d = find(id, hash: hash) { return revived(d) }
         return add(id, hash: hash)
     }
 
@@ -172,7 +220,7 @@ struct DevicePartition: Sendable {
     /// `inlineBytes` of them), adding it with an empty state when it is new: only then is a
     /// `String` made.
     mutating func intern(long id: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32 {
-        if let d = find(long: id, hash: hash) { return d }
+        if let d = find(long: id, hash: hash) { return revived(d) }
         return add(String(decoding: id, as: UTF8.self), hash: hash)
     }
 

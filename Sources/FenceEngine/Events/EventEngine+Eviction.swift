@@ -37,23 +37,21 @@ extension EventEngine {
     }
 
     /// Drops from a partition every device whose last fix is at least `after` seconds before
-    /// `time`, ending its visits first, and rebuilds the partition's id table when any went.
-    /// - Complexity: O(d) for the partition's d devices.
+    /// `time`, ending its visits first. A dropped device is marked dormant (`DevicePartition`:
+    /// its state fresh, as a device never seen) and the partition rebuilt without them only
+    /// once they are a quarter of it: rebuilding whenever one device went cost a churning fleet
+    /// fed in small batches a rebuild of every partition every batch (an audit: 100k devices,
+    /// `--batch 1000`, 5.68 s against 0.95 s without eviction).
+    /// - Complexity: O(d) for the partition's d devices (a scan), plus O(d) amortised over d/4
+    ///   evictions for the rebuild.
     func evictIdle(
         _ partition: inout DevicePartition, asOf time: Double, after: Double, events: inout [FenceEvent], log: inout PairLog
     ) {
-        func idle(_ state: DeviceState) -> Bool { EventEngine.hasPassed(from: state.lastTime, to: time, after) }
-        guard partition.states.contains(where: idle) else { return }
-        var kept = DevicePartition()
-        kept.states.reserveCapacity(partition.states.count)
-        for d in partition.states.indices {
-            if idle(partition.states[d]) {
-                endIdleVisits(state: &partition.states[d], after: after, by: time, events: &events, log: &log)
-            } else {
-                _ = kept.intern(partition.states[d].id, hash: partition.hashes[d])
-                kept.states[kept.states.count - 1] = partition.states[d]
-            }
+        for d in partition.states.indices
+        where !partition.isDormant(d) && EventEngine.hasPassed(from: partition.states[d].lastTime, to: time, after) {
+            endIdleVisits(state: &partition.states[d], after: after, by: time, events: &events, log: &log)
+            partition.makeDormant(d)
         }
-        partition = kept
+        partition.dropDormantIfMany()
     }
 }

@@ -69,7 +69,7 @@ public struct EventEngine: Sendable {
     }
 
     /// Devices with state.
-    public var deviceCount: Int { partitions.reduce(0) { $0 + $1.states.count } }
+    public var deviceCount: Int { partitions.reduce(0) { $0 + $1.states.count - $1.dormantCount } }
 
     @inline(__always)
     static func partition(of device: String) -> Int { partition(hash: stableHash64(device)) }
@@ -80,7 +80,8 @@ public struct EventEngine: Sendable {
     func state(of device: String) -> DeviceState? {
         let h = stableHash64(device)
         let p = Self.partition(hash: h)
-        return partitions[p].find(device, hash: h).map { partitions[p].states[Int($0)] }
+        guard let d = partitions[p].find(device, hash: h), !partitions[p].isDormant(Int(d)) else { return nil }
+        return partitions[p].states[Int(d)]
     }
 
     /// True when `pairCounts` holds what the device states do: a recount, O(devices + pairs).

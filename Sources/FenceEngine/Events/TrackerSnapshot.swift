@@ -67,17 +67,21 @@ extension EventEngine {
         var out: [TrackerSnapshot.Device] = []
         out.reserveCapacity(deviceCount)
         var named = Set<Int32>()  // the fences the pairs name, for their records
-        for state in partitions.flatMap(\.states) {
-            let pairs = state.pairs.compactMap { pair -> TrackerSnapshot.Pair? in
-                guard let slot = store.slot(ofKey: pair.fence) else { return nil }
-                if fenceRecords { named.insert(slot) }
-                return TrackerSnapshot.Pair(
-                    fence: store.slotSettings[Int(slot)].id, stayed: pair.isStayed, exitPending: pair.isExitPending,
-                    enterTime: pair.enterTime, pendingSince: pair.pendingSince, undetermined: pair.isUndetermined)
+        // Dormant devices (evicted, not yet dropped: `DevicePartition`) are not there.
+        for partition in partitions {
+            for d in partition.states.indices where !partition.isDormant(d) {
+                let state = partition.states[d]
+                let pairs = state.pairs.compactMap { pair -> TrackerSnapshot.Pair? in
+                    guard let slot = store.slot(ofKey: pair.fence) else { return nil }
+                    if fenceRecords { named.insert(slot) }
+                    return TrackerSnapshot.Pair(
+                        fence: store.slotSettings[Int(slot)].id, stayed: pair.isStayed, exitPending: pair.isExitPending,
+                        enterTime: pair.enterTime, pendingSince: pair.pendingSince, undetermined: pair.isUndetermined)
+                }
+                out.append(
+                    TrackerSnapshot.Device(
+                        id: state.id, lastTime: state.lastTime, lastLon: state.lastLon, lastLat: state.lastLat, pairs: pairs))
             }
-            out.append(
-                TrackerSnapshot.Device(
-                    id: state.id, lastTime: state.lastTime, lastLon: state.lastLon, lastLat: state.lastLat, pairs: pairs))
         }
         UTF8Order.sort(&out) { $0.id }
         var records = named.map { slot in
