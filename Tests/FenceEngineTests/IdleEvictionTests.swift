@@ -69,7 +69,18 @@ final class IdleEvictionTests: XCTestCase {
         // Everyone else idle: far more than a quarter of each partition, all dropped.
         _ = e.evaluate([Position(device: "d7", time: 400, lon: 0.5, lat: 0.5), Position(device: "n0", time: 400, lon: 0.5, lat: 0.5)])
         XCTAssertEqual(e.deviceCount, 2)
-        XCTAssertEqual(e.partitions.reduce(0) { $0 + $1.dormantCount + $1.states.count }, 2, "dropped, not left dormant")
+        XCTAssertEqual(e.partitions.reduce(0) { $0 + $1.states.count }, 2, "dropped, not left dormant")
+        XCTAssertEqual(e.partitions.reduce(0) { $0 + $1.dormantCount }, 0)
+        // Turning eviction off drops what is dormant at once (nothing would drop it later).
+        var f = engine(idle: 100)
+        _ = f.evaluate((0..<n).map { Position(device: "d\($0)", time: 0, lon: 0.5, lat: 0.5) })
+        _ = f.evaluate((100..<n).map { Position(device: "d\($0)", time: 90, lon: 0.5, lat: 0.5) })
+        _ = f.evaluate((100..<n).map { Position(device: "d\($0)", time: 150, lon: 0.5, lat: 0.5) })
+        XCTAssertGreaterThan(f.partitions.reduce(0) { $0 + $1.dormantCount }, 0)
+        XCTAssertNoThrow(try f.updateSettings { $0.idleEviction = 0 })
+        XCTAssertEqual(f.partitions.reduce(0) { $0 + $1.dormantCount }, 0)
+        XCTAssertEqual(f.partitions.reduce(0) { $0 + $1.states.count }, n - 100)
+        XCTAssertEqual(f.deviceCount, n - 100)
     }
 
     /// A gap of exactly the eviction time (whole-second data): the visit ends at the next fix's

@@ -166,7 +166,7 @@ struct DevicePartition: Sendable {
     /// states are fresh (no fix, no pairs) and their ids still in the table, so that an
     /// eviction costs O(1) here instead of a rebuild of the partition. Every reader treats one
     /// as absent: `intern` makes it a new device again, `EventEngine.state(of:)`, `deviceCount`
-    /// and `snapshot` skip it, and `dropDormant` removes them all (`dormantShare`).
+    /// and `snapshot` skip it, and `dropDormantIfMany` removes them all (`dormantShare`).
     var dormantBits: ContiguousArray<UInt64> = []
     var dormantCount = 0
 
@@ -191,6 +191,13 @@ struct DevicePartition: Sendable {
     /// - Complexity: O(d) for d devices when it drops, O(1) otherwise.
     mutating func dropDormantIfMany() {
         guard dormantCount > 0 && dormantCount * Self.dormantShare >= states.count else { return }
+        dropDormant()
+    }
+
+    /// Drops every dormant device: the partition rebuilt without them.
+    /// - Complexity: O(d) for d devices.
+    mutating func dropDormant() {
+        guard dormantCount > 0 else { return }
         var kept = DevicePartition()
         kept.states.reserveCapacity(states.count - dormantCount)
         for d in states.indices where !isDormant(d) {

@@ -153,7 +153,9 @@ public struct EventEngine: Sendable {
         return UTF8Order.sorted(state.pairs.compactMap { $0.isUndetermined ? nil : store.slot(ofKey: $0.fence).map { store.slotSettings[Int($0)].id } })
     }
 
-    /// Bytes of tracker state: devices, their pairs and the id table (capacity-based).
+    /// Bytes of tracker state: devices, their pairs and the id table (capacity-based),
+    /// devices evicted and not yet dropped included (`DevicePartition`'s dormant ones, which
+    /// `deviceCount` leaves out).
     public var stateFootprint: Int {
         var total = 0
         for p in partitions {
