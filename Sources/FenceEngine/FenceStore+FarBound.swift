@@ -124,12 +124,8 @@ extension FenceStore {
             let record = g.baseAddress! + HotWord.start(hot)
             let n = FlatGeometry.positionCount(of: record)
             let coords = record + 1 + Int(record[0])
-            var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
-            for i in 0..<n {
-                let x = coords[2 * i]
-                let y = coords[2 * i + 1]
-                box = Box(minX: min(box.minX, x), minY: min(box.minY, y), maxX: max(box.maxX, x), maxY: max(box.maxY, y))
-            }
+            var box = Box.empty
+            for i in 0..<n { box.extend(coords[2 * i], coords[2 * i + 1]) }
             return box
         }
     }

@@ -290,16 +290,3 @@ extension FenceValidation {
         return min(max(b1 + t * (b2 - b1), min(b1, b2)), max(b1, b2))
     }
 }
-
-extension Box {
-    /// No box: inverted and infinite, so that the first `extend` makes it that point.
-    fileprivate static let empty = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
-
-    @inline(__always)
-    fileprivate mutating func extend(_ x: Double, _ y: Double) {
-        minX = min(minX, x)
-        maxX = max(maxX, x)
-        minY = min(minY, y)
-        maxY = max(maxY, y)
-    }
-}

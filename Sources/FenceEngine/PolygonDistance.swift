@@ -211,12 +211,8 @@ enum PolygonDistance {
             while i < n - 1 {
                 let count = min(boundsRun, n - 1 - i)
                 let first = v + 2 * i
-                var box = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
-                for k in 0...count {
-                    let x = coords[first + 2 * k]
-                    let y = coords[first + 2 * k + 1]
-                    box = Box(minX: min(box.minX, x), minY: min(box.minY, y), maxX: max(box.maxX, x), maxY: max(box.maxY, y))
-                }
+                var box = Box.empty
+                for k in 0...count { box.extend(coords[first + 2 * k], coords[first + 2 * k + 1]) }
                 let bound = FenceStore.lowerBound(origin, box)
                 heap.push(BoundHeap.Element(bound: bound, ref: Int32(runs.count)))
                 runs.append((first, count))

@@ -60,6 +60,21 @@ public struct Box: Sendable, Hashable, BitwiseCopyable {
     /// - Complexity: O(1).
     @inlinable
     public var area: Double { (maxX - minX) * (maxY - minY) }
+
+    /// No box: inverted and infinite, so that the first `extend` makes it that point (and
+    /// `isOrdered` is false until then).
+    public static let empty = Box(minX: .infinity, minY: .infinity, maxX: -.infinity, maxY: -.infinity)
+
+    /// Grows the box to hold the point: the box of a run of points, from `empty`.
+    ///
+    /// - Complexity: O(1).
+    @inlinable
+    public mutating func extend(_ x: Double, _ y: Double) {
+        minX = Swift.min(minX, x)
+        maxX = Swift.max(maxX, x)
+        minY = Swift.min(minY, y)
+        maxY = Swift.max(maxY, y)
+    }
 }
 
 extension Box {
