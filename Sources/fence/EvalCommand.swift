@@ -30,6 +30,10 @@ enum EvalCommand {
           --batch N             fixes per evaluation batch (default 1000000); each device's fixes
                                 are ordered within a batch, a fix older than the device's last
                                 applied fix is late and dropped
+          --max-matches N       (fix, fence) matches to hold at once (default 16777216, about
+                                280 MB): a batch expected to hold more is evaluated in pieces
+                                in event time, each piece's events written before the next;
+                                the events are the same
           --max-lead SECONDS    refuse fixes dated more than this after the clock when their
                                 batch is read (default: no bound). For a live feed: one fix
                                 from a wrong clock would otherwise stop its device until
@@ -70,7 +74,7 @@ enum EvalCommand {
         let a = try Arguments(
             args,
             valued: Arguments.fenceOptions.union(PositionInput.options).union([
-                "format", "output", "properties", "state", "batch", "max-lead", "max-bad", MaxWait.option, "dwell",
+                "format", "output", "properties", "state", "batch", "max-matches", "max-lead", "max-bad", MaxWait.option, "dwell",
                 "actions", "margin", "exit-delay", "evict-idle", "threads",
             ]), flagNames: ["repair", "no-initial", "cross"])
         if a.flags.contains("help") {
@@ -92,6 +96,7 @@ enum EvalCommand {
         let positionInput = try a.positionInput()
         let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let batchSize = try a.int("batch", default: 1_000_000, range: 1...100_000_000)
+        let matchBudget = try a.int("max-matches", default: EventEngine.defaultMatchBudget, range: 1...Int(Int32.max))
         let maxLead = try a.maxLead(default: nil)
         let maxWait = try a.maxWait(default: nil)
         var settings = try a.engineSettings()
@@ -242,22 +247,30 @@ enum EvalCommand {
                 stoppedForBadInput = true
                 break
             }
-            let removedBefore = engine.latestExpiredRemoval
-            let result = engine.evaluate(batch, threads: threads)
-            // A fence an earlier batch expired and removed was not there for this batch's fixes
-            // from before its expiry: said once, not silently different from one batch.
-            if !warnedAboutExpiry && result.earliest < removedBefore {
-                warnedAboutExpiry = true
-                stderr.write(
-                    "fence eval: warning: batch \(batchNumber) holds fixes from \(ISO8601.format(result.earliest)), before fences that "
-                        + "an earlier batch expired (the latest at \(ISO8601.format(removedBefore))); they no longer "
-                        + "see those fences. The input is out of time order across batches: sort it by time, or raise --batch.\n")
+            // A batch with many matches (overlapping fences) goes in pieces in event time, each
+            // piece's events written before the next is applied: memory follows the piece, and
+            // the events are those of one pass (`EventEngine.pieces`).
+            let pieces = engine.pieces(of: batch, matchBudget: matchBudget).map { $0.map { $0.map { batch[$0] } } } ?? [batch]
+            batch = []
+            for piece in pieces {
+                let removedBefore = engine.latestExpiredRemoval
+                let result = engine.evaluate(piece, threads: threads, matchBudget: .max)
+                // A fence an earlier batch expired and removed was not there for this batch's fixes
+                // from before its expiry: said once, not silently different from one batch.
+                // (Pieces are in time order: a piece never holds fixes before an earlier one's.)
+                if !warnedAboutExpiry && result.earliest < removedBefore {
+                    warnedAboutExpiry = true
+                    stderr.write(
+                        "fence eval: warning: batch \(batchNumber) holds fixes from \(ISO8601.format(result.earliest)), before fences that "
+                            + "an earlier batch expired (the latest at \(ISO8601.format(removedBefore))); they no longer "
+                            + "see those fences. The input is out of time order across batches: sort it by time, or raise --batch.\n")
+                }
+                bad.addRejected(result.rejected.count)
+                late += result.late
+                duplicates += result.duplicates
+                held = FenceEvent.merged(held, result.events)
+                release(upTo: engine.watermark)
             }
-            bad.addRejected(result.rejected.count)
-            late += result.late
-            duplicates += result.duplicates
-            held = FenceEvent.merged(held, result.events)
-            release(upTo: engine.watermark)
             // Out after every batch: the file is opened (emptied) only once the first batch
             // was read, and a run that fails later keeps the events of the batches before.
             out.flush()

@@ -695,18 +695,13 @@ final class EventOracleExtraTests: XCTestCase {
         if rng.next() % 5 == 0 { settings.actions = FenceActions(rawValue: UInt8(1 + rng.next() % 7)) }
         var track: [Position] = []
         for d in 0..<int(&rng, 20...35) {
-            var lon = lon0 + rng.uniform(0, span), lat = lat0 + rng.uniform(0, span)
-            var heading = rng.uniform(0, 2 * .pi)
+            let startLon = lon0 + rng.uniform(0, span), startLat = lat0 + rng.uniform(0, span)
+            var walk = RandomWalk(lon: startLon, lat: startLat, heading: rng.uniform(0, 2 * .pi), lon0: lon0, lat0: lat0, span: span)
             var t = t0 + Double(int(&rng, 0...600))
             for _ in 0..<int(&rng, 40...80) {
                 let accuracy: Double? = hysteresis && rng.next() % 3 == 0 ? rng.uniform(0, 300) : nil
-                track.append(Position(device: "dev\(d)", time: t, lon: lon, lat: lat, accuracy: accuracy))
-                heading += rng.uniform(-0.7, 0.7)
-                let step = rng.uniform(10, 250)
-                lat += step * cos(heading) / 111_320
-                lon += step * sin(heading) / (111_320 * cos(lat * .pi / 180))
-                if lon < lon0 || lon > lon0 + span { lon = min(max(lon, lon0), lon0 + span); heading = -heading }
-                if lat < lat0 || lat > lat0 + span { lat = min(max(lat, lat0), lat0 + span); heading = .pi - heading }
+                track.append(Position(device: "dev\(d)", time: t, lon: walk.lon, lat: walk.lat, accuracy: accuracy))
+                walk.step(&rng, metres: 10...250)
                 t += Double(int(&rng, 1...30)) + 0.25 * Double(rng.next() % 4)
             }
         }

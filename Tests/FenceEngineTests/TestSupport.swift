@@ -11,6 +11,22 @@ extension SplitMix64 {
     init(mixing seed: UInt64) { self.init(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1) }
 }
 
+/// A test fleet's random walk inside a square of `span` degrees from (lon0, lat0): each step
+/// turns by up to 0.7 radians, goes a random number of metres, and bounces off the sides.
+struct RandomWalk {
+    var lon: Double, lat: Double, heading: Double
+    let lon0: Double, lat0: Double, span: Double
+
+    mutating func step(_ rng: inout TestRandom, metres: ClosedRange<Double>) {
+        heading += rng.uniform(-0.7, 0.7)
+        let step = rng.uniform(metres.lowerBound, metres.upperBound)
+        lat += step * cos(heading) / 111_320
+        lon += step * sin(heading) / (111_320 * cos(lat * .pi / 180))
+        if lon < lon0 || lon > lon0 + span { lon = min(max(lon, lon0), lon0 + span); heading = -heading }
+        if lat < lat0 || lat > lat0 + span { lat = min(max(lat, lat0), lat0 + span); heading = .pi - heading }
+    }
+}
+
 /// Random shapes for oracle tests.
 enum Shapes {
     /// A closed ring as the flat x, y coordinates the simplicity proofs take.
