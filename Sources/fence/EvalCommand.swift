@@ -32,8 +32,9 @@ enum EvalCommand {
                                 applied fix is late and dropped
           --max-matches N       (fix, fence) matches to hold at once (default 16777216, about
                                 280 MB): a batch expected to hold more is evaluated in pieces
-                                in event time, each piece's events written before the next;
-                                the events are the same
+                                in event time (after the latest fix already applied), each
+                                piece's events written before the next; the events are the
+                                same as in one pass
           --max-lead SECONDS    refuse fixes dated more than this after the clock when their
                                 batch is read (default: no bound). For a live feed: one fix
                                 from a wrong clock would otherwise stop its device until
@@ -250,26 +251,25 @@ enum EvalCommand {
             // A batch with many matches (overlapping fences) goes in pieces in event time, each
             // piece's events written before the next is applied: memory follows the piece, and
             // the events are those of one pass (`EventEngine.pieces`).
-            let pieces = engine.pieces(of: batch, matchBudget: matchBudget).map { $0.map { $0.map { batch[$0] } } } ?? [batch]
-            batch = []
-            for piece in pieces {
-                let removedBefore = engine.latestExpiredRemoval
-                let result = engine.evaluate(piece, threads: threads, matchBudget: .max)
-                // A fence an earlier batch expired and removed was not there for this batch's fixes
-                // from before its expiry: said once, not silently different from one batch.
-                // (Pieces are in time order: a piece never holds fixes before an earlier one's.)
-                if !warnedAboutExpiry && result.earliest < removedBefore {
+            let removedBefore = engine.latestExpiredRemoval
+            var firstPiece = true
+            engine.evaluate(batch, threads: threads, matchBudget: matchBudget) { result in
+                // A fence an earlier batch expired and removed was not there for this batch's
+                // fixes from before its expiry: said once, not silently different from one
+                // batch. (Only the first piece can hold such fixes: the others are later.)
+                if !warnedAboutExpiry && firstPiece && result.earliest < removedBefore {
                     warnedAboutExpiry = true
                     stderr.write(
                         "fence eval: warning: batch \(batchNumber) holds fixes from \(ISO8601.format(result.earliest)), before fences that "
                             + "an earlier batch expired (the latest at \(ISO8601.format(removedBefore))); they no longer "
                             + "see those fences. The input is out of time order across batches: sort it by time, or raise --batch.\n")
                 }
+                firstPiece = false
                 bad.addRejected(result.rejected.count)
                 late += result.late
                 duplicates += result.duplicates
                 held = FenceEvent.merged(held, result.events)
-                release(upTo: engine.watermark)
+                release(upTo: result.watermark)
             }
             // Out after every batch: the file is opened (emptied) only once the first batch
             // was read, and a run that fails later keeps the events of the batches before.

@@ -69,7 +69,9 @@ final class BatchPiecesTests: XCTestCase {
         var batches = [[Position]](repeating: [], count: batchCount)
         for fix in track {
             var b = cuts.filter { fix.time >= $0 }.count
-            if b > 0 && rng.next() % 200 == 0 { b -= 1 }  // early: fine
+            // Early (within a minute of the cut, as a feed's jitter sends them): fine. The
+            // first batch's latest fix is the watermark, and the second is cut only after it.
+            if b > 0 && fix.time < cuts[b - 1] + 60 && rng.next() % 10 == 0 { b -= 1 }
             if b < batchCount - 1 && rng.next() % 200 == 0 { b += 1 }  // late: dropped, in both
             batches[b].append(fix)
             if rng.next() % 40 == 0 {  // a duplicate: same device and time, maybe elsewhere
@@ -170,6 +172,74 @@ final class BatchPiecesTests: XCTestCase {
                 Base.assertSame(events, expected, "seed \(seed) batch \(b)")
             }
         }
+    }
+
+    // MARK: Around the watermark, and eviction's rounding (an independent review's cases)
+
+    static let t0 = 1_700_000_000.0
+
+    static func nestedCircles() -> FenceStore {
+        var store = FenceStore()
+        let results = store.add((0..<3).map { Fence.circle(id: "c\($0)", lon: 13.4, lat: 52.5, radius: 5_000 + Double($0) * 100) }, threads: 1)
+        precondition(results.allSatisfy { $0.error == nil })
+        return store
+    }
+
+    static func fix(_ device: String, _ t: Double) -> Position { Position(device: device, time: t, lon: 13.4, lat: 52.5) }
+
+    /// Two copies of `engine` given `batch`, one in a pass and one in pieces: the same.
+    func assertPiecesMatchOnePass(
+        _ engine: EventEngine, _ batch: [Position], budget: Int, cut: Bool, _ context: String, line: UInt = #line
+    ) {
+        var whole = engine
+        var pieced = engine
+        XCTAssertEqual(pieced.pieces(of: batch, matchBudget: budget) != nil, cut, "\(context): cut or not", line: line)
+        let expected = whole.evaluateWhole(batch, threads: 2)
+        let actual = pieced.evaluate(batch, threads: 2, matchBudget: budget)
+        Base.assertSame(actual.events, expected.events, context, line: line)
+        XCTAssertEqual(actual.late, expected.late, context, line: line)
+        XCTAssertEqual(actual.applied, expected.applied, context, line: line)
+        XCTAssertEqual(pieced.snapshot(), whole.snapshot(), context, line: line)
+        XCTAssertEqual(pieced.latestExpiredRemoval, whole.latestExpiredRemoval, context, line: line)
+    }
+
+    /// A batch from before the watermark is not cut there: a fence added since with an expiry
+    /// the watermark passed, or idle eviction turned on since, would otherwise be judged at
+    /// the first piece's end by the watermark, against fixes of later pieces that one pass
+    /// judges by their own time (the review: later pieces' fixes went late, or lost the fence).
+    /// A batch across the watermark is cut only after it.
+    func testBatchesBeforeTheWatermarkAreNotCutThere() throws {
+        for (label, straddle) in [("before the watermark", false), ("across it", true)] {
+            var engine = try EventEngine(store: Self.nestedCircles(), settings: EventSettings())
+            _ = engine.evaluate([Self.fix("z", Self.t0 + (straddle ? 2_000 : 10_000))], threads: 1)
+            var late = Fence.circle(id: "late", lon: 13.4, lat: 52.5, radius: 1_000)
+            late.expires = Self.t0 + 1_500
+            XCTAssertNil(engine.add([late], threads: 1).results[0].error)
+            // Eviction on from now; the fixes are half a second apart, each device a second apart
+            // between two fixes of its own, and every 100th device sends again 150 s later.
+            _ = try engine.updateSettings { $0.idleEviction = 100 }
+            var batch = (0..<16_384).map { Self.fix("n\($0 / 2)", Self.t0 + Double($0) / 2) }
+            batch += stride(from: 0, to: 8_192, by: 100).map { Self.fix("n\($0)", Self.t0 + Double($0) + 150) }
+            assertPiecesMatchOnePass(engine, batch, budget: 8_192, cut: straddle, label)
+        }
+    }
+
+    /// At a piece's end only devices idle by the exact sum of last fix and eviction time are
+    /// evicted, so no idle exit is timed at a piece's end where one pass times it at the sum
+    /// (the review: a device idle within `hasPassed`'s rounding of a piece's end went out at
+    /// that end, in another written millisecond and before another device's enter).
+    func testIdleExitsAtAPiecesEndKeepTheirTime() throws {
+        var settings = EventSettings()
+        settings.idleEviction = 100
+        let engine = try EventEngine(store: Self.nestedCircles(), settings: settings)
+        let last = Self.t0 + 0.000_500_2
+        let beforeSum = last + 100 - 0.000_000_5  // within `hasPassed`'s slack of the sum
+        let next = last + 100 + 0.000_3
+        var batch = [Self.fix("d", last), Self.fix("y", beforeSum), Self.fix("d", next)]
+        batch += (0..<4_096).map { Self.fix("a\($0)", Self.t0 + 50) }
+        batch += (0..<4_096).map { Self.fix("b\($0)", next + 0.000_2) }
+        XCTAssertTrue(EventEngine.hasPassed(from: last, to: beforeSum, 100), "the case needs the slack")
+        assertPiecesMatchOnePass(engine, batch, budget: 8_192, cut: true, "rounding edge")
     }
 
     /// How a batch is cut: every fix once, input order within a piece, whole written

@@ -18,7 +18,11 @@ extension EventEngine {
     ///   expired fences; batches before it skip it), and O(devices) with `idleEviction`.
     ///   Memory: about 16.5 bytes a (fix, fence) match and 90-200 bytes an event, all held
     ///   until the batch is done (`evaluate` cuts a batch with many matches into pieces first).
-    mutating func evaluateWhole(_ fixes: [Position], threads: Int) -> EvaluationResult {
+    /// - Parameter lastPiece: false for a piece of a batch that more pieces follow (`pieces`):
+    ///   its end then evicts only devices idle by the exact sum of last fix and eviction time,
+    ///   not by `hasPassed`'s rounding slack, which would time their exits at the piece's end
+    ///   where one pass times them at the sum (an independent review found it).
+    mutating func evaluateWhole(_ fixes: [Position], threads: Int, lastPiece: Bool = true) -> EvaluationResult {
         let m = fixes.count
         var clock = PhaseTimer("evaluate \(m) fixes")
         let hysteresis = settings.hysteresisMargin > 0
@@ -163,7 +167,7 @@ extension EventEngine {
                             engine.applyPartition(
                                 &parts[p], range: partitionStart[p]..<partitionStart[p + 1], longIDsAt: partitionByteStart[p],
                                 batch: batch, coverage: coverage,
-                                batchEnd: batchEnd, expiring: expiring, scratch: &scratch, events: &events, tally: &tally,
+                                batchEnd: batchEnd, lastPiece: lastPiece, expiring: expiring, scratch: &scratch, events: &events, tally: &tally,
                                 log: &logs[p])
                             out[p] = Self.sorted(consume events)
                             counts[p] = tally
@@ -183,6 +187,7 @@ extension EventEngine {
         }
         if expiring { latestExpiredRemoval = max(latestExpiredRemoval, store.removeExpiredFences(asOf: batchEnd).latest) }
         watermark = batchEnd
+        result.watermark = batchEnd
         if settings.idleEviction > 0 { evictionHorizon = batchEnd }
         result.events = Self.mergeSorted(&partitionEvents, threads: threads)
         assert(pairCountsCheck, "pair counts differ from the device states after a batch")
@@ -199,7 +204,7 @@ extension EventEngine {
     /// made and dropped go to `log`.
     func applyPartition(
         _ partition: inout DevicePartition, range: Range<Int>, longIDsAt: Int, batch: PartitionedFixes, coverage: Coverage?,
-        batchEnd: Double, expiring: Bool, scratch: inout ApplyScratch, events: inout [FenceEvent],
+        batchEnd: Double, lastPiece: Bool, expiring: Bool, scratch: inout ApplyScratch, events: inout [FenceEvent],
         tally: inout (late: Int, duplicates: Int, applied: Int), log: inout PairLog
     ) {
         let times = batch.times
@@ -322,7 +327,9 @@ extension EventEngine {
         }
         // Devices idle as of the batch's end go first: each one's visits end at its own idle
         // time (fences that expired before it, at their expiry), not at expiries after it.
-        if evictAfter > 0 { evictIdle(&partition, asOf: batchEnd, after: evictAfter, events: &events, log: &log) }
+        if evictAfter > 0 {
+            evictIdle(&partition, asOf: batchEnd, after: evictAfter, exactly: !lastPiece, events: &events, log: &log)
+        }
         if expiring {
             for d in partition.states.indices where !partition.states[d].pairs.isEmpty {
                 expirePairs(upTo: batchEnd, state: &partition.states[d], events: &events, log: &log)

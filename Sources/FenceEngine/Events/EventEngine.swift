@@ -15,6 +15,10 @@ public struct EvaluationResult: Sendable {
     /// The earliest time among the fixes not rejected (+infinity when none), late and
     /// duplicate ones included.
     public var earliest: Double = .infinity
+    /// The engine's watermark once these fixes were applied (`EventEngine.watermark`): no
+    /// later event is timed before its written millisecond, so events before it can be written
+    /// (see `evaluate(_:threads:matchBudget:each:)`).
+    public var watermark: Double = -.infinity
 }
 
 /// Per-device fence status and events, server-side for a whole fleet (SPEC "Status and events").
