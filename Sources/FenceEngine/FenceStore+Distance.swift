@@ -49,6 +49,7 @@ extension FenceStore {
         tree.query(Self.box(around: p, metres: margin), into: &scratch.candidates)
         var unit: (Double, Double, Double)?
         var surface: PolygonDistance.SurfacePoint?
+        var scales: (east: Double, north: Double)?
         var seen = Set<Int32>()
         for item in scratch.candidates {
             let slot = item >> 1
@@ -62,6 +63,15 @@ extension FenceStore {
                 let record = geometry.base + HotWord.start(hot)
                 far = Self.circleBoundaryIsFar(
                     centre: LonLat(lon: record[0], lat: record[1]), radius: record[2], p, surface: surface!, margin: margin)
+            } else if HotWord.kind(hot) == FlatGeometry.Kind.polygon.rawValue {
+                // Most positions of a small polygon are decided by the pure cells of its grid
+                // around them (`SmallPolygonGrid.clearance`, a lower bound on the distance
+                // below); the rest are measured (a 1 µm slack covers the bound's rounding).
+                if scales == nil { scales = PolygonDistance.scales(lat: p.lat) }
+                let record = geometry.base + HotWord.start(hot)
+                let enough = margin + 1e-6
+                far = SmallPolygonGrid.clearance(x: p.lon, y: p.lat, record: record, kx: scales!.east, ky: scales!.north, enough: enough)
+                    >= enough || boundaryDistance(slot: Int(slot), p) >= margin
             } else {
                 far = boundaryDistance(slot: Int(slot), p) >= margin
             }

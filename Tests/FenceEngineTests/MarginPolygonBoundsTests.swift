@@ -1,0 +1,120 @@
+@testable import FenceEngine
+import SpatialIndex
+import XCTest
+
+/// `--margin` on small polygons: positions in pure cells of a polygon's grid, far enough from
+/// every mixed cell, are decided without measuring (`SmallPolygonGrid.clearance`). The oracle is
+/// the measured distance (`boundaryDistance`, edge by edge): the bound never exceeds it, and
+/// `classify` decides as the measured rule does.
+final class MarginPolygonBoundsTests: XCTestCase {
+    /// Random small polygons: stars of 5-31 points, some with holes, some MultiPolygons, some
+    /// long and thin, across the antimeridian and near a pole. None above 64 positions, so
+    /// each is stored as a `.polygon` record with a grid.
+    static func fences(seed: UInt64) -> [Fence] {
+        var rng = TestRandom(mixing: seed)
+        var fences: [Fence] = []
+        let places: [(lon: Double, lat: Double)] = [(8.5, 47.4), (179.85, -17), (-179.85, 64), (20, 83), (-70, -54)]
+        for i in 0..<24 {
+            let place = places[i % places.count]
+            let lon = place.lon + rng.uniform(-0.02, 0.02)
+            let lat = place.lat + rng.uniform(-0.02, 0.02)
+            let radius = rng.uniform(0.001, 0.05)
+            switch rng.next() % 4 {
+            case 0:
+                fences.append(Fence(id: "h\(i)", shape: .polygons([Shapes.polygonWithHoles(&rng, lon: lon, lat: lat, radius: radius)])))
+            case 1:
+                let parts = (0..<2).map { k in
+                    Polygon(exterior: Shapes.star(&rng, lon: lon + (lon > 0 ? -1 : 1) * Double(k) * 2.5 * radius, lat: lat, radius: radius, vertices: 6 + Int(rng.next() % 10)))
+                }
+                fences.append(Fence(id: "m\(i)", shape: .polygons(parts)))
+            case 2:
+                fences.append(
+                    .polygon(
+                        id: "r\(i)",
+                        exterior: Shapes.corridor(lon: lon, lat: lat, length: radius * 2, width: radius / 20, angle: rng.uniform(0, .pi))))
+            default:
+                fences.append(.polygon(id: "s\(i)", exterior: Shapes.star(&rng, lon: lon, lat: lat, radius: radius, vertices: 5 + Int(rng.next() % 27))))
+            }
+        }
+        return fences
+    }
+
+    /// A position near fence `f`: in or around its box, on or beside a vertex, or across the
+    /// antimeridian from it.
+    static func position(near f: Fence, _ rng: inout TestRandom) -> LonLat {
+        guard case .polygons(let parts) = f.shape else { fatalError() }
+        let points = parts.flatMap { $0.exterior + $0.holes.flatMap { $0 } }
+        var box = Box.empty
+        for q in points { box.extend(q.lon, q.lat) }
+        switch rng.next() % 5 {
+        case 0, 1, 2:
+            let w = box.maxX - box.minX, h = box.maxY - box.minY
+            var lon = rng.uniform(box.minX - 0.1 * w, box.maxX + 0.1 * w)
+            if lon > 180 { lon -= 360 }
+            if lon < -180 { lon += 360 }
+            return LonLat(lon: lon, lat: min(90, max(-90, rng.uniform(box.minY - 0.1 * h, box.maxY + 0.1 * h))))
+        case 3:
+            let v = points[Int(rng.next() % UInt64(points.count))]
+            let d = [0, 1e-9, 1e-6, 1e-4][Int(rng.next() % 4)]
+            return LonLat(lon: min(180, max(-180, v.lon + rng.uniform(-d, d))), lat: min(90, max(-90, v.lat + rng.uniform(-d, d))))
+        default:
+            let v = points[Int(rng.next() % UInt64(points.count))]
+            return LonLat(lon: v.lon > 0 ? -180 + (180 - v.lon) * rng.uniform(0, 2) : 180 - (v.lon + 180) * rng.uniform(0, 2), lat: v.lat)
+        }
+    }
+
+    func testClearanceIsALowerBoundOfTheMeasuredDistance() {
+        var bounded = 0, total = 0
+        for seed in UInt64(1)...30 {
+            var store = FenceStore()
+            let fences = Self.fences(seed: seed)
+            let results = store.add(fences, threads: 1)
+            XCTAssertTrue(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
+            var rng = TestRandom(mixing: seed ^ 0xB0_0D)
+            for fence in fences {
+                let slot = Int(store.handle(id: fence.id)!.rawValue)
+                XCTAssertEqual(store.kind(slot), .polygon, fence.id)
+                let record = store.geometry.base + HotWord.start(store.slotHot[slot])
+                for _ in 0..<300 {
+                    let p = Self.position(near: fence, &rng)
+                    let (kx, ky) = PolygonDistance.scales(lat: p.lat)
+                    let bound = SmallPolygonGrid.clearance(x: p.lon, y: p.lat, record: record, kx: kx, ky: ky, enough: .infinity)
+                    let measured = store.boundaryDistance(slot: slot, p)
+                    XCTAssertLessThanOrEqual(bound, measured * (1 + 1e-12) + 1e-9, "\(fence.id) at \(p)")
+                    total += 1
+                    if bound > 0 { bounded += 1 }
+                }
+            }
+        }
+        XCTAssertGreaterThan(bounded, total / 4, "positions with a bound: \(bounded) of \(total)")
+    }
+
+    /// `classify` with a margin gives each polygon the class the measured distance gives.
+    func testClassifyDecidesAsTheMeasuredDistance() {
+        var decided = [NearFence.Class: Int]()
+        for seed in UInt64(31)...50 {
+            var store = FenceStore()
+            let fences = Self.fences(seed: seed)
+            store.add(fences, threads: 1)
+            var rng = TestRandom(mixing: seed)
+            for _ in 0..<2_000 {
+                let p = Self.position(near: fences[Int(rng.next() % UInt64(fences.count))], &rng)
+                let margin = [0.5, 5, 25, 150, 2_000][Int(rng.next() % 5)]
+                var scratch = ContainmentScratch()
+                var out: [NearFence] = []
+                store.classify(p, margin: margin, time: 0, expiring: false, scratch: &scratch, into: &out)
+                let covering = Set(store.fences(covering: p).map(\.rawValue))
+                for near in out {
+                    let far = store.boundaryDistance(slot: Int(near.slot), p) >= margin
+                    let inside = covering.contains(near.slot)
+                    let want: NearFence.Class = inside ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand)
+                    XCTAssertEqual(near.cls, want, "seed \(seed), \(store.id(of: FenceHandle(rawValue: near.slot))) at \(p), margin \(margin)")
+                    decided[want, default: 0] += 1
+                }
+            }
+        }
+        for cls in [NearFence.Class.farOutside, .outsideBand, .insideBand, .deepInside] {
+            XCTAssertGreaterThan(decided[cls] ?? 0, 100, "\(cls)")
+        }
+    }
+}
