@@ -27,6 +27,8 @@ extension FenceStore {
     ///   the edges near the nearest.
     /// - Parameter cutoff: with `exact`, a distance already found: a polygon that cannot come
     ///   nearer is not measured on the ellipsoid, and a value beyond `cutoff` is returned.
+    ///   Without: the distance when it is below `cutoff`, else a value at or above it (a
+    ///   large polygon's edge tree then opens no box beyond it).
     func boundaryDistance(slot: Int, _ p: LonLat, exact: Bool = false, cutoff: Double = .infinity) -> Double {
         let hot = slotHot[slot]
         return geometry.withUnsafeBufferPointer { g -> Double in
@@ -73,7 +75,8 @@ extension FenceStore {
                 far = SmallPolygonGrid.clearance(x: p.lon, y: p.lat, record: record, kx: scales!.east, ky: scales!.north, enough: enough)
                     >= enough || boundaryDistance(slot: Int(slot), p) >= margin
             } else {
-                far = boundaryDistance(slot: Int(slot), p) >= margin
+                // A large polygon's edge tree opens only boxes nearer than the margin.
+                far = boundaryDistance(slot: Int(slot), p, cutoff: margin) >= margin
             }
             let cls: NearFence.Class = covered ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand)
             out.append(NearFence(key: slotKey[Int(slot)], slot: slot, cls: cls))

@@ -50,7 +50,10 @@ enum PolygonDistance {
     /// - Parameters:
     ///   - cutoff: with `exact`, a distance already found (another fence's): a polygon whose
     ///     screened distance, allowing for the projection's error, is beyond it is not
-    ///     measured, and a value beyond `cutoff` is returned.
+    ///     measured, and a value beyond `cutoff` is returned. Without `exact`, with a tree:
+    ///     the screened distance when it is below `cutoff`, else a value at or above it (boxes
+    ///     beyond it are left shut: a fix deep inside a large polygon opens none with a
+    ///     hysteresis margin as the cutoff).
     ///   - tree: the record's `EdgeTree`, for an indexed polygon: edges are then visited
     ///     best-first by their boxes' projected distance, and a box that cannot hold an edge
     ///     that counts is not opened.
@@ -114,7 +117,7 @@ enum PolygonDistance {
             var heap = BoundHeap()
             tree.forEachTop { heap.push(BoundHeap.Element(bound: boxBound(tree.box($0), p, kx: kx, ky: ky), ref: Int32($0))) }
             while let top = heap.popMin() {
-                let limit = exact ? min(reach(reach(best)), reach(cutoff)) : best.squareRoot()
+                let limit = exact ? min(reach(reach(best)), reach(cutoff)) : min(best.squareRoot(), cutoff)
                 // Far (every edge beyond `farDistance`) is all the measuring below needs to
                 // know: it then bounds edges on the ellipsoid.
                 if top.bound > limit || (exact && top.bound > farDistance && best > farDistance) {
@@ -143,7 +146,7 @@ enum PolygonDistance {
                 for part in AntimeridianSeam.boundaryParts(of: e, cover) { take(part) }
             }
         }
-        guard exact else { return best.squareRoot() }
+        guard exact else { return min(best.squareRoot(), unopened) }
         // Not the nearest fence, whatever the edges measure (no edge is nearer than the
         // nearest screened, nor than a box left shut).
         let screened = min(best, unopened)

@@ -89,6 +89,54 @@ final class MarginPolygonBoundsTests: XCTestCase {
         XCTAssertGreaterThan(bounded, total / 4, "positions with a bound: \(bounded) of \(total)")
     }
 
+    /// Large polygons (an edge tree each): with a margin as the cutoff, the walk opens only
+    /// boxes nearer than it, and the answer is the distance below it or some value at or above
+    /// it; `classify` decides as the full measure does.
+    func testLargePolygonsMeasuredUpToTheMargin() {
+        var beyond = 0, below = 0
+        for seed in UInt64(61)...66 {
+            var rng = TestRandom(mixing: seed)
+            var fences: [Fence] = []
+            for (i, place) in [(8.5, 47.4), (179.8, -17), (-70, -54), (20, 83)].enumerated() {
+                let holes = [Shapes.star(&rng, lon: place.0 + 0.01, lat: place.1, radius: 0.004, vertices: 80).reversed() as [LonLat]]
+                fences.append(
+                    .polygon(
+                        id: "big\(i)", exterior: Shapes.star(&rng, lon: place.0, lat: place.1, radius: 0.1, vertices: 100 + Int(rng.next() % 1_900)),
+                        holes: seed % 2 == 0 ? holes : []))
+            }
+            var store = FenceStore()
+            let results = store.add(fences, threads: 1)
+            XCTAssertTrue(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
+            for _ in 0..<1_500 {
+                let fence = fences[Int(rng.next() % UInt64(fences.count))]
+                let slot = Int(store.handle(id: fence.id)!.rawValue)
+                XCTAssertEqual(store.kind(slot), .indexedPolygon)
+                let p = Self.position(near: fence, &rng)
+                let margin = [0.5, 5, 25, 150, 2_000][Int(rng.next() % 5)]
+                let measured = store.boundaryDistance(slot: slot, p)
+                let cut = store.boundaryDistance(slot: slot, p, cutoff: margin)
+                if measured < margin {
+                    XCTAssertEqual(cut, measured, "\(fence.id) at \(p), margin \(margin)")
+                    below += 1
+                } else {
+                    XCTAssertGreaterThanOrEqual(cut, margin, "\(fence.id) at \(p), margin \(margin)")
+                    beyond += 1
+                }
+                var scratch = ContainmentScratch()
+                var out: [NearFence] = []
+                store.classify(p, margin: margin, time: 0, expiring: false, scratch: &scratch, into: &out)
+                let covering = Set(store.fences(covering: p).map(\.rawValue))
+                for near in out {
+                    let far = store.boundaryDistance(slot: Int(near.slot), p) >= margin
+                    let inside = covering.contains(near.slot)
+                    XCTAssertEqual(near.cls, inside ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand), "\(p)")
+                }
+            }
+        }
+        XCTAssertGreaterThan(below, 300)
+        XCTAssertGreaterThan(beyond, 3_000)
+    }
+
     /// `classify` with a margin gives each polygon the class the measured distance gives.
     func testClassifyDecidesAsTheMeasuredDistance() {
         var decided = [NearFence.Class: Int]()
