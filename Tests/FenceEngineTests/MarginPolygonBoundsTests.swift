@@ -89,6 +89,25 @@ final class MarginPolygonBoundsTests: XCTestCase {
         XCTAssertGreaterThan(bounded, total / 4, "positions with a bound: \(bounded) of \(total)")
     }
 
+    /// `classify`'s classes at `p`, each checked against the measured rule: covered or not
+    /// (`fences(covering:)`), and the measured distance to the boundary against the margin.
+    static func assertClassifiedAsMeasured(
+        _ store: FenceStore, _ p: LonLat, margin: Double, _ context: String, line: UInt = #line
+    ) -> [NearFence.Class] {
+        var scratch = ContainmentScratch()
+        var out: [NearFence] = []
+        store.classify(p, margin: margin, time: 0, expiring: false, scratch: &scratch, into: &out)
+        let covering = Set(store.fences(covering: p).map(\.rawValue))
+        return out.map { near in
+            let far = store.boundaryDistance(slot: Int(near.slot), p) >= margin
+            let inside = covering.contains(near.slot)
+            let want: NearFence.Class = inside ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand)
+            XCTAssertEqual(
+                near.cls, want, "\(context), \(store.id(of: FenceHandle(rawValue: near.slot))) at \(p), margin \(margin)", line: line)
+            return want
+        }
+    }
+
     /// Large polygons (an edge tree each): with a margin as the cutoff, the walk opens only
     /// boxes nearer than it, and the answer is the distance below it or some value at or above
     /// it; `classify` decides as the full measure does.
@@ -122,15 +141,7 @@ final class MarginPolygonBoundsTests: XCTestCase {
                     XCTAssertGreaterThanOrEqual(cut, margin, "\(fence.id) at \(p), margin \(margin)")
                     beyond += 1
                 }
-                var scratch = ContainmentScratch()
-                var out: [NearFence] = []
-                store.classify(p, margin: margin, time: 0, expiring: false, scratch: &scratch, into: &out)
-                let covering = Set(store.fences(covering: p).map(\.rawValue))
-                for near in out {
-                    let far = store.boundaryDistance(slot: Int(near.slot), p) >= margin
-                    let inside = covering.contains(near.slot)
-                    XCTAssertEqual(near.cls, inside ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand), "\(p)")
-                }
+                _ = Self.assertClassifiedAsMeasured(store, p, margin: margin, "seed \(seed)")
             }
         }
         XCTAssertGreaterThan(below, 300)
@@ -148,17 +159,7 @@ final class MarginPolygonBoundsTests: XCTestCase {
             for _ in 0..<2_000 {
                 let p = Self.position(near: fences[Int(rng.next() % UInt64(fences.count))], &rng)
                 let margin = [0.5, 5, 25, 150, 2_000][Int(rng.next() % 5)]
-                var scratch = ContainmentScratch()
-                var out: [NearFence] = []
-                store.classify(p, margin: margin, time: 0, expiring: false, scratch: &scratch, into: &out)
-                let covering = Set(store.fences(covering: p).map(\.rawValue))
-                for near in out {
-                    let far = store.boundaryDistance(slot: Int(near.slot), p) >= margin
-                    let inside = covering.contains(near.slot)
-                    let want: NearFence.Class = inside ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand)
-                    XCTAssertEqual(near.cls, want, "seed \(seed), \(store.id(of: FenceHandle(rawValue: near.slot))) at \(p), margin \(margin)")
-                    decided[want, default: 0] += 1
-                }
+                for cls in Self.assertClassifiedAsMeasured(store, p, margin: margin, "seed \(seed)") { decided[cls, default: 0] += 1 }
             }
         }
         for cls in [NearFence.Class.farOutside, .outsideBand, .insideBand, .deepInside] {
