@@ -297,7 +297,12 @@ enum SmallPolygonGrid {
                 for cy in band(lowY - 2 * margin)...band(highY + 2 * margin) {
                     var x0 = min(ux1, ux2)
                     var x1 = max(ux1, ux2)
-                    if highY > lowY && slope.isFinite {
+                    // An edge on the antimeridian is measured as the parts of it nothing covers
+                    // from the other side, placed at its first end's longitude
+                    // (`AntimeridianSeam.boundaryParts`): up to the range tolerance off a slanted
+                    // edge, so it is filed over its whole width in every row (an independent
+                    // review found a 1e-8-degree polygon's pure cell holding such a part).
+                    if highY > lowY && slope.isFinite && !AntimeridianSeam.isOnLine(coords[2 * e], coords[2 * e + 2]) {
                         let b0 = max(lowY, Double(cy) - margin)
                         let b1 = min(highY, Double(cy + 1) + margin)
                         let xa = ux1 + (b0 - uy1) * slope

@@ -148,6 +148,27 @@ final class MarginPolygonBoundsTests: XCTestCase {
         XCTAssertGreaterThan(beyond, 3_000)
     }
 
+    /// A polygon 1e-8 degrees across with a slanted edge on the antimeridian (within the range
+    /// tolerance of it): the edge is measured as vertical parts at its first end's longitude,
+    /// which the grid must count where it files the edge (the review's case: a bound of 3.4e-5
+    /// m against a measured 6.9e-6 m, and a fix classed deep inside at a 2e-5 m margin).
+    func testASlantedEdgeOnTheAntimeridianKeepsItsCellsMixed() {
+        let w = 1e-8, h = 1e-8
+        func at(_ u: Double, _ v: Double) -> LonLat { LonLat(lon: 180 - w + u * w / 16, lat: 10 + v * h / 8) }
+        let start = LonLat(lon: 180 - FenceValidation.rangeTolerance, lat: 10)
+        var store = FenceStore()
+        let results = store.add([.polygon(id: "seam", exterior: [start, LonLat(lon: 180, lat: 10 + h / 2), at(8, 8), at(0, 4), start])], threads: 1)
+        XCTAssertTrue(results.allSatisfy { $0.error == nil }, "\(results.compactMap(\.error))")
+        let slot = Int(store.handle(id: "seam")!.rawValue)
+        XCTAssertEqual(store.kind(slot), .polygon)
+        let record = store.geometry.base + HotWord.start(store.slotHot[slot])
+        let p = at(14.5, 3.5)
+        let (kx, ky) = PolygonDistance.scales(lat: p.lat)
+        let bound = SmallPolygonGrid.clearance(x: p.lon, y: p.lat, record: record, kx: kx, ky: ky, enough: .infinity)
+        XCTAssertLessThanOrEqual(bound, store.boundaryDistance(slot: slot, p))
+        XCTAssertFalse(Self.assertClassifiedAsMeasured(store, p, margin: 2e-5, "seam").isEmpty)
+    }
+
     /// `classify` with a margin gives each polygon the class the measured distance gives.
     func testClassifyDecidesAsTheMeasuredDistance() {
         var decided = [NearFence.Class: Int]()
