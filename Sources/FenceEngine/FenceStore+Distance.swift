@@ -60,23 +60,21 @@ extension FenceStore {
             let covered = covers(slot: slot, p, unit: &unit, scratch: &scratch)
             let far: Bool
             let hot = slotHot[Int(slot)]
+            let record = geometry.base + HotWord.start(hot)
             if HotWord.kind(hot) == FlatGeometry.Kind.circle.rawValue {
                 if surface == nil { surface = PolygonDistance.SurfacePoint(p) }
-                let record = geometry.base + HotWord.start(hot)
                 far = Self.circleBoundaryIsFar(
                     centre: LonLat(lon: record[0], lat: record[1]), radius: record[2], p, surface: surface!, margin: margin)
-            } else if HotWord.kind(hot) == FlatGeometry.Kind.polygon.rawValue {
+            } else {
                 // Most positions of a small polygon are decided by the pure cells of its grid
                 // around them (`SmallPolygonGrid.clearance`, a lower bound on the distance
-                // below); the rest are measured (a 1 µm slack covers the bound's rounding).
-                if scales == nil { scales = PolygonDistance.scales(lat: p.lat) }
-                let record = geometry.base + HotWord.start(hot)
+                // below; a 1 µm slack covers the bound's rounding). The rest are measured, a
+                // large polygon's edge tree opening only boxes nearer than the margin.
+                let small = HotWord.kind(hot) == FlatGeometry.Kind.polygon.rawValue
                 let enough = margin + 1e-6
-                far = SmallPolygonGrid.clearance(x: p.lon, y: p.lat, record: record, kx: scales!.east, ky: scales!.north, enough: enough)
-                    >= enough || boundaryDistance(slot: Int(slot), p) >= margin
-            } else {
-                // A large polygon's edge tree opens only boxes nearer than the margin.
-                far = boundaryDistance(slot: Int(slot), p, cutoff: margin) >= margin
+                if small && scales == nil { scales = PolygonDistance.scales(lat: p.lat) }
+                far = (small && SmallPolygonGrid.clearance(x: p.lon, y: p.lat, record: record, kx: scales!.east, ky: scales!.north, enough: enough) >= enough)
+                    || boundaryDistance(slot: Int(slot), p, cutoff: margin) >= margin
             }
             let cls: NearFence.Class = covered ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand)
             out.append(NearFence(key: slotKey[Int(slot)], slot: slot, cls: cls))

@@ -252,19 +252,18 @@ enum EvalCommand {
             // piece's events written before the next is applied: memory follows the piece, and
             // the events are those of one pass (`EventEngine.pieces`).
             let removedBefore = engine.latestExpiredRemoval
-            var firstPiece = true
             engine.evaluate(batch, threads: threads, matchBudget: matchBudget) { result in
                 // A fence an earlier batch expired and removed was not there for this batch's
                 // fixes from before its expiry: said once, not silently different from one
-                // batch. (Only the first piece can hold such fixes: the others are later.)
-                if !warnedAboutExpiry && firstPiece && result.earliest < removedBefore {
+                // batch. (Only the first piece can hold such fixes: the others are after the
+                // watermark, which no removal passed.)
+                if !warnedAboutExpiry && result.earliest < removedBefore {
                     warnedAboutExpiry = true
                     stderr.write(
                         "fence eval: warning: batch \(batchNumber) holds fixes from \(ISO8601.format(result.earliest)), before fences that "
                             + "an earlier batch expired (the latest at \(ISO8601.format(removedBefore))); they no longer "
                             + "see those fences. The input is out of time order across batches: sort it by time, or raise --batch.\n")
                 }
-                firstPiece = false
                 bad.addRejected(result.rejected.count)
                 late += result.late
                 duplicates += result.duplicates

@@ -48,7 +48,7 @@ extension EventEngine {
     /// - Complexity: O(d) for the partition's d devices (a scan), plus O(d) amortised over d/4
     ///   evictions for the rebuild.
     func evictIdle(
-        _ partition: inout DevicePartition, asOf time: Double, after: Double, exactly: Bool = false, events: inout [FenceEvent],
+        _ partition: inout DevicePartition, asOf time: Double, after: Double, exactly: Bool, events: inout [FenceEvent],
         log: inout PairLog
     ) {
         for d in partition.states.indices where !partition.isDormant(d) {

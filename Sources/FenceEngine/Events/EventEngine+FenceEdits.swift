@@ -199,10 +199,6 @@ extension EventEngine {
     public mutating func setActions(_ actions: FenceActions) -> [FenceEvent] {
         let before = settings
         settings.actions = actions
-        if settings.idleEviction == 0 {
-            // No more evictions to make room: devices evicted and not yet dropped go now.
-            for p in partitions.indices { partitions[p].dropDormant() }
-        }
         let store = self.store
         return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }
     }
