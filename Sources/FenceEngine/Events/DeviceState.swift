@@ -170,6 +170,10 @@ struct DevicePartition: Sendable {
     var dormantBits: ContiguousArray<UInt64> = []
     var dormantCount = 0
 
+    /// The devices by last fix time, for idle eviction (`IdleQueue`); empty while eviction
+    /// has not run.
+    var idle = IdleQueue()
+
     /// Dormant devices are dropped once they are this share of the partition or more: each
     /// rebuild follows as many evictions as a quarter of what it copies, O(1) amortised.
     static let dormantShare = 4
@@ -194,7 +198,8 @@ struct DevicePartition: Sendable {
         dropDormant()
     }
 
-    /// Drops every dormant device: the partition rebuilt without them.
+    /// Drops every dormant device: the partition rebuilt without them (and its `idle` queue
+    /// started again, the devices renumbered).
     /// - Complexity: O(d) for d devices.
     mutating func dropDormant() {
         guard dormantCount > 0 else { return }
@@ -213,6 +218,7 @@ struct DevicePartition: Sendable {
         if isDormant(Int(d)) {
             dormantBits[Int(d) >> 6] &= ~(1 << UInt64(Int(d) & 63))
             dormantCount -= 1
+            idle.revive(d)
         }
         return d
     }

@@ -45,18 +45,41 @@ extension EventEngine {
     /// `exactly` (at the end of a piece of a batch, `pieces`): only devices whose last fix plus
     /// `after` is at or before `time`, without `hasPassed`'s rounding slack, so every exit is
     /// timed at that sum, as one pass over the whole batch times it.
-    /// - Complexity: O(d) for the partition's d devices (a scan), plus O(d) amortised over d/4
-    ///   evictions for the rebuild.
+    ///
+    /// The devices that may be idle come from the partition's `IdleQueue`, earliest entry
+    /// first, while an entry's time is within `hasPassed`'s largest slack of idle: an entry's
+    /// time is at most its device's last fix, so every idle device is found. A device that is
+    /// not idle gets a new entry at its last fix, after the walk when it is itself within the
+    /// slack (so the walk ends).
+    /// - Complexity: O((k + j) log d) for the partition's d devices, k of them new since the
+    ///   last call and j read (each device about once an eviction time, however small the
+    ///   batches), plus O(d) amortised over d/4 evictions for the rebuild.
     func evictIdle(
         _ partition: inout DevicePartition, asOf time: Double, after: Double, exactly: Bool, events: inout [FenceEvent],
         log: inout PairLog
     ) {
-        for d in partition.states.indices where !partition.isDormant(d) {
+        partition.idle.catchUp(partition.states)
+        // Every entry `hasPassed` or the exact rule could accept: `hasPassed` is false when
+        // the elapsed time is short of `after` by 2^-14 s or more, and so is the exact rule.
+        func mayBeIdle(_ last: Double) -> Bool { time - last >= after - 0x1p-14 }
+        var nearlyIdle: [Int32] = []
+        while let entry = partition.idle.first, mayBeIdle(entry.time) {
+            partition.idle.removeFirst()
+            let d = Int(entry.device)
+            guard d < partition.states.count && !partition.isDormant(d) else { continue }
             let last = partition.states[d].lastTime
-            guard exactly ? last + after <= time : EventEngine.hasPassed(from: last, to: time, after) else { continue }
+            guard exactly ? last + after <= time : EventEngine.hasPassed(from: last, to: time, after) else {
+                if mayBeIdle(last) {
+                    nearlyIdle.append(entry.device)
+                } else {
+                    partition.idle.push(time: last, device: entry.device)
+                }
+                continue
+            }
             endIdleVisits(state: &partition.states[d], after: after, by: time, events: &events, log: &log)
             partition.makeDormant(d)
         }
+        for d in nearlyIdle { partition.idle.push(time: partition.states[Int(d)].lastTime, device: d) }
         partition.dropDormantIfMany()
     }
 }
