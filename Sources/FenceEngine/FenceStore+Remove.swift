@@ -36,20 +36,33 @@ extension FenceStore {
     /// The ids of fences whose `expires` is at or before `time`, sorted.
     /// - Complexity: O(slots) once some fence may have expired by `time`, O(1) otherwise
     ///   (before the earliest expiry, or with none).
-    public func expired(asOf time: Double) -> [String] { scanExpired(asOf: time).ids }
+    public func expired(asOf time: Double) -> [String] { expiredFences(asOf: time).ids(in: self) }
 
-    /// The expired fences' ids, sorted, and the earliest `expires` of the others (+infinity).
-    private func scanExpired(asOf time: Double) -> (ids: [String], nextEarliest: Double) {
-        guard mayHaveExpired(asOf: time) else { return ([], earliestExpiry) }
+    /// Fences whose `expires` is at or before a time, as found by `expiredFences(asOf:)`, and
+    /// the earliest `expires` of the others (+infinity): valid until the store changes.
+    struct ExpiredFences: Sendable {
+        var slots: [Int32] = []
+        var nextEarliest = Double.infinity
+
+        /// Their keys (`slotKey`), ascending.
+        func keys(in store: FenceStore) -> [Int32] { slots.map { store.slotKey[Int($0)] }.sorted() }
+
+        /// Their ids, sorted.
+        func ids(in store: FenceStore) -> [String] { UTF8Order.sorted(slots.map { store.slotSettings[Int($0)].id }) }
+    }
+
+    /// The live fences whose `expires` is at or before `time`.
+    /// - Complexity: as `expired(asOf:)`.
+    func expiredFences(asOf time: Double) -> ExpiredFences {
+        guard mayHaveExpired(asOf: time) else { return ExpiredFences(nextEarliest: earliestExpiry) }
         Self.expiryScans.add(1, ordering: .relaxed)
-        var ids: [String] = []
-        var next = Double.infinity
+        var found = ExpiredFences()
         for slot in slotHot.indices where HotWord.isLive(slotHot[slot]) {
             let e = slotExpires[slot]
             if e.isNaN { continue }
-            if e <= time { ids.append(slotSettings[slot].id) } else { next = min(next, e) }
+            if e <= time { found.slots.append(Int32(slot)) } else { found.nextEarliest = min(found.nextEarliest, e) }
         }
-        return (UTF8Order.sorted(ids), next)
+        return found
     }
 
     /// Removes fences whose `expires` is at or before `time`.
@@ -63,11 +76,20 @@ extension FenceStore {
     ///   `earliestExpiry` is made exact, so the next scan waits for the next expiry), plus
     ///   the removals; O(1) before.
     mutating func removeExpiredFences(asOf time: Double) -> (ids: [String], latest: Double) {
-        let (ids, next) = scanExpired(asOf: time)
-        earliestExpiry = next
+        remove(expiredFences(asOf: time))
+    }
+
+    /// Removes the fences `expiredFences(asOf:)` found, the store unchanged since.
+    /// - Returns: their ids, sorted, and the latest `expires` among them (-infinity for none).
+    /// - Complexity: O(removals), plus the compaction when due.
+    mutating func remove(_ expired: ExpiredFences) -> (ids: [String], latest: Double) {
+        // In id order, as removal by id went: the order frees slots and keys for later adds.
+        var slots = expired.slots
+        UTF8Order.sort(&slots) { slotSettings[Int($0)].id }
+        let ids = slots.map { slotSettings[Int($0)].id }
+        earliestExpiry = expired.nextEarliest
         var latest = -Double.infinity
-        for id in ids {
-            let slot = slotByID[id]!
+        for slot in slots {
             latest = max(latest, slotExpires[Int(slot)])
             removeSlot(slot)
         }

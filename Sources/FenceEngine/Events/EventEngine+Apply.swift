@@ -37,8 +37,8 @@ extension EventEngine {
     }
 
     /// The common cases of `apply`, decided without building the near list: a device covered
-    /// by at most one fence and inside at most one, with no cross detection and no fence
-    /// expiring (the caller checks those two). Handles staying outside, staying inside one
+    /// by at most one fence and inside at most one, with no cross detection, holding no pair
+    /// of a fence expired by `t` and covered by none (the caller checks those). Handles staying outside, staying inside one
     /// fence (dwell), entering one fence from outside (on a first fix, the initial enter),
     /// and leaving one fence when exits fire at once. Returns false, having changed nothing,
     /// for any other case, which `apply` then takes. A pair made or dropped goes to `log`.

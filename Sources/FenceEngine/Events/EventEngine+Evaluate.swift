@@ -152,6 +152,8 @@ extension EventEngine {
         let engine = self
         // Whether a fence may expire by the batch's end: its per-device pass and the scan.
         let expiring = store.mayHaveExpired(asOf: batchEnd)
+        let expired = expiring ? store.expiredFences(asOf: batchEnd) : nil
+        let ending = expired.map { EndingFences(keys: $0.keys(in: store), counts: trustedPairCounts()) }
         parts.withUnsafeMutableBufferPointer { partBuffer in
             partitionEvents.withUnsafeMutableBufferPointer { eventBuffer in
                 partitionCounts.withUnsafeMutableBufferPointer { countBuffer in
@@ -165,9 +167,9 @@ extension EventEngine {
                             var events: [FenceEvent] = []
                             var tally = (late: 0, duplicates: 0, applied: 0)
                             engine.applyPartition(
-                                &parts[p], range: partitionStart[p]..<partitionStart[p + 1], longIDsAt: partitionByteStart[p],
+                                &parts[p], number: p, range: partitionStart[p]..<partitionStart[p + 1], longIDsAt: partitionByteStart[p],
                                 batch: batch, coverage: coverage,
-                                batchEnd: batchEnd, lastPiece: lastPiece, expiring: expiring, scratch: &scratch, events: &events, tally: &tally,
+                                batchEnd: batchEnd, lastPiece: lastPiece, ending: ending, scratch: &scratch, events: &events, tally: &tally,
                                 log: &logs[p])
                             out[p] = Self.sorted(consume events)
                             counts[p] = tally
@@ -185,7 +187,7 @@ extension EventEngine {
             result.duplicates += c.duplicates
             result.applied += c.applied
         }
-        if expiring { latestExpiredRemoval = max(latestExpiredRemoval, store.removeExpiredFences(asOf: batchEnd).latest) }
+        if let expired { latestExpiredRemoval = max(latestExpiredRemoval, store.remove(expired).latest) }
         watermark = batchEnd
         result.watermark = batchEnd
         if settings.idleEviction > 0 { evictionHorizon = batchEnd }
@@ -198,13 +200,14 @@ extension EventEngine {
 
     /// Applies one partition's fixes: interns its devices, applies each device's fixes in time
     /// order (stable for equal times; input order when the batch is time-ordered per device),
-    /// dropping duplicates and late fixes; then, when fences expire in
-    /// this batch, closes the visits of every device of the partition that they end.
+    /// dropping duplicates and late fixes; then, when fences expire in this batch (`ending`),
+    /// closes the visits of the partition's devices that they end (only devices whose key bits
+    /// meet theirs, and only in a partition that may hold one). `number` is the partition's.
     /// `longIDsAt` is where the partition's first long id is in `batch.longIDBytes`. Pairs
     /// made and dropped go to `log`.
     func applyPartition(
-        _ partition: inout DevicePartition, range: Range<Int>, longIDsAt: Int, batch: PartitionedFixes, coverage: Coverage?,
-        batchEnd: Double, lastPiece: Bool, expiring: Bool, scratch: inout ApplyScratch, events: inout [FenceEvent],
+        _ partition: inout DevicePartition, number: Int, range: Range<Int>, longIDsAt: Int, batch: PartitionedFixes, coverage: Coverage?,
+        batchEnd: Double, lastPiece: Bool, ending: EndingFences?, scratch: inout ApplyScratch, events: inout [FenceEvent],
         tally: inout (late: Int, duplicates: Int, applied: Int), log: inout PairLog
     ) {
         let times = batch.times
@@ -230,8 +233,10 @@ extension EventEngine {
         let coverOffsets = coverage?.offsets ?? []
         let coverHandles = coverage?.handles ?? []
         let coverKeys = coverage?.keys ?? []
-        // Where `applyCommon` may decide a fix.
-        let common = hasCoverage && !expiring && !settings.crossDetection
+        let expiring = ending != nil
+        let endingBits = ending?.bits ?? 0
+        // Where `applyCommon` may decide a fix (with fences expiring, per fix: below).
+        let common = hasCoverage && !settings.crossDetection
         let evictAfter = settings.idleEviction > 0 ? max(settings.idleEviction, settings.exitDelay) : 0
         let evictionHorizon = evictionHorizon
 
@@ -266,8 +271,15 @@ extension EventEngine {
                     let n = coverOffsets[f + 1] - lo
                     let slot = n > 0 ? Int(coverHandles[lo].rawValue) : -1
                     let key = n > 0 ? coverKeys[lo] : -1
-                    if applyCommon(
-                        time: t, point: points[f], covering: n, slot: slot, key: key, state: &states[d], events: &events, log: &log)
+                    // Once a fence may have expired by t: only a device holding no pair of a fence
+                    // the batch ends (so none expired by t), covered by no fence expired by t (for
+                    // two or more, `applyCommon` declines anyway).
+                    let unaffected =
+                        !expiring || !store.mayHaveExpired(asOf: t)
+                        || (!states[d].mayHold(anyOf: endingBits) && (n == 0 || !(store.slotExpires[slot] <= t)))
+                    if unaffected
+                        && applyCommon(
+                            time: t, point: points[f], covering: n, slot: slot, key: key, state: &states[d], events: &events, log: &log)
                     {
                         return
                     }
@@ -288,6 +300,22 @@ extension EventEngine {
                 apply(time: t, point: points[f], near: scratch.near, state: &states[d], scratch: &scratch, events: &events, log: &log)
             }
 
+            // A few fixes among many devices (small batches of a large fleet): sorted by device,
+            // then time, then input order, O(b log b), instead of the arrays below, each as long
+            // as the partition's devices (an audit: 500k devices in batches of 1,000 fixes).
+            if mine.count * 16 < deviceCount {
+                var order = Array(0..<mine.count)
+                order.sort { a, b in
+                    let da = local[a]
+                    let db = local[b]
+                    if da != db { return da < db }
+                    let ta = times[mine.lowerBound + a]
+                    let tb = times[mine.lowerBound + b]
+                    return ta < tb || (ta == tb && a < b)
+                }
+                for k in order { applyFix(mine.lowerBound + k, device: Int(local[k])) }
+                return
+            }
             // A live feed is in time order already: then fixes go in input order, which reads the
             // batch's arrays front to back. Otherwise each device's fixes are grouped and sorted.
             var seen = [Double](repeating: -.infinity, count: deviceCount)
@@ -330,8 +358,8 @@ extension EventEngine {
         if evictAfter > 0 {
             evictIdle(&partition, asOf: batchEnd, after: evictAfter, exactly: !lastPiece, events: &events, log: &log)
         }
-        if expiring {
-            for d in partition.states.indices where !partition.states[d].pairs.isEmpty {
+        if let ending, ending.mayBeHeld(inPartition: number, madeThisBatch: log) {
+            for d in partition.states.indices where partition.states[d].mayHold(anyOf: ending.bits) {
                 expirePairs(upTo: batchEnd, state: &partition.states[d], events: &events, log: &log)
             }
         }
