@@ -279,6 +279,7 @@ extension FenceStore {
         if let e = fence.pointee.expires {
             expiring += 1
             earliestExpiry = min(earliestExpiry, e)
+            queueExpiry(e, key: k)
         }
         if let group = fence.pointee.group {
             let g = internGroup(group)
@@ -381,6 +382,7 @@ extension FenceStore {
             }
         }
         next.tree = RTree(ids: ids, boxes: treeBoxes, shared: sharedIDs)
+        next.rebuildExpiryQueue()
         self = next
     }
 

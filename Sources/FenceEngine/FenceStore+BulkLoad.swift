@@ -231,6 +231,7 @@ extension FenceStore {
             expiring += chunk.expiring
             memoryReturns += chunk.returns
         }
+        if expiring > 0 { rebuildExpiryQueue() }
         // The duplicate check's table becomes the id table: same keys, values now slots.
         var table = firstIndex.mapValues { slotOfInput[Int($0)] }
         for i in refused { table[ExactID(fences[i].id)] = nil }

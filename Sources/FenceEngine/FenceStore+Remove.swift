@@ -34,14 +34,17 @@ extension FenceStore {
     }
 
     /// The ids of fences whose `expires` is at or before `time`, sorted.
-    /// - Complexity: O(slots) once some fence may have expired by `time`, O(1) otherwise
-    ///   (before the earliest expiry, or with none).
+    /// - Complexity: O(k log k) for the k entries of `expiryQueue` at or before `time` (the
+    ///   expired fences, and stale entries not yet dropped) once some fence may have expired
+    ///   by `time`, O(1) otherwise (before the earliest expiry, or with none).
     public func expired(asOf time: Double) -> [String] { expiredFences(asOf: time).ids(in: self) }
 
     /// Fences whose `expires` is at or before a time, as found by `expiredFences(asOf:)`, and
     /// the earliest `expires` of the others (+infinity): valid until the store changes.
     struct ExpiredFences: Sendable {
+        var time = -Double.infinity
         var slots: [Int32] = []
+        /// At or before the earliest `expires` of the others.
         var nextEarliest = Double.infinity
 
         /// Their keys (`slotKey`), ascending.
@@ -54,14 +57,16 @@ extension FenceStore {
     /// The live fences whose `expires` is at or before `time`.
     /// - Complexity: as `expired(asOf:)`.
     func expiredFences(asOf time: Double) -> ExpiredFences {
-        guard mayHaveExpired(asOf: time) else { return ExpiredFences(nextEarliest: earliestExpiry) }
+        guard mayHaveExpired(asOf: time) else { return ExpiredFences(time: time, nextEarliest: earliestExpiry) }
         Self.expiryScans.add(1, ordering: .relaxed)
-        var found = ExpiredFences()
-        for slot in slotHot.indices where HotWord.isLive(slotHot[slot]) {
-            let e = slotExpires[slot]
-            if e.isNaN { continue }
-            if e <= time { found.slots.append(Int32(slot)) } else { found.nextEarliest = min(found.nextEarliest, e) }
+        var found = ExpiredFences(time: time)
+        found.nextEarliest = expiryQueue.forEach(atOrBefore: time) { entry in
+            // A stale entry: its fence is gone, or has another expiry now (its own entry).
+            if let slot = slot(ofKey: entry.id), slotExpires[Int(slot)] == entry.time { found.slots.append(slot) }
         }
+        // A fence replaced with the same expiry has two entries.
+        found.slots.sort()
+        found.slots = found.slots.enumerated().filter { $0.offset == 0 || found.slots[$0.offset - 1] != $0.element }.map(\.element)
         return found
     }
 
@@ -87,6 +92,7 @@ extension FenceStore {
         var slots = expired.slots
         UTF8Order.sort(&slots) { slotSettings[Int($0)].id }
         let ids = slots.map { slotSettings[Int($0)].id }
+        while let first = expiryQueue.first, first.time <= expired.time { expiryQueue.removeFirst() }
         earliestExpiry = expired.nextEarliest
         var latest = -Double.infinity
         for slot in slots {

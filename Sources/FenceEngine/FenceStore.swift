@@ -51,13 +51,44 @@ public struct FenceStore: Sendable {
     var properties: [Int32: [String: String]] = [:]
     var expiring = 0
     /// At or before the earliest `expires` of a live fence (+infinity when none has one): a
-    /// lower bound, exact after each removal of expired fences, lowered by adds, left as it is
-    /// by other removals. Until a batch's time reaches it no fence can have expired, so the
-    /// O(fences) scan for expired ones (`expired(asOf:)`) and the engine's per-device expiry
-    /// pass are skipped: one expiring fence made every batch O(fences) (library audit).
+    /// lower bound, set to the earliest entry of `expiryQueue` at each removal of expired
+    /// fences, lowered by adds, left as it is by other removals. Until a batch's time reaches
+    /// it no fence can have expired, so the search for expired ones (`expired(asOf:)`) and the
+    /// engine's per-device expiry pass are skipped: one expiring fence made every batch
+    /// O(fences) (library audit).
     var earliestExpiry = Double.infinity
-    /// Scans of every slot for expired fences so far, for the tests of what expiry costs.
+    /// (expires, key) of every live fence that has an expiry, earliest first, and stale
+    /// entries of fences removed or replaced since: an entry counts only while its key's fence
+    /// has that `expires` (`expiredFences(asOf:)`). Entries at or before a removal of expired
+    /// fences go then; the queue is rebuilt from the slots when stale entries outnumber the
+    /// live ones (plus 1,024), so it holds at most about twice the expiring fences. Before it,
+    /// finding the expired fences read every slot, at every batch past an expiry (a fleet fed
+    /// in small batches, with fences expiring throughout, paid that every batch).
+    var expiryQueue = TimeHeap()
+    /// Searches for expired fences so far, for the tests of what expiry costs.
     static let expiryScans = Atomic<Int>(0)
+
+    /// Adds a fence's expiry to `expiryQueue`, rebuilding the queue when stale entries
+    /// outnumber the live ones (plus 1,024).
+    /// - Complexity: O(log n), or O(slots) amortised over as many adds.
+    mutating func queueExpiry(_ expires: Double, key: Int32) {
+        if expiryQueue.count > 2 * expiring + 1_024 {
+            rebuildExpiryQueue()
+        } else {
+            expiryQueue.push(time: expires, id: key)
+        }
+    }
+
+    /// Makes `expiryQueue` anew from the live slots (no stale entries).
+    /// - Complexity: O(slots).
+    mutating func rebuildExpiryQueue() {
+        var entries = ContiguousArray<TimeHeap.Entry>()
+        entries.reserveCapacity(expiring)
+        for slot in slotHot.indices where HotWord.isLive(slotHot[slot]) && !slotExpires[slot].isNaN {
+            entries.append(TimeHeap.Entry(time: slotExpires[slot], id: slotKey[slot]))
+        }
+        expiryQueue.rebuild(entries)
+    }
 
     /// Whether a fence may have expired at or before `time` (`earliestExpiry`).
     @inline(__always)

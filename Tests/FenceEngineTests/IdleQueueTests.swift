@@ -22,8 +22,8 @@ final class IdleQueueTests: XCTestCase {
     func assertQueuesHold(_ e: EventEngine, _ context: String, file: StaticString = #filePath, line: UInt = #line) {
         for (p, partition) in e.partitions.enumerated() {
             var entries = [Int](repeating: 0, count: partition.states.count)
-            for entry in partition.idle.heap {
-                let d = Int(entry.device)
+            for entry in partition.idle.heap.entries {
+                let d = Int(entry.id)
                 guard d < partition.states.count else {
                     return XCTFail("\(context): partition \(p) has an entry for device \(d) of \(partition.states.count)", file: file, line: line)
                 }

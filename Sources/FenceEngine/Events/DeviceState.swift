@@ -170,8 +170,8 @@ struct DevicePartition: Sendable {
     var dormantBits: ContiguousArray<UInt64> = []
     var dormantCount = 0
 
-    /// The devices by last fix time, for idle eviction (`IdleQueue`); empty while eviction
-    /// has not run.
+    /// The devices by last fix time, for idle eviction (`IdleQueue`); empty until eviction
+    /// runs, and again once it is turned off (`EventEngine.updateSettings`).
     var idle = IdleQueue()
 
     /// Dormant devices are dropped once they are this share of the partition or more: each

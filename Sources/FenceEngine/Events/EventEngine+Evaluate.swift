@@ -14,8 +14,10 @@ extension EventEngine {
     /// partitions do not depend on the thread count, so neither does the output. Fences whose
     /// `expires` is at or before the batch's latest fix time expire in the batch.
     /// - Complexity: O(m (log n + k·v)) for m fixes, plus O(e log e) for e events, plus
-    ///   O(fences + devices) at a batch whose end passes the earliest `expires` (the scan for
-    ///   expired fences; batches before it skip it), and O(devices) with `idleEviction`.
+    ///   at a batch whose end passes the earliest `expires`, O(k log k) to find the k fences
+    ///   it ends (`FenceStore.expiredFences`) and a pass over the devices of the partitions
+    ///   that may hold them, only those whose key bits meet theirs read (`EndingFences`);
+    ///   with `idleEviction`, O(log d) for each device that may be idle (`IdleQueue`).
     ///   Memory: about 16.5 bytes a (fix, fence) match and 90-200 bytes an event, all held
     ///   until the batch is done (`evaluate` cuts a batch with many matches into pieces first).
     /// - Parameter lastPiece: false for a piece of a batch that more pieces follow (`pieces`):
@@ -149,30 +151,35 @@ extension EventEngine {
         var partitionLogs = [PairLog](repeating: PairLog(), count: Self.partitionCount)
         var parts = [DevicePartition]()
         swap(&parts, &partitions)
-        let engine = self
-        // Whether a fence may expire by the batch's end: its per-device pass and the scan.
-        let expiring = store.mayHaveExpired(asOf: batchEnd)
-        let expired = expiring ? store.expiredFences(asOf: batchEnd) : nil
+        // The workers read a copy of the engine; its scope ends with the apply phase, so the
+        // removal of expired fences below finds the store unshared (alive to the end of the
+        // function, it made that removal copy every array of the store and the id table: 20 ms
+        // a batch at 1M fences).
+        // The fences the batch's end removes, and where the devices they hold may be.
+        let expired = store.mayHaveExpired(asOf: batchEnd) ? store.expiredFences(asOf: batchEnd) : nil
         let ending = expired.map { EndingFences(keys: $0.keys(in: store), counts: trustedPairCounts()) }
-        parts.withUnsafeMutableBufferPointer { partBuffer in
-            partitionEvents.withUnsafeMutableBufferPointer { eventBuffer in
-                partitionCounts.withUnsafeMutableBufferPointer { countBuffer in
-                    partitionLogs.withUnsafeMutableBufferPointer { logBuffer in
-                        nonisolated(unsafe) let parts = partBuffer
-                        nonisolated(unsafe) let out = eventBuffer
-                        nonisolated(unsafe) let counts = countBuffer
-                        nonisolated(unsafe) let logs = logBuffer
-                        Parallel.forEachChunk(count: Self.partitionCount, chunkSize: 1, threads: threads, makeState: ApplyScratch.init) {
-                            scratch, p, _ in
-                            var events: [FenceEvent] = []
-                            var tally = (late: 0, duplicates: 0, applied: 0)
-                            engine.applyPartition(
-                                &parts[p], number: p, range: partitionStart[p]..<partitionStart[p + 1], longIDsAt: partitionByteStart[p],
-                                batch: batch, coverage: coverage,
-                                batchEnd: batchEnd, lastPiece: lastPiece, ending: ending, scratch: &scratch, events: &events, tally: &tally,
-                                log: &logs[p])
-                            out[p] = Self.sorted(consume events)
-                            counts[p] = tally
+        do {
+            let engine = self
+            parts.withUnsafeMutableBufferPointer { partBuffer in
+                partitionEvents.withUnsafeMutableBufferPointer { eventBuffer in
+                    partitionCounts.withUnsafeMutableBufferPointer { countBuffer in
+                        partitionLogs.withUnsafeMutableBufferPointer { logBuffer in
+                            nonisolated(unsafe) let parts = partBuffer
+                            nonisolated(unsafe) let out = eventBuffer
+                            nonisolated(unsafe) let counts = countBuffer
+                            nonisolated(unsafe) let logs = logBuffer
+                            Parallel.forEachChunk(count: Self.partitionCount, chunkSize: 1, threads: threads, makeState: ApplyScratch.init) {
+                                scratch, p, _ in
+                                var events: [FenceEvent] = []
+                                var tally = (late: 0, duplicates: 0, applied: 0)
+                                engine.applyPartition(
+                                    &parts[p], number: p, range: partitionStart[p]..<partitionStart[p + 1], longIDsAt: partitionByteStart[p],
+                                    batch: batch, coverage: coverage,
+                                    batchEnd: batchEnd, lastPiece: lastPiece, ending: ending, scratch: &scratch, events: &events, tally: &tally,
+                                    log: &logs[p])
+                                out[p] = Self.sorted(consume events)
+                                counts[p] = tally
+                            }
                         }
                     }
                 }

@@ -65,14 +65,14 @@ extension EventEngine {
         var nearlyIdle: [Int32] = []
         while let entry = partition.idle.first, mayBeIdle(entry.time) {
             partition.idle.removeFirst()
-            let d = Int(entry.device)
+            let d = Int(entry.id)
             guard d < partition.states.count && !partition.isDormant(d) else { continue }
             let last = partition.states[d].lastTime
             guard exactly ? last + after <= time : EventEngine.hasPassed(from: last, to: time, after) else {
                 if mayBeIdle(last) {
-                    nearlyIdle.append(entry.device)
+                    nearlyIdle.append(entry.id)
                 } else {
-                    partition.idle.push(time: last, device: entry.device)
+                    partition.idle.push(time: last, device: entry.id)
                 }
                 continue
             }

@@ -230,8 +230,12 @@ extension EventEngine {
             throw FenceError(.invalidSetting, reason: problem)
         }
         if settings.idleEviction == 0 {
-            // No more evictions to make room: devices evicted and not yet dropped go now.
-            for p in partitions.indices { partitions[p].dropDormant() }
+            // No more evictions to make room: devices evicted and not yet dropped go now, and
+            // the idle queues (made again, from every device, if eviction comes back).
+            for p in partitions.indices {
+                partitions[p].dropDormant()
+                partitions[p].idle = IdleQueue()
+            }
         }
         let store = self.store
         return retrigger(before: before) { slot in store.slotSettings[slot].actions == 0xFF }

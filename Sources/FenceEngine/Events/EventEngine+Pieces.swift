@@ -91,8 +91,8 @@ extension EventEngine {
     /// those before the next piece is applied, and hold only one piece's events at a time
     /// (`fence eval` does). The events, merged, are those of one pass over the batch.
     /// - Complexity: as one pass (see `evaluateWhole`), plus the estimate (`pieces`), which
-    ///   locates about a thousand fixes when the batch has at least 8,192, plus an idle scan
-    ///   of the devices held at each piece's end with `idleEviction`.
+    ///   locates about a thousand fixes when the batch has at least 8,192, plus an idle
+    ///   eviction at each piece's end with `idleEviction` (`IdleQueue`).
     public mutating func evaluate(
         _ fixes: [Position], threads: Int = FenceStore.defaultThreads, matchBudget: Int = EventEngine.defaultMatchBudget,
         each: (EvaluationResult) throws -> Void

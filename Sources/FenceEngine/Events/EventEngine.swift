@@ -165,6 +165,7 @@ public struct EventEngine: Sendable {
         for p in partitions {
             total += p.states.capacity * MemoryLayout<DeviceState>.stride
             total += p.hashes.capacity * 8 + p.table.capacity * 4 + p.longIDBytes.capacity + p.longIDEnds.capacity * 8
+            total += p.idle.heap.entries.capacity * MemoryLayout<TimeHeap.Entry>.stride
             for d in p.states {
                 if d.pairs.capacity > 0 { total += 32 + d.pairs.capacity * MemoryLayout<PairState>.stride }
                 if d.id.utf8.count > DevicePartition.inlineBytes { total += d.id.utf8.count + 32 }
