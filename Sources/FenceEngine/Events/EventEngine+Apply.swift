@@ -37,8 +37,9 @@ extension EventEngine {
     }
 
     /// The common cases of `apply`, decided without building the near list: a device covered
-    /// by at most one fence and inside at most one, with no cross detection, holding no pair
-    /// of a fence expired by `t` and covered by none (the caller checks those). Handles staying outside, staying inside one
+    /// by at most one fence and inside at most one, with no cross detection (the caller checks
+    /// that), holding no pair of a fence expired by `t` and covered by none (`ending`: the key
+    /// bits of the fences the batch's end expires, 0 for none; `fastPathUnaffected`). Handles staying outside, staying inside one
     /// fence (dwell), entering one fence from outside (on a first fix, the initial enter),
     /// and leaving one fence when exits fire at once. Returns false, having changed nothing,
     /// for any other case, which `apply` then takes. A pair made or dropped goes to `log`.
@@ -49,9 +50,10 @@ extension EventEngine {
     /// - Complexity: O(1).
     @inline(__always)
     func applyCommon(
-        time t: Double, point: LonLat, covering n: Int, slot: Int, key: Int32, state: inout DeviceState, events: inout [FenceEvent],
-        log: inout PairLog
+        time t: Double, point: LonLat, covering n: Int, slot: Int, key: Int32, ending: UInt64, state: inout DeviceState,
+        events: inout [FenceEvent], log: inout PairLog
     ) -> Bool {
+        if ending != 0 && !fastPathUnaffected(time: t, heldKeys: state.heldKeys, ending: ending, covering: n, slot: slot) { return false }
         let p = state.pairs.count
         // An undetermined pair (left by hysteresis, since turned off) is `apply`'s to settle.
         if p == 1 && state.pairs[0].isUndetermined { return false }

@@ -35,8 +35,10 @@ struct IdleQueue: Sendable {
         covered = states.count
     }
 
-    /// Gives a revived (dormant until now) device an entry, when the queue covers it.
+    /// Gives a revived (dormant until now) device an entry, when the queue covers it. Out of
+    /// line: it is called from `DevicePartition.intern`, which is inlined into every fix's apply.
     /// - Complexity: O(log n).
+    @inline(never)
     mutating func revive(_ d: Int32) {
         if Int(d) < covered { heap.push(time: -.infinity, id: d) }
     }
