@@ -151,13 +151,13 @@ extension EventEngine {
         var partitionLogs = [PairLog](repeating: PairLog(), count: Self.partitionCount)
         var parts = [DevicePartition]()
         swap(&parts, &partitions)
+        // The fences the batch's end removes, and where the devices they hold may be.
+        let expired = store.mayHaveExpired(asOf: batchEnd) ? store.expiredFences(asOf: batchEnd) : nil
+        let ending = expired.map { EndingFences(keys: $0.keys(in: store), counts: trustedPairCounts()) }
         // The workers read a copy of the engine; its scope ends with the apply phase, so the
         // removal of expired fences below finds the store unshared (alive to the end of the
         // function, it made that removal copy every array of the store and the id table: 20 ms
         // a batch at 1M fences).
-        // The fences the batch's end removes, and where the devices they hold may be.
-        let expired = store.mayHaveExpired(asOf: batchEnd) ? store.expiredFences(asOf: batchEnd) : nil
-        let ending = expired.map { EndingFences(keys: $0.keys(in: store), counts: trustedPairCounts()) }
         do {
             let engine = self
             parts.withUnsafeMutableBufferPointer { partBuffer in
