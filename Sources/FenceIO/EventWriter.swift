@@ -8,7 +8,9 @@ public struct EventWriter {
     public let format: Format
     /// Fence properties carried into each event (`--properties`), in this order.
     public let propertyNames: [String]
-    /// Per fence id, the chosen properties' raw JSON values (nil where a fence lacks one).
+    /// Per fence id, the chosen properties as each record writes them (nil where a fence
+    /// lacks one): for NDJSON the raw JSON values, for CSV the cells (`plainText`, escaped),
+    /// made once here rather than once an event.
     let properties: IDTable<[String?]>
 
     /// - Parameters:
@@ -26,7 +28,10 @@ public struct EventWriter {
         var table = IDTable<[String?]>()
         if !propertyNames.isEmpty {
             // Raw JSON from the fence file: U+2028 / U+2029 escaped as in every other string.
-            for f in fences where table[f.id] == nil { table[f.id] = propertyNames.map { f.properties[$0].map(OutputEscaping.escapingLineSeparators) } }
+            for f in fences where table[f.id] == nil {
+                let raw = propertyNames.map { f.properties[$0].map(OutputEscaping.escapingLineSeparators) }
+                table[f.id] = format == .csv ? raw.map { $0.map { OutputEscaping.csvField(Self.plainText($0)) } } : raw
+            }
         }
         properties = table
     }
@@ -121,9 +126,7 @@ public struct EventWriter {
                 let values = properties[e.fence] ?? []
                 for k in propertyNames.indices {
                     out.append(44)
-                    if k < values.count, let raw = values[k] {
-                        out.append(contentsOf: OutputEscaping.csvField(Self.plainText(raw)).utf8)
-                    }
+                    if k < values.count, let cell = values[k] { out.append(contentsOf: cell.utf8) }
                 }
             }
             out.append(10)

@@ -88,4 +88,31 @@ final class EventWriterPropertiesTests: XCTestCase {
         let heads = String(decoding: both.header, as: UTF8.self).dropLast().split(separator: ",").suffix(3).map(String.init)
         XCTAssertEqual(heads, ["properties.time", "properties.properties.time", "properties.properties.Properties.Time"])
     }
+
+    /// CSV cells of each kind of property value, as the cell shows it: a string without its
+    /// quotes and with its JSON escapes decoded (then quoted for CSV where it needs it, and
+    /// defused where a spreadsheet would run it), anything else as written; a missing one
+    /// empty. The cells are made once per fence, so two events read the same cells.
+    func testCSVCellsOfEachKindOfValue() throws {
+        let fence = Fence(
+            id: "a", shape: .polygons([Polygon(exterior: square(0, 0))]),
+            properties: [
+                "plain": #""pier 7""#, "escaped": #""say \"hi\", \u00e9\\n\n""#, "formula": #""=1+2""#,
+                "number": "-12.50", "list": "[1,\"x\"]", "none": "null",
+            ])
+        var engine = EventEngine()
+        _ = engine.add([fence])
+        let events = engine.evaluate([
+            Position(device: "v", time: 0, lon: 0.5, lat: 0.5), Position(device: "v", time: 9, lon: 5, lat: 5),
+        ]).events
+        XCTAssertEqual(events.map(\.kind), [.enter, .exit])
+        let names = ["plain", "escaped", "formula", "number", "list", "none", "missing"]
+        let csv = EventWriter(format: .csv, propertyNames: names, fences: [fence])
+        var out: [UInt8] = []
+        for e in events { csv.append(e, to: &out) }
+        let expected = #"pier 7,"say ""hi"", \#u{e9}\n"#
+            + "\n" + #"","'=1+2",-12.50,"[1,""x""]",null,"#
+        let rows = String(decoding: out, as: UTF8.self)
+        XCTAssertEqual(rows.components(separatedBy: expected).count - 1, 2, rows)
+    }
 }
