@@ -26,12 +26,11 @@ import XCTest
 ///   counted then): the counts are checked after the flush.
 /// - A flush in mid-stream (as before a snapshot) applies everything held, so the horizon is
 ///   then the latest fix seen: a later fix before it is late.
-/// - The fixes of one `push(contentsOf:)` are judged against the horizon as it was when the
-///   call began, and the horizon moves once, after the call (what the engine does). Read as
-///   "when it arrives" per fix, a fix more than `lateness` behind an earlier fix of the same
-///   call would be late; the engine applies it, so the same arrivals give other events when
-///   chunked otherwise (reported as a bug candidate, not asserted here). One-fix calls, and the
-///   `AsyncSequence` form, which pushes fix by fix, are the per-fix reading exactly.
+/// - Each fix is judged against the horizon as it arrives: the fixes before it in the same
+///   `push(contentsOf:)` have moved it. So the same arrivals give the same fates and events
+///   however they are cut into calls (the engine judged a call's fixes against the horizon at
+///   the call's start until this test found it: a fix more than `lateness` behind an earlier
+///   fix of the same call was applied).
 final class StreamLatenessOracleTests: XCTestCase {
     typealias Tracker = EventOracleTests.OracleTracker
 
@@ -72,11 +71,6 @@ final class StreamLatenessOracleTests: XCTestCase {
         var sortedEventTimes: [Double] = []
     }
 
-    /// The engine judges the fixes of one call against the horizon at the call's start (see
-    /// above). False for the per-fix reading, should the stream adopt it: the chunked runs then
-    /// expect it too.
-    static let judgeCallsAtTheirStart = true
-
     static let lon0 = 13.20, lat0 = 52.40, span = 0.08, t0 = 1_700_000_000.0
 
     static func int(_ rng: inout TestRandom, _ r: ClosedRange<Int>) -> Int {
@@ -97,9 +91,8 @@ final class StreamLatenessOracleTests: XCTestCase {
             case .flush:
                 floor = max(floor, latest)
             case .push(let range, _):
-                var horizon = max(latest - s.lateness, floor)
                 for i in range {
-                    if !judgeCallsAtTheirStart { horizon = max(latest - s.lateness, floor) }
+                    let horizon = max(latest - s.lateness, floor)
                     let fix = s.arrivals[i]
                     let key = Key(device: fix.device, time: fix.time)
                     if !Tracker.isValid(fix) {
@@ -120,10 +113,9 @@ final class StreamLatenessOracleTests: XCTestCase {
                         latestOfDevice[fix.device] = max(latestOfDevice[fix.device] ?? -.infinity, fix.time)
                         p.taken.append(fix)
                         p.takenArrival.append(i)
-                        if !judgeCallsAtTheirStart { latest = max(latest, fix.time) }
+                        latest = max(latest, fix.time)
                     }
                 }
-                for i in range where p.fates[i] == .taken { latest = max(latest, s.arrivals[i].time) }
             }
             p.horizonAfter.append(max(latest - s.lateness, floor))
         }
@@ -398,7 +390,7 @@ final class StreamLatenessOracleTests: XCTestCase {
     func testLatenessRuleMatchesOracle() {
         var totals = Prediction(tracker: Tracker(fences: [], settings: EventSettings()))
         var kinds = [FenceEventKind: Int](), events = 0, runs = 0, initials = 0, zeroLateness = 0, seeds = 0
-        var chunkOnlyTaken = 0, midFlushes = 0
+        var chunkedRuns = 0, midFlushes = 0
         for seed in UInt64(1)...48 {
             let s = Self.makeScenario(seed: seed)
             let ctx = "seed \(seed) (lateness \(s.lateness), \(s.arrivals.count) arrivals)"
@@ -420,20 +412,14 @@ final class StreamLatenessOracleTests: XCTestCase {
                 events += p.events.count
                 midFlushes += calls.count - calls.filter { if case .push = $0 { true } else { false } }.count - 1
                 if maxChunk > 1 {
-                    // What the chunks change against the per-fix reading of the same calls (the
-                    // same flushes): fixes late fix by fix but judged against the horizon of
-                    // their call's start, and later copies of those that then count as duplicates.
+                    // The calls' cut changes nothing but when events come out: every fix has
+                    // the fate it has pushed alone (the flushes where they are).
                     let split = calls.flatMap { call -> [Call] in
                         guard case .push(let r, _) = call else { return [call] }
                         return r.map { .push($0..<($0 + 1), .one) }
                     }
-                    let reference = Self.predict(s, split)
-                    for i in s.arrivals.indices where p.fates[i] != reference.fates[i] {
-                        XCTAssertTrue(
-                            reference.fates[i] == .late || (reference.fates[i] == .taken && p.fates[i] == .duplicate),
-                            "\(ctx) arrival \(i): \(reference.fates[i]) fix by fix, \(p.fates[i]) in the calls")
-                        if reference.fates[i] == .late && p.fates[i] == .taken { chunkOnlyTaken += 1 }
-                    }
+                    XCTAssertEqual(p.fates, Self.predict(s, split).fates, ctx)
+                    chunkedRuns += 1
                 }
             }
             let p = perFix
@@ -476,7 +462,7 @@ final class StreamLatenessOracleTests: XCTestCase {
                 + "\(totals.taken.count) fixes taken, \(totals.late) late (\(totals.justLate) a quarter second before the horizon, "
                 + "\(totals.lateDuplicates) late copies), \(totals.onHorizon) taken on the horizon, \(totals.reordered) reordered, "
                 + "\(totals.duplicates) duplicates, \(totals.rejected) refused, \(midFlushes) flushes in mid-stream; "
-                + "\(chunkOnlyTaken) fixes taken in chunks that fix by fix are late; events \(kinds)")
+                + "\(chunkedRuns) runs in chunks; events \(kinds)")
     }
 
     /// Hand-made cases at the edges, with the expected fates written out.
@@ -518,6 +504,16 @@ final class StreamLatenessOracleTests: XCTestCase {
         XCTAssertEqual(r.prediction.fates, [.taken, .rejected, .taken, .taken])
         XCTAssertEqual(r.summary, ["99 x a enter initial", "100 x a exit 1s", "101 x a enter"])
         XCTAssertEqual(r.stream.rejected, 1)
+        // One call with a fix 50 s behind the one before it (lateness 10): late, as when the
+        // two are pushed one by one (it was applied, the call judged at its start).
+        for together in [false, true] {
+            var stream = EventStream(engine: Self.makeEngine(Scenario(fences: [fence], settings: settings, lateness: 10, arrivals: [])), lateness: 10)
+            let arrivals = [fix("x", 100, outside), fix("x", 50, inside)]
+            var events = together ? stream.push(contentsOf: arrivals) : arrivals.flatMap { stream.push($0) }
+            events += stream.flush()
+            XCTAssertEqual(events, [], "together: \(together)")
+            XCTAssertEqual(stream.late, 1, "together: \(together)")
+        }
     }
 
     /// The `AsyncSequence` form: the fixes one by one, a flush at their end.

@@ -3,7 +3,11 @@
 /// Fixes are held until the stream's horizon (the latest fix time seen minus `lateness`)
 /// passes them, then applied in time order, so fixes that arrive out of order by up to
 /// `lateness` seconds give the same events as sorted input. A fix older than the horizon when
-/// it arrives is late: dropped and counted, never applied.
+/// it arrives is late: dropped and counted, never applied. The horizon moves with every fix,
+/// also within one `push(contentsOf:)`, so which fixes are late, and the events, do not depend
+/// on how the arrivals are cut into calls (only when the events come out does). A fix exactly
+/// `lateness` behind the latest is taken; with a fractional `lateness` the subtraction is
+/// rounded as a Double, so such a fix can fall an ulp before the horizon.
 public struct EventStream: Sendable {
     public private(set) var engine: EventEngine
     public let lateness: Double
@@ -37,7 +41,9 @@ public struct EventStream: Sendable {
                 rejected += 1
                 continue
             }
-            if fix.time < horizon {
+            // The horizon as this fix arrives: the fixes before it in this call move it too, so
+            // a fix's fate does not depend on how the caller cuts the stream into calls.
+            if fix.time < max(horizon, latestSeen - lateness) {
                 late += 1
                 continue
             }
