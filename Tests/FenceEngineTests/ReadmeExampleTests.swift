@@ -29,6 +29,8 @@ final class ReadmeExampleTests: XCTestCase {
         ], threads: 2)
         XCTAssertEqual(result.events.map(\.kind), [.enter])
         XCTAssertEqual(result.events.first?.device, "truck-7")
+        XCTAssertEqual(engine.devices(insideOf: "depot"), ["truck-7"])
+        XCTAssertEqual(engine.fences(insideOf: "truck-7"), ["depot"])
         let exits = engine.remove(id: "depot")
         XCTAssertEqual(exits.map(\.reason), [.fenceRemoved])
         let state = engine.snapshot().encoded()

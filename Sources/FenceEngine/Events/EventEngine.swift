@@ -157,6 +157,27 @@ public struct EventEngine: Sendable {
         return UTF8Order.sorted(state.pairs.compactMap { $0.isUndetermined ? nil : store.slot(ofKey: $0.fence).map { store.slotSettings[Int($0)].id } })
     }
 
+    /// Ids of the devices inside (or stayed in) a fence, sorted: who is at the depot now, as
+    /// `fences(insideOf:)` answers where a device is. A pair whose exit waits out an exit
+    /// delay is still inside; an `unknown` one (hysteresis) is not; an unknown fence has none.
+    /// - Complexity: O(1) when no device holds a pair with the fence (`PairCounts`, when
+    ///   trusted); otherwise O(devices) of the partitions that may hold one, reading the pairs
+    ///   only of devices whose key bits meet the fence's (about 1 in 64 of those holding one
+    ///   pair), as a fence edit does.
+    public func devices(insideOf fence: String) -> [String] {
+        guard let slot = store.slotByID[fence] else { return [] }
+        let key = store.key(ofSlot: slot)
+        let within = pairCounts.trusted ? pairCounts.partitions(key: key) : ~0
+        let bit = DeviceState.keyBit(key)
+        var ids: [String] = []
+        for (p, partition) in partitions.enumerated() where within & (1 << UInt64(p)) != 0 {
+            for state in partition.states where state.mayHold(anyOf: bit) {
+                if state.pairs.contains(where: { $0.fence == key && !$0.isUndetermined }) { ids.append(state.id) }
+            }
+        }
+        return UTF8Order.sorted(ids)
+    }
+
     /// Bytes of tracker state: devices, their pairs and the id table (capacity-based),
     /// devices evicted and not yet dropped included (`DevicePartition`'s dormant ones, which
     /// `deviceCount` leaves out).
