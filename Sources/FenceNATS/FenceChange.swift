@@ -132,7 +132,7 @@ public struct FenceChange: Sendable, Hashable {
                 errors += results.compactMap { $0.error.map { "\($0)" } }
                 return events
             } catch {
-                errors.append("fence change: \(error)")
+                errors.append("\(error)")
                 return []
             }
         case .remove(let ids):

@@ -51,7 +51,7 @@ final class FenceChangeCRSTests: XCTestCase {
                     + #"an "OGC" urn and links to WGS84); "# + wayOn
             ),
         ] {
-            let refusal = "fence change: malformed-input: " + reason
+            let refusal = "malformed-input: " + reason
             var engine = EventEngine()
             var errors: [String] = []
             // As a partition applies one already in the stream: refused, logged, nothing added.

@@ -560,7 +560,7 @@ final class NATSClusterTests: XCTestCase {
         let mercator = folder + "/mercator.geojson"
         let square = FenceChangeCRSTests.square(crs: #"{"type":"name","properties":{"name":"urn:ogc:def:crs:EPSG::3857"}}"#)
         try Data(square).write(to: URL(fileURLWithPath: mercator))
-        let refusal = "fence change: malformed-input: the document declares the CRS urn:ogc:def:crs:EPSG::3857; the built-in reader takes WGS84"
+        let refusal = "malformed-input: the document declares the CRS urn:ogc:def:crs:EPSG::3857; the built-in reader takes WGS84"
         XCTAssertEqual(try FenceCLI.run(["change", "--nats", urls[0], "--add", mercator], log: folder + "/change.log"), 1, log("change"))
         XCTAssertTrue(log("change").contains("fence: \(mercator): \(refusal)"), log("change"))
         XCTAssertTrue(log("change").contains("nothing published"), log("change"))
