@@ -297,9 +297,9 @@ final class StreamLatenessOracleTests: XCTestCase {
     /// at or after it may be held); no event after the horizon is out yet, every event before
     /// it is; after a flush nothing is held. Returns every event in the order they came out.
     static func runStream(
-        _ s: Scenario, _ calls: [Call], _ p: Prediction, ctx: String, file: StaticString = #filePath, line: UInt = #line
+        _ s: Scenario, _ calls: [Call], _ p: Prediction, ctx: String, threads: Int = 1, file: StaticString = #filePath, line: UInt = #line
     ) -> (events: [FenceEvent], stream: EventStream) {
-        var stream = EventStream(engine: makeEngine(s), lateness: s.lateness)
+        var stream = EventStream(engine: makeEngine(s), lateness: s.lateness, threads: threads)
         var events: [FenceEvent] = []
         var arrived = 0, failures = 0
         for (c, call) in calls.enumerated() {
@@ -405,7 +405,8 @@ final class StreamLatenessOracleTests: XCTestCase {
                 let p = k == 0 ? perFix : Self.predict(s, calls)
                 let maxChunk = calls.map { if case .push(let r, _) = $0 { r.count } else { 0 } }.max()!
                 let ctx = "\(ctx) calls of up to \(maxChunk)"
-                let (actual, stream) = Self.runStream(s, calls, p, ctx: ctx)
+                // The chunked run on 2 threads: the same events as the oracle's, as fix by fix.
+                let (actual, stream) = Self.runStream(s, calls, p, ctx: ctx, threads: 1 + k)
                 guard Self.compare(actual, p, ctx) else { return }
                 Self.checkCounts(stream, p, s, ctx)
                 runs += 1

@@ -21,9 +21,14 @@ public struct EventStream: Sendable {
     var latestSeen = -Double.infinity
     var horizon = -Double.infinity
 
-    public init(engine: EventEngine, lateness: Double) {
+    /// Threads each release is evaluated on (`EventEngine.evaluate`): the events are the
+    /// same on any number; more pay off when calls release thousands of fixes at once.
+    public let threads: Int
+
+    public init(engine: EventEngine, lateness: Double, threads: Int = 1) {
         self.engine = engine
         self.lateness = max(0, lateness)
+        self.threads = max(1, threads)
     }
 
     /// Takes one fix; returns the events of the fixes this released.
@@ -73,7 +78,7 @@ public struct EventStream: Sendable {
         }
         pending = later
         guard !now.isEmpty else { return [] }
-        let result = engine.evaluate(now, threads: 1)
+        let result = engine.evaluate(now, threads: threads)
         duplicates += result.duplicates
         late += result.late
         return result.events
