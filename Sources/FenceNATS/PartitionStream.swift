@@ -147,11 +147,25 @@ public struct PartitionStream: Sendable {
             held.append(fix, sequence: sequence)
             if fix.time > latestSeen { latestSeen = fix.time }
         }
-        var next = latestSeen - lateness
-        if step > 0 { next = (next / step).rounded(.down) * step }
+        let next = Self.horizon(latest: latestSeen, lateness: lateness, step: step)
         guard next > horizon else { return [] }
         horizon = next
         return release(before: next)
+    }
+
+    /// `latest - lateness` (a Double's rounding of it), rounded down to a multiple of `step`
+    /// (0: not rounded): the greatest `k * step`, as a Double multiplies it, that is not
+    /// after it. With a step a Double does not hold exactly (0.01, 0.3) the product of the
+    /// quotient's floor can land an ulp after `latest - lateness` (10 s and 0.01 s from
+    /// 1700000000.1: 1699999990.1000001), which would make a fix exactly `lateness` behind
+    /// late; the multiple below is taken then. (It can also land a whole step low, which only
+    /// holds fixes a step longer.)
+    static func horizon(latest: Double, lateness: Double, step: Double) -> Double {
+        let exact = latest - lateness
+        guard step > 0 else { return exact }
+        var k = (exact / step).rounded(.down)
+        if k * step > exact { k -= 1 }
+        return k * step
     }
 
     /// Counts a message that could not be decoded, so the position still advances.

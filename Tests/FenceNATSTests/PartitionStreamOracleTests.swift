@@ -268,7 +268,11 @@ final class PartitionStreamOracleTests: XCTestCase {
     static func horizon(latest: Double, lateness: Double, step: Double) -> Double {
         guard latest.isFinite else { return -.infinity }
         let h = latest - lateness
-        return step > 0 ? (h / step).rounded(.down) * step : h
+        guard step > 0 else { return h }
+        // The greatest multiple of the step (as a Double multiplies it) not after h: the floor
+        // of the quotient, or the multiple below where the product rounds past h.
+        let k = (h / step).rounded(.down)
+        return k * step <= h ? k * step : (k - 1) * step
     }
 
     static func makeFence(_ rng: inout SplitMix64, id: String) -> Fence {
@@ -1176,6 +1180,29 @@ final class PartitionStreamOracleTests: XCTestCase {
             XCTAssertEqual(st.horizon, step == 0 ? 1_700_000_000.1000001 : 1_700_000_000)
             _ = st.receive([fix("b", 1_700_000_000.1)], sequence: 2)
             XCTAssertEqual(st.counters.late, late, "step \(step)")
+        }
+
+        // A step a Double does not hold exactly: the floor's multiple of 0.01 from
+        // 1700000000.1 - 10 is 1699999990.1000001, past the fix exactly 10 s behind, which
+        // was then late; the horizon is the multiple below it, and the fix is taken. Over a
+        // tenth-second grid of latest times and three such steps, no horizon is after
+        // latest - lateness, and a fix exactly the lateness behind is never late.
+        for step in [0.01, 0.3, 0.1] {
+            var st = PartitionStream(
+                engine: Self.makeEngine(
+                    Scenario(
+                        seed: 0, fences: [z], settings: settings, lateness: 10, step: step, maxLead: .infinity, window: 0, messages: [],
+                        redeliveries: [:])), lateness: 10, step: step)
+            var sequence: UInt64 = 0
+            for tenth in 1...400 {
+                let latest = 1_700_000_000 + Double(tenth) / 10
+                sequence += 1
+                _ = st.receive([fix("a\(tenth)", latest)], sequence: sequence)
+                XCTAssertLessThanOrEqual(st.horizon, latest - 10, "step \(step), latest \(latest)")
+                sequence += 1
+                _ = st.receive([fix("b\(tenth)", latest - 10)], sequence: sequence)
+            }
+            XCTAssertEqual(st.counters.late, 0, "step \(step)")
         }
 
         // The lead bound (60 s after the stored time 2000): 2061 is refused and moves nothing;
