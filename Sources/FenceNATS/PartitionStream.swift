@@ -107,7 +107,7 @@ public struct PartitionStream: Sendable {
 
     /// Takes one fix message (a batch of one device's fixes, or none for a tick).
     /// - Parameter storedAt: when the server stored the message (seconds since 1970), which
-    ///   bounds its fixes' times by `maxLead`; nil for no bound.
+    ///   bounds its fixes' times by `maxLead`; nil (or NaN) for no bound.
     /// - Returns: the events of the fixes this released, in output order.
     /// - Complexity: O(k) for k fixes; when the horizon moves, one `EventEngine.evaluate` over
     ///   the released fixes, plus O(buckets) to find them (`HeldFixes`).
