@@ -159,10 +159,12 @@ public struct PartitionStream: Sendable {
     /// quotient's floor can land an ulp after `latest - lateness` (10 s and 0.01 s from
     /// 1700000000.1: 1699999990.1000001), which would make a fix exactly `lateness` behind
     /// late; the multiple below is taken then. (It can also land a whole step low, which only
-    /// holds fixes a step longer.)
+    /// holds fixes a step longer.) A step so small that the multiples are not whole numbers a
+    /// Double holds (quotients of 2^52 or more: a step under about 4e-7 s at today's epoch
+    /// times, or 1e-320, whose quotient is infinite) does not round at all, as `step` 0.
     static func horizon(latest: Double, lateness: Double, step: Double) -> Double {
         let exact = latest - lateness
-        guard step > 0 else { return exact }
+        guard step > 0, (exact / step).magnitude < 0x1p52 else { return exact }
         var k = (exact / step).rounded(.down)
         if k * step > exact { k -= 1 }
         return k * step

@@ -52,11 +52,12 @@ import XCTest
 /// - Scenario times, lateness, steps, stored times and `maxLead` are on a quarter-second grid
 ///   (steps of 0.25, 0.5, 1.5, 2.5 ... are exact), so every horizon is exact; the one documented
 ///   rounding case (`--step 0` and decimal fractions) is checked by hand. Decimal steps (0.1,
-///   0.01, 0.3) with times on a tenth-second grid are in the restart property only (seeds 49-56,
-///   engine against engine): there `floor((latest - lateness) / step) * step` can land an ulp
-///   above `latest - lateness` (lateness 10, step 0.01, latest 1700000000.1: horizon
-///   1699999990.1000001), so a fix exactly the lateness behind is late, which the README allows
-///   only for `--step 0`; reported as a disagreement, not asserted.
+///   0.01, 0.3) with times on a tenth-second grid are in the restart property (seeds 49-56,
+///   engine against engine), and by hand: there `floor((latest - lateness) / step) * step`
+///   could land an ulp above `latest - lateness` (lateness 10, step 0.01, latest 1700000000.1:
+///   1699999990.1000001), making a fix exactly the lateness behind late, which the README
+///   allows only for `--step 0`. Found by this test; the horizon is now the multiple below
+///   then (`PartitionStream.horizon`), and the oracle's rule repeats that one.
 final class PartitionStreamOracleTests: XCTestCase {
 
     // MARK: Containment and tracking, from SPEC

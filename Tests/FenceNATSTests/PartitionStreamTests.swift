@@ -391,4 +391,94 @@ final class PartitionStreamTests: XCTestCase {
         XCTAssertEqual(e1, [#"remove: no fence "soon" is loaded"#])
         XCTAssertEqual(e2, e1)
     }
+
+    /// A fence change that adds a fence, or replaces one devices are inside, with an expiry the
+    /// partition's clock already passed: the change expires it at once, so a restart from a
+    /// checkpoint taken right after the change (whose restore drops such fences) gives the
+    /// same events as the uninterrupted run. (It stayed until the next release before: the
+    /// uninterrupted run then entered a held older fix into the new fence, and ended the
+    /// replaced fence's visits at that release, events the resumed run never gave; a review
+    /// found it.)
+    func testAChangeAddingAnExpiredFenceResumesExactly() throws {
+        func square(_ id: String, expires: Double) -> [UInt8] {
+            Array(
+                """
+                {"type":"FeatureCollection","features":[{"type":"Feature","id":"\(id)","properties":{"expires":\(expires)},
+                "geometry":{"type":"Polygon","coordinates":[[[-0.01,-0.01],[0.01,-0.01],[0.01,0.01],[-0.01,0.01],[-0.01,-0.01]]]}}]}
+                """.utf8)
+        }
+        let base = try engine(#"{"type":"FeatureCollection","features":[]}"#)
+        func fix(_ d: String, _ t: Double, inside: Bool = true) -> Position {
+            Position(device: d, time: t, lon: inside ? 0 : 1, lat: 0)
+        }
+        struct Step { var fixes: [Position]? = nil; var change: FenceChange? = nil }
+        // 1: a new fence expiring at 150 added when the clock is 200; a held fix at 145 inside.
+        // 2: a fence d is inside replaced, same shape, with an expiry (50) the clock (130) passed.
+        let cases: [(lateness: Double, step: Double, steps: [Step], expected: [FenceEventKind])] = [
+            (60, 1, [
+                Step(fixes: [fix("a", 200, inside: false)]), Step(change: FenceChange(.add(geoJSON: square("G", expires: 150)))),
+                Step(fixes: [fix("g", 145)]), Step(fixes: [fix("a", 300, inside: false)]),
+            ], []),
+            (10, 10, [
+                Step(change: FenceChange(.add(geoJSON: square("F", expires: 10_000)))),
+                Step(fixes: [fix("d", 60), fix("d", 100)]), Step(fixes: [fix("a", 130, inside: false)]),
+                Step(change: FenceChange(.add(geoJSON: square("F", expires: 50)))),
+                Step(fixes: [fix("a", 200, inside: false)]),
+            ], [.enter, .exit]),
+        ]
+        for (n, c) in cases.enumerated() {
+            func run(_ steps: ArraySlice<Step>, _ stream: inout PartitionStream, from first: Int) -> [FenceEvent] {
+                var events: [FenceEvent] = []
+                var errors: [String] = []
+                for (k, step) in zip(first..., steps) {
+                    if let fixes = step.fixes { events += stream.receive(fixes, sequence: UInt64(k + 1)) }
+                    if let change = step.change { events += stream.apply(change, sequence: UInt64(k + 1), errors: &errors) ?? [] }
+                }
+                XCTAssertEqual(errors, [], "case \(n)")
+                return events
+            }
+            var whole = PartitionStream(engine: base, lateness: c.lateness, step: c.step)
+            let all = run(c.steps[...], &whole, from: 0)
+            XCTAssertEqual(all.map(\.kind), c.expected, "case \(n): \(summaryLines(all))")
+            // Checkpoints after every step; each resumed on the fences as of its last change.
+            for cut in 1..<c.steps.count {
+                var first = PartitionStream(engine: base, lateness: c.lateness, step: c.step)
+                let before = run(c.steps[..<cut], &first, from: 0)
+                let cp = try PartitionCheckpoint(decoding: first.checkpoint(partition: 0, fingerprint: 1, owner: "t").encoded())
+                var fences = base
+                var errors: [String] = []
+                for (k, step) in c.steps.enumerated() where UInt64(k + 1) <= cp.lastChangeSequence {
+                    if let change = step.change { _ = change.apply(to: &fences, errors: &errors) }
+                }
+                var (resumed, dropped) = try PartitionStream.restored(from: cp, engine: fences, lateness: c.lateness, step: c.step)
+                XCTAssertEqual(dropped, 0, "case \(n) cut \(cut)")
+                // The replay refills the held fixes from replayFrom, then the rest applies.
+                for (k, step) in c.steps.enumerated() where UInt64(k + 1) >= cp.replayFrom && k < cut {
+                    if let fixes = step.fixes { _ = resumed.receive(fixes, sequence: UInt64(k + 1)) }
+                }
+                let after = run(c.steps[cut...], &resumed, from: cut)
+                XCTAssertEqual(summaryLines(before + after), summaryLines(all), "case \(n) cut \(cut)")
+            }
+        }
+    }
+
+    /// A step too small to round to (its multiples past what a Double counts in whole numbers,
+    /// or an infinite quotient) is no rounding, as step 0: 1e-320 made the horizon +infinity,
+    /// and every fix after the first message late; a review found it.
+    func testATinyStepDoesNotRound() throws {
+        let base = try engine(#"{"type":"FeatureCollection","features":[]}"#)
+        for step in [1e-320, 1e-9, 0.0] {
+            var s = PartitionStream(engine: base, lateness: 10, step: step)
+            _ = s.receive([Position(device: "a", time: 1_700_000_000.123, lon: 0, lat: 0)], sequence: 1)
+            XCTAssertEqual(s.horizon, 1_700_000_000.123 - 10, "step \(step)")
+            _ = s.receive([Position(device: "b", time: 1_699_999_990.5, lon: 0, lat: 0)], sequence: 2)
+            XCTAssertEqual(s.counters.late, 0, "step \(step)")
+        }
+        XCTAssertEqual(PartitionStream.horizon(latest: -.infinity, lateness: 10, step: 0.5), -.infinity)
+        XCTAssertEqual(PartitionStream.horizon(latest: 1_700_000_000.123, lateness: 10, step: 0.25), 1_699_999_990)
+    }
+
+    func summaryLines(_ events: [FenceEvent]) -> [String] {
+        events.map { "\($0.time) \($0.device) \($0.fence) \($0.kind)\($0.reason.map { " \($0)" } ?? "")" }
+    }
 }

@@ -5,10 +5,24 @@ extension EventEngine {
     /// (at its last fix's time). The same shape again ends no visit, not even one waiting out
     /// an exit delay. A replacement with another mask re-triggers as `setActions(_:fence:)`
     /// does. A new fence covering a device produces `enter` at the device's next fix.
+    ///
+    /// A fence whose `expires` the engine's clock (`watermark`, the latest batch's latest fix)
+    /// has already passed expires at once, as the end of the batch that passed it would have
+    /// expired it: the visits of a replaced fence end `fence-expired` (timed as at a batch's
+    /// end), and no later fix enters it. So a snapshot taken now and restored, which drops
+    /// such fences (`expireAsOfWatermark`), goes on with the same events. Before the first
+    /// batch (no clock yet) such a fence waits for the first batch's end.
     /// - Returns: per-fence results, and the events, in output order.
     public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
         -> (results: [FenceAddResult], events: [FenceEvent])
     {
+        let (results, events) = addOrReplace(fences, repair: repair, threads: threads)
+        let expired = expireAsOfWatermark()
+        return (results, expired.isEmpty ? events : Self.sorted(events + expired))
+    }
+
+    /// `add` before the expiry of fences whose `expires` has passed.
+    mutating func addOrReplace(_ fences: [Fence], repair: Bool, threads: Int) -> (results: [FenceAddResult], events: [FenceEvent]) {
         // What each fence about to be replaced reported, to word its exits: its group and
         // action mask before the replacement, not the new fence's; and its shape.
         var before = IDTable<(group: String?, actions: FenceActions, shape: UInt64)>()

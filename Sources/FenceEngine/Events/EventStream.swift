@@ -5,7 +5,9 @@
 /// `lateness` seconds give the same events as sorted input. A fix older than the horizon when
 /// it arrives is late: dropped and counted, never applied. The horizon moves with every fix,
 /// also within one `push(contentsOf:)`, so which fixes are late, and the events, do not depend
-/// on how the arrivals are cut into calls (only when the events come out does). A fix exactly
+/// on how the arrivals are cut into calls (only when the events come out does; with idle
+/// eviction, an idle exit's time can still differ by the rounding slack `EventEngine` allows,
+/// under 61 µs, as between batch sizes). A fix exactly
 /// `lateness` behind the latest is taken; with a fractional `lateness` the subtraction is
 /// rounded as a Double, so such a fix can fall an ulp before the horizon.
 public struct EventStream: Sendable {
