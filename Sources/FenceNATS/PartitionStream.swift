@@ -154,12 +154,12 @@ public struct PartitionStream: Sendable {
     }
 
     /// `latest - lateness` (a Double's rounding of it), rounded down to a multiple of `step`
-    /// (0: not rounded): the greatest `k * step`, as a Double multiplies it, that is not
-    /// after it. With a step a Double does not hold exactly (0.01, 0.3) the product of the
-    /// quotient's floor can land an ulp after `latest - lateness` (10 s and 0.01 s from
-    /// 1700000000.1: 1699999990.1000001), which would make a fix exactly `lateness` behind
-    /// late; the multiple below is taken then. (It can also land a whole step low, which only
-    /// holds fixes a step longer.) A step so small that the multiples are not whole numbers a
+    /// (0: not rounded): `k * step` as a Double multiplies it, never after it, with k the
+    /// quotient's floor. With a step a Double does not hold exactly (0.01, 0.3) that product
+    /// can land an ulp after `latest - lateness` (10 s and 0.01 s from 1700000000.1:
+    /// 1699999990.1000001), which would make a fix exactly `lateness` behind late; k - 1 is
+    /// taken then. (The floor of a rounded quotient can also be one short, a step low, which
+    /// only holds fixes a step longer.) A step so small that the multiples are not whole numbers a
     /// Double holds (quotients of 2^52 or more: a step under about 4e-7 s at today's epoch
     /// times, or 1e-320, whose quotient is infinite) does not round at all, as `step` 0.
     static func horizon(latest: Double, lateness: Double, step: Double) -> Double {
