@@ -9,7 +9,10 @@ import Foundation
 /// is applied first (held fixes are released), then the change, then the fixes after it. So a
 /// device's events around a change depend only on that device's fixes and the change's stream
 /// position: the same in one process as in any number of partitions, and the same again when a
-/// partition is replayed from a checkpoint.
+/// partition is replayed from a checkpoint. One exception: a fence added with an `expires` the
+/// partition's clock (its latest fix, whatever the device) has already passed expires at once
+/// (`EventEngine.add`), so whether a device's later fix dated before that expiry still enters
+/// it depends on the partition's other devices.
 ///
 /// Payload (binary): `F` `C` (magic), version (u8) = 1, the stream sequence of the previous
 /// change (u64; 0 for the first: the changes form a chain a worker walks back from the latest),

@@ -8,21 +8,17 @@ extension EventEngine {
     ///
     /// A fence whose `expires` the engine's clock (`watermark`, the latest batch's latest fix)
     /// has already passed expires at once, as the end of the batch that passed it would have
-    /// expired it: the visits of a replaced fence end `fence-expired` (timed as at a batch's
-    /// end), and no later fix enters it. So a snapshot taken now and restored, which drops
-    /// such fences (`expireAsOfWatermark`), goes on with the same events. Before the first
-    /// batch (no clock yet) such a fence waits for the first batch's end.
+    /// expired it, before reshapes and masks are looked at (as a restore does): the visits of
+    /// a replaced fence end `fence-expired` (timed as at a batch's end; worded with the new
+    /// fence's group and mask), with no `fence-replaced` exit or re-trigger, and no later fix
+    /// enters it. So a snapshot taken now and restored, which drops such fences
+    /// (`expireAsOfWatermark`), goes on with the same events. Before the first batch (no clock
+    /// yet) such a fence waits for the first batch's end. Cost then: a pass over the devices
+    /// holding any visit (`expireAsOfWatermark`).
     /// - Returns: per-fence results, and the events, in output order.
     public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
         -> (results: [FenceAddResult], events: [FenceEvent])
     {
-        let (results, events) = addOrReplace(fences, repair: repair, threads: threads)
-        let expired = expireAsOfWatermark()
-        return (results, expired.isEmpty ? events : Self.sorted(events + expired))
-    }
-
-    /// `add` before the expiry of fences whose `expires` has passed.
-    mutating func addOrReplace(_ fences: [Fence], repair: Bool, threads: Int) -> (results: [FenceAddResult], events: [FenceEvent]) {
         // What each fence about to be replaced reported, to word its exits: its group and
         // action mask before the replacement, not the new fence's; and its shape.
         var before = IDTable<(group: String?, actions: FenceActions, shape: UInt64)>()
@@ -32,6 +28,11 @@ extension EventEngine {
             }
         }
         let results = store.add(fences, repair: repair, threads: threads)
+        // Fences the clock already passed expire first, as a restore expires before it looks at
+        // reshapes and masks: their visits end `fence-expired`, and, no longer stored, they
+        // are no replacement to re-check or re-trigger (a re-trigger after the expiry exit
+        // would leave the device inside a fence that is gone).
+        let expired = expireAsOfWatermark()
         // Only replaced fences some device holds a pair with can end a visit or re-trigger.
         var remasked = Set<Int32>()
         var reshaped = Set<Int32>()
@@ -43,9 +44,10 @@ extension EventEngine {
             if old.actions != actions(slot: Int(slot)) { remasked.insert(key) }
             if old.shape != store.shapeDigest(slot: slot) { reshaped.insert(key) }
         }
-        guard !remasked.isEmpty || !reshaped.isEmpty else { return (results, []) }
+        guard !remasked.isEmpty || !reshaped.isEmpty else { return (results, expired.isEmpty ? [] : Self.sorted(expired)) }
         let store = self.store
-        var events = endVisitsOfReshapedFences(reshaped) { slot in
+        var events = expired
+        events += endVisitsOfReshapedFences(reshaped) { slot in
             guard let old = before[store.slotSettings[slot].id] else { return nil }
             return (old.group, old.actions)
         }

@@ -48,9 +48,10 @@ public struct EventEngine: Sendable {
     var pairListsReadByEdits = 0
     /// The latest event time applied (fences expire against it).
     public internal(set) var watermark: Double = -.infinity
-    /// The latest `expires` of a fence `evaluate` removed at the end of a batch (-infinity
-    /// before any): a fix of a later batch from before it no longer sees that fence, as it
-    /// would have in one batch (input out of time order across batches). `fence eval` warns.
+    /// The latest `expires` of a fence removed as expired, at the end of a batch, by `add` (a
+    /// fence the clock already passed) or by a restore (-infinity before any): a fix of a
+    /// later batch from before it no longer sees that fence, as it would have in one batch
+    /// (input out of time order across batches). `fence eval` warns.
     public internal(set) var latestExpiredRemoval: Double = -.infinity
     /// With idle eviction on: the time of the last batch's end (its watermark), -infinity
     /// before any. Devices idle for the eviction time as of then were dropped, so a fix for a
