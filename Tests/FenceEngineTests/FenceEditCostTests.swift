@@ -67,6 +67,30 @@ final class FenceEditCostTests: XCTestCase {
         XCTAssertTrue(engine.pairCountsAreExact)
     }
 
+    /// A replacement whose expiry the clock has passed expires at once (`add`), and reads, as
+    /// any edit of the fence, only the partitions of the devices holding it: not every device
+    /// holding a visit (the 2,000 others hold none here, "a" holds f1 in its own partition).
+    func testAnAddExpiringAtOnceReadsOnlyItsHoldersPartitions() {
+        var (engine, partitionOf) = fleet()
+        var expired = Self.square("f2", lon: 4)
+        expired.expires = 5
+        let events = engine.add([expired]).events
+        XCTAssertEqual(summary(events), ["10 b f2 exit fence-expired 0s", "10 c f2 exit fence-expired 0s"])
+        XCTAssertEqual(engine.partitionsReadByEdits, 2)
+        XCTAssertEqual(engine.pairListsReadByEdits, 2)
+        XCTAssertEqual(engine.devices(insideOf: "f2"), [])
+        XCTAssertEqual(engine.devices(insideOf: "f1"), ["a"])
+        XCTAssertEqual(engine.store.count, 49)
+        XCTAssertNotEqual(partitionOf["a"], partitionOf["b"])
+        // A new fence expired at once: no device holds its (new) key, nothing is read.
+        var gone = Self.square("new", lon: 2)
+        gone.expires = 10
+        XCTAssertEqual(engine.add([gone]).events, [])
+        XCTAssertEqual(engine.partitionsReadByEdits, 2)
+        XCTAssertEqual(engine.store.count, 49)
+        XCTAssertTrue(engine.pairCountsAreExact)
+    }
+
     /// Counts against a recount after every batch and edit, over seeds: hysteresis (undetermined
     /// pairs), exit delay (pending exits), expiry, idle eviction, removals, reshapes, masks
     /// and a state file round trip.

@@ -13,8 +13,9 @@ extension EventEngine {
     /// fence's group and mask), with no `fence-replaced` exit or re-trigger, and no later fix
     /// enters it. So a snapshot taken now and restored, which drops such fences
     /// (`expireAsOfWatermark`), goes on with the same events. Before the first batch (no clock
-    /// yet) such a fence waits for the first batch's end. Cost then: a pass over the devices
-    /// holding any visit (`expireAsOfWatermark`).
+    /// yet) such a fence waits for the first batch's end. Cost then: what an edit of the
+    /// fence costs (`expireAsOfWatermark`: the partitions that may hold a visit of it, only
+    /// the devices whose key bits meet its key read; nothing when no device holds one).
     /// - Returns: per-fence results, and the events, in output order.
     public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
         -> (results: [FenceAddResult], events: [FenceEvent])
@@ -44,7 +45,7 @@ extension EventEngine {
             if old.actions != actions(slot: Int(slot)) { remasked.insert(key) }
             if old.shape != store.shapeDigest(slot: slot) { reshaped.insert(key) }
         }
-        guard !remasked.isEmpty || !reshaped.isEmpty else { return (results, expired.isEmpty ? [] : Self.sorted(expired)) }
+        guard !remasked.isEmpty || !reshaped.isEmpty else { return (results, Self.sorted(expired)) }
         let store = self.store
         var events = expired
         events += endVisitsOfReshapedFences(reshaped) { slot in
@@ -275,22 +276,16 @@ extension EventEngine {
         -> [FenceEvent]
     {
         var events: [FenceEvent] = []
-        for (p, partition) in partitions.enumerated() where within & (1 << UInt64(p)) != 0 {
-            for state in partition.states {
-                guard state.mayHold(anyOf: keyBits) else {
-                    assert(
-                        !state.pairs.contains { store.slot(ofKey: $0.fence).map { affects(Int($0)) } ?? false },
-                        "a device's key bits miss a pair whose fence is re-triggered")
-                    continue
-                }
-                for pair in state.pairs where !pair.isUndetermined {
-                    guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
-                    let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
-                    guard !previous(slot).contains(kind.action) else { continue }
-                    emit(
-                        kind, device: state.id, slot: slot, time: state.lastTime, lon: state.lastLon, lat: state.lastLat,
-                        reason: .actionsChanged, inside: kind == .dwell ? state.lastTime - pair.enterTime : nil, into: &events)
-                }
+        let store = self.store
+        func touches(_ key: Int32) -> Bool { store.slot(ofKey: key).map { affects(Int($0)) } ?? false }
+        forEachState(touching: touches, keyBits: keyBits, within: within) { state in
+            for pair in state.pairs where !pair.isUndetermined {
+                guard let slot = store.slot(ofKey: pair.fence).map(Int.init), affects(slot) else { continue }
+                let kind: FenceEventKind = pair.isStayed ? .dwell : .enter
+                guard !previous(slot).contains(kind.action) else { continue }
+                emit(
+                    kind, device: state.id, slot: slot, time: state.lastTime, lon: state.lastLon, lat: state.lastLat,
+                    reason: .actionsChanged, inside: kind == .dwell ? state.lastTime - pair.enterTime : nil, into: &events)
             }
         }
         return Self.sorted(events)

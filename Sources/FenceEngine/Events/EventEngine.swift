@@ -141,6 +141,26 @@ public struct EventEngine: Sendable {
         swap(&parts, &partitions)
     }
 
+    /// Calls `body` with the state of every device in the partitions whose bit `within` sets
+    /// and whose `heldKeys` meet `keyBits`: `updateDevices`' walk for readers, which change
+    /// nothing. `touches` names the fence keys `keyBits` stands for; debug builds check that no
+    /// device passed over holds a pair of one.
+    /// - Complexity: O(devices) of those partitions, plus `body` for each device read (about 1
+    ///   in 64 of those holding one pair, for one fence).
+    func forEachState(
+        touching touches: (Int32) -> Bool, keyBits: UInt64, within: UInt64, _ body: (borrowing DeviceState) -> Void
+    ) {
+        for (p, partition) in partitions.enumerated() where within & (1 << UInt64(p)) != 0 {
+            for state in partition.states {
+                guard state.mayHold(anyOf: keyBits) else {
+                    assert(!state.pairs.contains { touches($0.fence) }, "a device's key bits miss a pair it holds")
+                    continue
+                }
+                body(state)
+            }
+        }
+    }
+
     /// A device's status against a fence.
     public func status(device: String, fence: String) -> FenceStatus {
         guard let state = state(of: device) else { return .unknown }
@@ -169,12 +189,9 @@ public struct EventEngine: Sendable {
         guard let slot = store.slotByID[fence] else { return [] }
         let key = store.key(ofSlot: slot)
         let within = pairCounts.trusted ? pairCounts.partitions(key: key) : ~0
-        let bit = DeviceState.keyBit(key)
         var ids: [String] = []
-        for (p, partition) in partitions.enumerated() where within & (1 << UInt64(p)) != 0 {
-            for state in partition.states where state.mayHold(anyOf: bit) {
-                if state.pairs.contains(where: { $0.fence == key && !$0.isUndetermined }) { ids.append(state.id) }
-            }
+        forEachState(touching: { $0 == key }, keyBits: DeviceState.keyBit(key), within: within) { state in
+            if state.pairs.contains(where: { $0.fence == key && !$0.isUndetermined }) { ids.append(state.id) }
         }
         return UTF8Order.sorted(ids)
     }

@@ -151,23 +151,28 @@ extension EventEngine {
     /// Ends the visits of fences whose `expires` is at or before the watermark, and removes the
     /// fences: what the end of the batch that passed their expiry does. After `restore`, this
     /// brings the fences to what the run that wrote the snapshot had (a consistent snapshot
-    /// holds no pair of such a fence, so there are no events then).
+    /// holds no pair of such a fence, so there are no events then). `add` calls it for a fence
+    /// whose expiry the clock has already passed.
     /// - Returns: the `exit` events (reason `fence-expired`), unsorted.
-    /// - Complexity: O(devices + pairs) when a fence has an expiry, else O(1).
+    /// - Complexity: O(1) when no fence has expired. Otherwise O(expired fences x log) to find
+    ///   them, plus, as a fence edit (`updateDevices`), O(devices) of the partitions that may
+    ///   hold a pair of one (`PairCounts`; none when no device holds one), reading the pairs
+    ///   only of devices whose key bits meet theirs.
     public mutating func expireAsOfWatermark() -> [FenceEvent] {
         guard store.mayHaveExpired(asOf: watermark), watermark.isFinite else { return [] }
+        let expired = store.expiredFences(asOf: watermark)
         var events: [FenceEvent] = []
-        var held = partitions
-        partitions = []
-        var log = PairLog()
-        for p in held.indices {
-            for d in held[p].states.indices where !held[p].states[d].pairs.isEmpty {
-                expirePairs(upTo: watermark, state: &held[p].states[d], events: &events, log: &log)
+        if !expired.slots.isEmpty {
+            let ending = EndingFences(keys: expired.keys(in: store), counts: trustedPairCounts())
+            let keys = Set(ending.keys)
+            let time = watermark
+            var log = PairLog()
+            updateDevices(touching: { keys.contains($0) }, keyBits: ending.bits, within: ending.partitions) { state, engine in
+                engine.expirePairs(upTo: time, state: &state, events: &events, log: &log)
             }
+            pairCounts.apply(log)
         }
-        partitions = held
-        pairCounts.apply(log)
-        latestExpiredRemoval = max(latestExpiredRemoval, store.removeExpiredFences(asOf: watermark).latest)
+        latestExpiredRemoval = max(latestExpiredRemoval, store.remove(expired).latest)
         return events
     }
 
