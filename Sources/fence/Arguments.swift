@@ -1,3 +1,5 @@
+import Foundation
+
 /// A small argument parser: `--name value`, `--name=value`, `--flag`. Every input and output
 /// is named by an option, so a bare argument is a usage error (a forgotten `--positions`
 /// would otherwise read standard input instead). Usage errors exit with status 2.
@@ -69,6 +71,17 @@ struct Arguments {
         let decimal = v.utf8.allSatisfy { (48...57).contains($0) || $0 == 43 || $0 == 45 || $0 == 46 || $0 == 101 || $0 == 69 }
         guard decimal, let n = Double(v), n.isFinite else { throw UsageError("--\(name) must be a number, got \(v)") }
         return n
+    }
+
+    /// A list option's names, comma-separated and trimmed, nil when the option is not given.
+    /// An empty name (`--remove ''`, `a,,b`, a lost shell variable) is a usage error: it would
+    /// name nothing, and the command would quietly do nothing (or publish a change that
+    /// removes nothing).
+    func names(_ name: String) throws(UsageError) -> [String]? {
+        guard let s = values[name] else { return nil }
+        let list = s.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingCharacters(in: .whitespaces)) }
+        guard !list.contains("") else { throw UsageError("--\(name) takes names, comma-separated, none empty; got '\(s)'") }
+        return list
     }
 
     /// A duration option that also takes "off": 0 to `maxSeconds` seconds, `default` when not

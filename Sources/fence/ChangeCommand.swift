@@ -33,13 +33,6 @@ enum ChangeCommand {
             return 0
         }
         let servers = try a.natsServers()
-        // Names, each non-empty: an empty list (`--remove ''`, a lost variable) would publish a
-        // change that sits in the stream and removes nothing.
-        func list(_ s: String, _ option: String) throws -> [String] {
-            let names = s.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingCharacters(in: .whitespaces)) }
-            guard !names.contains("") else { throw UsageError("--\(option) takes names, comma-separated, none empty; got '\(s)'") }
-            return names
-        }
         // The usage first: a command line naming two changes is refused before any file is read.
         let given = ["add", "remove", "remove-group"].filter { a.values[$0] != nil } + ["remove-all", "flush"].filter { a.flags.contains($0) }
         guard given.count == 1 else {
@@ -61,8 +54,8 @@ enum ChangeCommand {
             }
             operations.append(.add(geoJSON: [UInt8](data)))
         }
-        if let ids = a.values["remove"] { operations.append(.remove(ids: try list(ids, "remove"))) }
-        if let groups = a.values["remove-group"] { operations.append(.removeGroups(try list(groups, "remove-group"))) }
+        if let ids = try a.names("remove") { operations.append(.remove(ids: ids)) }
+        if let groups = try a.names("remove-group") { operations.append(.removeGroups(groups)) }
         if a.flags.contains("remove-all") { operations.append(.removeAll) }
         if a.flags.contains("flush") { operations.append(.flush) }
         let connection = try NATSConnection(servers: servers, name: "fence-change")

@@ -10,6 +10,7 @@ let topHelp = """
       contains   for each position, the fences covering it
       check      validate fences and list each one with a problem
       nearest    per position, the nearest fence boundary and a suggested report delay
+      inside     who is inside each fence, as a state file of `eval --state` holds it
 
     Distributed, on NATS JetStream:
       setup      create the streams and the checkpoint bucket; print the server mapping
@@ -37,6 +38,7 @@ let rest = arguments.dropFirst(2)
 /// Every command, by name: the dispatch below and the usage-error pointer read this one table.
 let commands: [String: (ArraySlice<String>) throws -> Int32] = [
     "contains": ContainsCommand.run, "eval": EvalCommand.run, "check": CheckCommand.run, "nearest": NearestCommand.run,
+    "inside": InsideCommand.run,
     "setup": SetupCommand.run, "publish": PublishCommand.run, "worker": WorkerCommand.run, "change": ChangeCommand.run,
     "status": StatusCommand.run, "events": EventsCommand.run,
 ]

@@ -1,0 +1,123 @@
+import FenceEngine
+
+/// The visits a saved tracker state holds (`fence eval --state`'s file): who is inside each
+/// fence, as of that state's last fixes. `EventEngine.devices(insideOf:)` answers the same for
+/// a live engine; this reads the file without the fences, so it answers even where the fences
+/// are not at hand, and reports each visit as the run that wrote the file left it (a fence
+/// removed or reshaped since is seen by the next `fence eval` on that state, not here).
+public enum StateVisits {
+    /// One visit: a device inside, or stayed in, a fence.
+    public struct Visit: Sendable, Equatable {
+        public var fence: String
+        /// The fence's group as the state recorded it (nil without one, or from a version 1
+        /// state file, which records no fences).
+        public var group: String?
+        public var device: String
+        /// True once `dwell` fired for the visit (`stayed`), else `inside`.
+        public var stayed: Bool
+        /// When the visit began (its `enter`).
+        public var since: Double
+        /// The device's last fix: its time and WGS84 position.
+        public var time: Double
+        public var lon: Double
+        public var lat: Double
+        /// Set when the device was last seen outside and its `exit` waits out an exit delay:
+        /// the first fix outside. The visit still counts (as it does in events).
+        public var exitPendingSince: Double?
+    }
+
+    /// Which visits to list: nil lists every one; a set keeps those it names.
+    public struct Filter: Sendable {
+        public var fences: Set<String>?
+        public var groups: Set<String>?
+        public var devices: Set<String>?
+        public init(fences: Set<String>? = nil, groups: Set<String>? = nil, devices: Set<String>? = nil) {
+            self.fences = fences
+            self.groups = groups
+            self.devices = devices
+        }
+    }
+
+    /// The snapshot's visits that `filter` keeps, by fence id, then device id (UTF-8 byte
+    /// order). Pairs whose status hysteresis left unknown are not visits and are left out, as
+    /// `devices(insideOf:)` leaves them out.
+    /// - Complexity: O(devices + pairs + fences recorded), and the sort of the visits kept.
+    public static func list(_ snapshot: TrackerSnapshot, filter: Filter = Filter()) -> [Visit] {
+        // By their bytes, as the engine tells ids apart (`ExactID`): two ids that Unicode calls
+        // equivalent are two fences.
+        func bytes(_ names: Set<String>?) -> Set<[UInt8]>? { names.map { Set($0.map { Array($0.utf8) }) } }
+        let (fences, groupNames, devices) = (bytes(filter.fences), bytes(filter.groups), bytes(filter.devices))
+        var groups: [[UInt8]: String] = [:]
+        for r in snapshot.fences { if let g = r.group { groups[Array(r.id.utf8)] = g } }
+        var out: [Visit] = []
+        for d in snapshot.devices {
+            if let only = devices, !only.contains(Array(d.id.utf8)) { continue }
+            for p in d.pairs where !p.undetermined {
+                let id = Array(p.fence.utf8)
+                if let only = fences, !only.contains(id) { continue }
+                let group = groups[id]
+                if let only = groupNames, !(group.map { only.contains(Array($0.utf8)) } ?? false) { continue }
+                out.append(
+                    Visit(
+                        fence: p.fence, group: group, device: d.id, stayed: p.stayed, since: p.enterTime, time: d.lastTime,
+                        lon: d.lastLon, lat: d.lastLat, exitPendingSince: p.exitPending ? p.pendingSince : nil))
+            }
+        }
+        out.sort { a, b in
+            let c = UTF8Order.compare(a.fence, b.fence)
+            return c != 0 ? c < 0 : UTF8Order.precedes(a.device, b.device)
+        }
+        return out
+    }
+
+    /// The CSV columns, in order.
+    public static let csvColumns = ["fence", "group", "device", "status", "since", "time", "inside_s", "lon", "lat", "exit_pending_since"]
+
+    /// The header line of `format` (CSV only; empty for NDJSON).
+    public static func header(_ format: EventWriter.Format) -> [UInt8] {
+        format == .csv ? Array((csvColumns.joined(separator: ",") + "\n").utf8) : []
+    }
+
+    /// Appends one visit as a line: NDJSON objects with the fields of `csvColumns` (no
+    /// `group` or `exit_pending_since` where there is none), times in ISO 8601 UTC to the
+    /// millisecond and `inside_s` (from `since` to the last fix) to the millisecond, as events
+    /// write them; or CSV rows, empty cells for what is missing.
+    public static func append(_ v: Visit, format: EventWriter.Format, to out: inout [UInt8]) {
+        let status = v.stayed ? "stayed" : "inside"
+        switch format {
+        case .ndjson:
+            out.appendUTF8("{\"fence\":")
+            OutputEscaping.appendJSONString(v.fence, to: &out)
+            if let g = v.group {
+                out.appendUTF8(",\"group\":")
+                OutputEscaping.appendJSONString(g, to: &out)
+            }
+            out.appendUTF8(",\"device\":")
+            OutputEscaping.appendJSONString(v.device, to: &out)
+            out.appendUTF8(",\"status\":\"\(status)\",\"since\":\"")
+            ISO8601.append(v.since, to: &out)
+            out.appendUTF8("\",\"time\":\"")
+            ISO8601.append(v.time, to: &out)
+            out.appendUTF8("\",\"inside_s\":\(EventWriter.seconds(v.time - v.since)),\"lon\":\(v.lon),\"lat\":\(v.lat)")
+            if let t = v.exitPendingSince {
+                out.appendUTF8(",\"exit_pending_since\":\"")
+                ISO8601.append(t, to: &out)
+                out.append(34)
+            }
+            out.appendUTF8("}\n")
+        case .csv:
+            out.appendUTF8(OutputEscaping.csvField(v.fence))
+            out.append(44)
+            if let g = v.group { out.appendUTF8(OutputEscaping.csvField(g)) }
+            out.append(44)
+            out.appendUTF8(OutputEscaping.csvField(v.device))
+            out.appendUTF8(",\(status),")
+            ISO8601.append(v.since, to: &out)
+            out.append(44)
+            ISO8601.append(v.time, to: &out)
+            out.appendUTF8(",\(EventWriter.seconds(v.time - v.since)),\(v.lon),\(v.lat),")
+            if let t = v.exitPendingSince { ISO8601.append(t, to: &out) }
+            out.append(10)
+        }
+    }
+}
