@@ -26,12 +26,14 @@ public enum StateVisits {
         public var exitPendingSince: Double?
     }
 
-    /// Which visits to list: nil lists every one; a set keeps those it names.
+    /// Which visits to list: nil lists every one; a list keeps those it names, by exact bytes
+    /// (two ids Unicode calls equivalent, NFC `é` and NFD `e` + U+0301, are two names, as the
+    /// engine tells ids apart: `ExactID`).
     public struct Filter: Sendable {
-        public var fences: Set<String>?
-        public var groups: Set<String>?
-        public var devices: Set<String>?
-        public init(fences: Set<String>? = nil, groups: Set<String>? = nil, devices: Set<String>? = nil) {
+        public var fences: [String]?
+        public var groups: [String]?
+        public var devices: [String]?
+        public init(fences: [String]? = nil, groups: [String]? = nil, devices: [String]? = nil) {
             self.fences = fences
             self.groups = groups
             self.devices = devices
@@ -45,7 +47,7 @@ public enum StateVisits {
     public static func list(_ snapshot: TrackerSnapshot, filter: Filter = Filter()) -> [Visit] {
         // By their bytes, as the engine tells ids apart (`ExactID`): two ids that Unicode calls
         // equivalent are two fences.
-        func bytes(_ names: Set<String>?) -> Set<[UInt8]>? { names.map { Set($0.map { Array($0.utf8) }) } }
+        func bytes(_ names: [String]?) -> Set<[UInt8]>? { names.map { Set($0.map { Array($0.utf8) }) } }
         let (fences, groupNames, devices) = (bytes(filter.fences), bytes(filter.groups), bytes(filter.devices))
         var groups: [[UInt8]: String] = [:]
         for r in snapshot.fences { if let g = r.group { groups[Array(r.id.utf8)] = g } }
@@ -68,6 +70,23 @@ public enum StateVisits {
             return c != 0 ? c < 0 : UTF8Order.precedes(a.device, b.device)
         }
         return out
+    }
+
+    /// The names of each of `filter`'s lists (option name: fence, group, device) that no
+    /// visit of `visits` carries, in the order given, each once: a misspelt id, or a fence
+    /// nobody is in.
+    /// - Complexity: O(visits + names).
+    public static func unmatched(_ filter: Filter, in visits: [Visit]) -> [(option: String, names: [String])] {
+        func missing(_ names: [String]?, _ value: (Visit) -> String?) -> [String] {
+            guard let names else { return [] }
+            let seen = Set(visits.compactMap { value($0).map { Array($0.utf8) } })
+            var said = Set<[UInt8]>()
+            return names.filter { !seen.contains(Array($0.utf8)) && said.insert(Array($0.utf8)).inserted }
+        }
+        return [
+            ("fence", missing(filter.fences) { $0.fence }), ("group", missing(filter.groups) { $0.group }),
+            ("device", missing(filter.devices) { $0.device }),
+        ]
     }
 
     /// The CSV columns, in order.

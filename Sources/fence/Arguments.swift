@@ -55,7 +55,7 @@ struct Arguments {
     static let maxSeconds = 1e9
 
     /// Options that may be given more than once, each value kept (`lists`).
-    static let repeatable: Set<String> = ["open-option"]
+    static let repeatable: Set<String> = ["open-option", "fence", "group", "device"]
 
     func int(_ name: String, default d: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {
         guard let v = values[name] else { return d }

@@ -126,6 +126,14 @@ final class StateVisitsTests: XCTestCase {
         XCTAssertEqual(ids(.init(groups: ["b"])), ["\(decomposed)/x", "\(decomposed)/y"])
         XCTAssertEqual(ids(.init(groups: ["none"])), [])
         XCTAssertEqual(ids(.init(fences: ["far", composed], devices: ["z", "x"])), ["\(composed)/x", "far/z"])
+        // Both forms named at once: both kept (a Set<String> would have merged them).
+        XCTAssertEqual(ids(.init(fences: [composed, decomposed], devices: ["x"])), ["\(decomposed)/x", "\(composed)/x"])
+        // What matched no visit, once each, in the order given.
+        let unmatched = StateVisits.unmatched(
+            .init(fences: ["far", "nope", "nope", decomposed], groups: ["a", "zz"], devices: ["q"]),
+            in: StateVisits.list(snapshot, filter: .init(fences: ["far", decomposed])))
+        XCTAssertEqual(unmatched.map(\.option), ["fence", "group", "device"])
+        XCTAssertEqual(unmatched.map(\.names), [["nope"], ["a", "zz"], ["q"]])
         // Fence then device, in byte order: "cafe\u{301}" (63 61 66 65) before "caf\u{E9}" (63 61 66 C3).
         XCTAssertEqual(ids(.init(devices: ["x"])), ["\(decomposed)/x", "\(composed)/x"])
     }
@@ -155,6 +163,24 @@ final class StateVisitsTests: XCTestCase {
 
             """)
         XCTAssertEqual(all.err, "fence inside: 3 visits (2 devices, 2 fences) of 3 devices in \(state), as of 1970-01-01T00:15:00.000Z\n")
+        // The same state from standard input, with --state - or none.
+        for args in [["inside", "--state", "-"], ["inside"]] {
+            let p = Process()
+            p.executableURL = CLI.binary
+            p.arguments = args
+            p.standardInput = FileHandle(forReadingAtPath: state)!
+            let out = Pipe()
+            let err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            try p.run()
+            let o = out.fileHandleForReading.readDataToEndOfFile()
+            let e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, 0, "\(args)")
+            XCTAssertEqual(String(decoding: o, as: UTF8.self), all.out, "\(args)")
+            XCTAssertTrue(String(decoding: e, as: UTF8.self).hasSuffix("of 3 devices in standard input, as of 1970-01-01T00:15:00.000Z\n"))
+        }
 
         let csv = try CLI.run(["inside", "--state", state, "--format", "CSV", "--group", "depots", "--device", "t3"])
         XCTAssertEqual(csv.status, 0, csv.err)
@@ -165,10 +191,16 @@ final class StateVisitsTests: XCTestCase {
             depot,depots,t3,inside,1970-01-01T00:01:40.000Z,1970-01-01T00:15:00.000Z,800,3.0,3.0,1970-01-01T00:15:00.000Z
 
             """)
-        let none = try CLI.run(["inside", "--state", state, "--fence", "nowhere"])
+        let none = try CLI.run(["inside", "--state", state, "--fence", "nowhere", "--fence", "yard", "--device", "t3"])
         XCTAssertEqual(none.status, 0)
         XCTAssertEqual(none.out, "")
-        XCTAssertTrue(none.err.hasPrefix("fence inside: 0 visits (0 devices, 0 fences) of 3 devices"), none.err)
+        XCTAssertEqual(
+            none.err,
+            "fence inside: no visit listed for --fence 'nowhere', 'yard'\n"
+                + "fence inside: no visit listed for --device 't3'\n"
+                + "fence inside: 0 visits (0 devices, 0 fences) of 3 devices in \(state), as of 1970-01-01T00:15:00.000Z\n")
+        let one = try CLI.run(["inside", "--state", state, "--fence", "yard", "--device", "t1"])
+        XCTAssertTrue(one.err.hasPrefix("fence inside: 1 visit (1 device, 1 fence) of 3 devices"), one.err)
 
         // Written compressed by the output's name.
         let gz = (state as NSString).deletingLastPathComponent + "/visits.ndjson.gz"
@@ -182,6 +214,35 @@ final class StateVisitsTests: XCTestCase {
         let bytes = pipe.fileHandleForReading.readDataToEndOfFile()
         unzipped.waitUntilExit()
         XCTAssertEqual(String(decoding: bytes, as: UTF8.self), all.out)
+    }
+
+    /// Each `--fence` value is one id, its exact bytes: both forms of "café" at once, an id
+    /// with a leading space and one with a comma (the review's reproductions; names were
+    /// comma-split, trimmed and put in a `Set<String>` before).
+    func testEachNameIsOneIdByItsBytes() throws {
+        let fences = try CLI.temp(
+            self, "f.geojson",
+            """
+            {"type":"FeatureCollection","features":[
+            {"type":"Feature","properties":{"id":"caf\\u00e9","radius":100},"geometry":{"type":"Point","coordinates":[0.5,0.5]}},
+            {"type":"Feature","properties":{"id":"cafe\\u0301","radius":100},"geometry":{"type":"Point","coordinates":[0.5,0.5]}},
+            {"type":"Feature","properties":{"id":" yard","radius":100},"geometry":{"type":"Point","coordinates":[0.5,0.5]}},
+            {"type":"Feature","properties":{"id":"Paris, FR","radius":100},"geometry":{"type":"Point","coordinates":[0.5,0.5]}}
+            ]}
+            """)
+        let positions = try CLI.temp(self, "p.csv", "device,time,lon,lat\nd,100,0.5,0.5\n")
+        let state = (positions as NSString).deletingLastPathComponent + "/state.bin"
+        XCTAssertEqual(try CLI.run(["eval", "--fences", fences, "--positions", positions, "--state", state]).status, 0)
+        func listed(_ names: [String]) throws -> [String] {
+            let r = try CLI.run(["inside", "--state", state] + names.flatMap { ["--fence", $0] })
+            XCTAssertEqual(r.status, 0, r.err)
+            return r.out.split(separator: "\n").map { String($0.split(separator: ",")[0].dropFirst(9)) }
+        }
+        XCTAssertEqual(try listed([]).count, 4)
+        XCTAssertEqual(try listed(["caf\u{E9}", "cafe\u{301}"]), ["\"cafe\u{301}\"", "\"caf\u{E9}\""])
+        XCTAssertEqual(try listed([" yard"]), ["\" yard\""])
+        XCTAssertEqual(try listed(["yard"]), [])
+        XCTAssertEqual(try listed(["Paris, FR"]), ["\"Paris"])
     }
 
     func testCommandRefusesWhatItCannotRead() throws {
@@ -207,13 +268,13 @@ final class StateVisitsTests: XCTestCase {
             XCTAssertTrue(r.err.hasPrefix("fence: malformed-input: \(path): "), r.err)
         }
 
-        for args in [["inside"], ["inside", "--state", "-"], ["inside", "--state", path, "--format", "xml"],
-                     ["inside", "--state", path, "--fence", "a,,b"], ["inside", "--state", path, "extra"],
+        for args in [["inside", "--state"], ["inside", "--state", path, "--format", "xml"], ["inside", "--state", path, "--state", path],
+                     ["inside", "--state", path, "--fence", ""], ["inside", "--state", path, "extra"],
                      ["inside", "--state", path, "--output", dir + "/v.xz"], ["inside", "--state", path, "--output", path]] {
             let r = try CLI.run(args)
             XCTAssertEqual(r.status, 2, "\(args): \(r.err)")
             XCTAssertTrue(r.err.contains("Run `fence inside --help`"), r.err)
         }
-        XCTAssertTrue(try CLI.run(["inside", "--help"]).out.hasPrefix("Usage: fence inside --state FILE"))
+        XCTAssertTrue(try CLI.run(["inside", "--help"]).out.hasPrefix("Usage: fence inside [--state FILE|-]"))
     }
 }
