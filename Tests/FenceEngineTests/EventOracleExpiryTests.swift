@@ -52,15 +52,7 @@ final class EventOracleExpiryTests: XCTestCase {
             var visits: [String: Visit] = [:]
         }
         /// What the scenarios exercised, by rule (counted by the oracle).
-        struct Stats {
-            var counts: [String: Int] = [:]
-            subscript(_ key: String) -> Int {
-                get { counts[key] ?? 0 }
-                set { counts[key] = newValue }
-            }
-            mutating func add(_ o: Stats) { counts.merge(o.counts, uniquingKeysWith: +) }
-            var description: String { counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
-        }
+        typealias Stats = RuleCounts
         static let tolerance = 1e-6
 
         var fences: [String: Fence] = [:]

@@ -606,9 +606,10 @@ final class EventOracleExtraTests: XCTestCase {
 
     /// The smallest case of what the hysteresis test finds: a device enters a 100 m circle
     /// (margin 20 m), is held inside (110 m from the centre: outside, within the margin) past
-    /// the dwell time, then leaves. The rules give `dwell` at the held fix; the engine checks
-    /// dwell only on covered fixes (`EventEngine.apply`, case `.outsideBand`), so this visit
-    /// never reports `dwell` at all, though `status` was `inside` for 200 s with a 60 s dwell.
+    /// the dwell time, then leaves. The rules give `dwell` at the held fix (SPEC: "first fix
+    /// still inside"), as the engine now does; it once checked dwell only on covered fixes, so
+    /// such a visit never reported `dwell` though `status` was `inside` for 200 s with a 60 s
+    /// dwell.
     func testDwellDueOnAnOutsideBandFix() {
         var settings = EventSettings()
         settings.hysteresisMargin = 20

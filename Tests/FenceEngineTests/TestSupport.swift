@@ -192,3 +192,15 @@ func minimumOverUnitInterval(samples: Int, rounds: Int, _ f: (Double) -> Double)
     }
     return min(best, f((lo + hi) / 2))
 }
+
+/// What an oracle's scenarios exercised, by rule: counts the oracle keeps, which each test
+/// asserts are not zero for the cases it is about, and prints.
+struct RuleCounts {
+    var counts: [String: Int] = [:]
+    subscript(_ key: String) -> Int {
+        get { counts[key] ?? 0 }
+        set { counts[key] = newValue }
+    }
+    mutating func add(_ o: RuleCounts) { counts.merge(o.counts, uniquingKeysWith: +) }
+    var description: String { counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+}

@@ -9,8 +9,9 @@ extension EventEngine {
     /// A fence whose `expires` the engine's clock (`watermark`, the latest batch's latest fix)
     /// has already passed expires at once, as the end of the batch that passed it would have
     /// expired it, before reshapes and masks are looked at (as a restore does): the visits of
-    /// a replaced fence end `fence-expired` (timed as at a batch's end; worded with the new
-    /// fence's group and mask), with no `fence-replaced` exit or re-trigger, and no later fix
+    /// a replaced fence end `fence-expired` (timed as at a batch's end; worded, as every exit
+    /// a replacement causes, with the fence's group and mask as they were), with no
+    /// `fence-replaced` exit or re-trigger, and no later fix
     /// enters it. So a snapshot taken now and restored, which drops such fences
     /// (`expireAsOfWatermark`), goes on with the same events. Before the first batch (no clock
     /// yet) such a fence waits for the first batch's end. Cost then: what an edit of the
@@ -33,7 +34,10 @@ extension EventEngine {
         // reshapes and masks: their visits end `fence-expired`, and, no longer stored, they
         // are no replacement to re-check or re-trigger (a re-trigger after the expiry exit
         // would leave the device inside a fence that is gone).
-        let expired = expireAsOfWatermark()
+        let replaced = self.store
+        let expired = expireAsOfWatermark { slot in
+            before[replaced.slotSettings[slot].id].map { (group: $0.group, actions: $0.actions) }
+        }
         // Only replaced fences some device holds a pair with can end a visit or re-trigger.
         var remasked = Set<Int32>()
         var reshaped = Set<Int32>()
@@ -67,8 +71,10 @@ extension EventEngine {
 
     /// Ends the visits whose fence has taken a shape that does not cover the device's last
     /// fix: `exit`, reason `fence-replaced`, at that fix, worded with the fence's group and
-    /// mask as they were. `reshaped` holds those fences' keys; `before(slot)` gives their
-    /// group and mask as they were.
+    /// mask as they were. A visit whose new shape covers the last fix goes on, and an exit it
+    /// was waiting out (`exitDelay`) waits no more: that fix is inside the fence as it is now.
+    /// `reshaped` holds those fences' keys; `before(slot)` gives their group and mask as they
+    /// were.
     /// - Complexity: O(1) when no device holds a pair with any of them (`pairCounts`),
     ///   otherwise O(devices + pairs), a containment test per pair of a reshaped fence.
     mutating func endVisitsOfReshapedFences(
@@ -93,16 +99,24 @@ extension EventEngine {
                     kept.append(pair)
                     continue
                 }
-                if let slot = engine.store.slot(ofKey: pair.fence), let old = before(Int(slot)),
-                    !engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch)
-                {
+                guard let slot = engine.store.slot(ofKey: pair.fence), let old = before(Int(slot)) else {
+                    kept.append(pair)
+                    continue
+                }
+                if engine.store.covers(slot: slot, last, unit: &unit, scratch: &scratch) {
+                    // The last fix is inside the fence as it is now: an exit waiting out a
+                    // delay from a fix outside only the old shape is no longer waiting (SPEC:
+                    // exit once the device has stayed outside for the delay); the next fix
+                    // outside the new shape starts it again.
+                    var p = pair
+                    p.flags &= ~PairState.exitPending
+                    kept.append(p)
+                } else {
                     log.left(pair.fence)
                     if old.actions.contains(.exit) {
                         let id = engine.store.slotSettings[Int(slot)].id
                         events.append(Self.exitWithoutFix(state, pair, fence: id, group: old.group, reason: .fenceReplaced))
                     }
-                } else {
-                    kept.append(pair)
                 }
             }
             state.setPairs(kept)

@@ -133,8 +133,11 @@ extension EventEngine {
             }
         }
         // Fences expired as of the watermark go now (after the loop above, which would take
-        // them for removed fences).
-        events += expireAsOfWatermark()
+        // them for removed fences), their exits worded as the fences were.
+        let current = self.store
+        events += expireAsOfWatermark { slot in
+            records[current.slotSettings[slot].id].map { (group: $0.group, actions: oldMask($0)) }
+        }
         // Pairs of fences loaded with another shape, then with another mask. Each recorded
         // fence's shape is digested once (O(vertices)), not once per pair inside it.
         var reshaped: [Int: (group: String?, actions: FenceActions)] = [:]
@@ -153,12 +156,16 @@ extension EventEngine {
     /// brings the fences to what the run that wrote the snapshot had (a consistent snapshot
     /// holds no pair of such a fence, so there are no events then). `add` calls it for a fence
     /// whose expiry the clock has already passed.
+    /// `wording(slot)`, where it answers, gives the group and mask an exit is worded with
+    /// instead of the fence's own (the fence as it was before a replacement: `expirePairs`).
     /// - Returns: the `exit` events (reason `fence-expired`), unsorted.
     /// - Complexity: O(1) when no fence has expired. Otherwise O(expired fences x log) to find
     ///   them, plus, as a fence edit (`updateDevices`), O(devices) of the partitions that may
     ///   hold a pair of one (`PairCounts`; none when no device holds one), reading the pairs
     ///   only of devices whose key bits meet theirs.
-    public mutating func expireAsOfWatermark() -> [FenceEvent] {
+    public mutating func expireAsOfWatermark() -> [FenceEvent] { expireAsOfWatermark(wording: nil) }
+
+    mutating func expireAsOfWatermark(wording: ((Int) -> (group: String?, actions: FenceActions)?)?) -> [FenceEvent] {
         guard store.mayHaveExpired(asOf: watermark), watermark.isFinite else { return [] }
         let expired = store.expiredFences(asOf: watermark)
         var events: [FenceEvent] = []
@@ -168,7 +175,7 @@ extension EventEngine {
             let time = watermark
             var log = PairLog()
             updateDevices(touching: { keys.contains($0) }, keyBits: ending.bits, within: ending.partitions) { state, engine in
-                engine.expirePairs(upTo: time, state: &state, events: &events, log: &log)
+                engine.expirePairs(upTo: time, state: &state, events: &events, log: &log, wording: wording)
             }
             pairCounts.apply(log)
         }
