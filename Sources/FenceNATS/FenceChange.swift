@@ -11,8 +11,11 @@ import Foundation
 /// position: the same in one process as in any number of partitions, and the same again when a
 /// partition is replayed from a checkpoint. One exception: a fence added with an `expires` the
 /// partition's clock (its latest fix, whatever the device) has already passed expires at once
-/// (`EventEngine.add`), so whether a device's later fix dated before that expiry still enters
-/// it depends on the partition's other devices.
+/// (`EventEngine.add`: `fence-expired` at its expiry), where a partition whose clock is short
+/// of it keeps the replacement until the clock passes it, judging its new shape and mask first
+/// (`fence-replaced` at the device's last fix, a re-trigger); and a device's later fix dated
+/// before that expiry still enters it only there. So around such a change a device's events
+/// depend on the partition's other devices.
 ///
 /// Payload (binary): `F` `C` (magic), version (u8) = 1, the stream sequence of the previous
 /// change (u64; 0 for the first: the changes form a chain a worker walks back from the latest),
@@ -113,7 +116,8 @@ public struct FenceChange: Sendable, Hashable {
     static let crsWayOn = "a fence change is not reprojected: convert the file first, e.g. ogr2ogr -t_srs EPSG:4326 out.geojson in.geojson"
 
     /// Applies the change to an engine; the events are those of the fences' removal or
-    /// replacement (exits at each device's last fix), sorted. Fences the GeoJSON gets wrong are
+    /// replacement (exits at each device's last fix, re-triggers, and `fence-expired` exits of
+    /// fences added with an expiry the clock has passed: `EventEngine.add`), sorted. Fences the GeoJSON gets wrong are
     /// reported in `errors` and skipped, the same way in every partition (a document declaring
     /// a CRS other than WGS84 longitude/latitude adds nothing: `GeoJSONFences.readLonLat`); so
     /// are ids and groups a removal names that no loaded fence has (most likely a typo, which

@@ -12,7 +12,7 @@ enum InsideCommand {
         fence, as of the run that wrote the file (each device at its last fix), by fence id,
         then device id. A visit whose exit waits out an --exit-delay is listed (with
         exit_pending_since); a status hysteresis left unknown is not. The fences are not read:
-        a fence removed or reshaped since is seen by the next `fence eval` on this state.
+        a fence removed or reshaped since is judged by the next `fence eval` on this state.
 
         Fields, in order: fence, group (as the state recorded it), device, status (inside or
         stayed), since (the visit's enter), time (the device's last fix), inside_s (from since

@@ -35,8 +35,8 @@ import XCTest
 ///   (`EventSettings.crossDetection`'s doc: "also needs .cross in the mask that applies").
 /// - Edits (between batches): `remove` ends visits (`fence-removed`, at the last fix). `add` of
 ///   an id that exists replaces it: first, a fence whose expiry the clock (latest fix so far)
-///   has passed expires at once (visits end `fence-expired`, worded, as every exit a
-///   replacement causes, with the fence's old group and mask); then a new shape that does not cover a device's
+///   has passed expires at once (visits end `fence-expired`, worded with the new fence, whose
+///   expiry it is: its group and mask; `EventEngine.add`'s doc); then a new shape that does not cover a device's
 ///   last fix ends its visit (`fence-replaced`, at the last fix, worded with the fence's old
 ///   group and mask, as `restoreReportingChanges`'s doc says of a restore, which the README
 ///   says reports edits as the live engine does); the same shape ends none, a pending exit
@@ -53,8 +53,10 @@ import XCTest
 ///   was inside at that fix); until session 37 the engine kept it running from the first
 ///   outside fix (`testAPendingExitEndsWhenAReshapeCoversTheLastFix`; the random tests
 ///   can take that reading with `cancelPendingOnCoveringReshape` off).
-/// - An expiry at `add` of a replaced fence is worded with the fence's old group and mask, as
-///   the `fence-replaced` exits are (until session 37 the new fence's).
+/// - An expiry at `add` of a replaced fence is worded with the new fence (whose expiry it is),
+///   unlike the `fence-replaced` exits (the old one's): worded with the old one, its wording
+///   would depend on whether the clock had passed the expiry at the add, that is on other
+///   devices' fixes (a review's finding, session 37).
 /// - `cross` judged by status alone ("both fixes are outside it") would also fire from a fix
 ///   held outside in the inner margin band, or from a last fix inside a fence added or
 ///   reshaped since; both fixes must be outside the area (SPEC: "two consecutive fixes both
@@ -273,16 +275,12 @@ final class EventOracleReplacementTests: XCTestCase {
         }
 
         /// Visits of fences whose expiry is at or before `t` end (clock-timed); unknown pairs go.
-        /// `wordedAs`: the fences as they were before a replacement, whose group and mask word
-        /// the exits of their visits.
-        func endExpired(
-            _ id: String, _ d: inout Device, upTo t: Double, _ counter: String, wording: [String: Fence] = [:], wordedAs: [String: Fence] = [:]
-        ) {
+        func endExpired(_ id: String, _ d: inout Device, upTo t: Double, _ counter: String, wording: [String: Fence] = [:]) {
             for fid in d.pairs.keys.sorted() {
                 guard let f = wording[fid] ?? fences[fid], let e = f.expires, e <= t else { continue }
                 if case .inside(let v) = d.pairs[fid]! {
                     let time = max(e, d.time)
-                    emit(.exit, wordedAs[fid] ?? f, id, time: time, lon: d.lon, lat: d.lat, reason: .fenceExpired, inside: time - v.enter)
+                    emit(.exit, f, id, time: time, lon: d.lon, lat: d.lat, reason: .fenceExpired, inside: time - v.enter)
                     stats[counter] += 1
                     if v.pending != nil { stats["expired while pending"] += 1 }
                 } else {
@@ -473,7 +471,7 @@ final class EventOracleReplacementTests: XCTestCase {
             // A fence whose expiry the clock already passed expires at once, before anything else.
             for device in devices.keys.sorted() {
                 var d = devices[device]!
-                endExpired(device, &d, upTo: watermark, "expired at add", wordedAs: old)
+                endExpired(device, &d, upTo: watermark, "expired at add")
                 devices[device] = d
             }
             for f in new where f.expires.map({ $0 <= watermark }) ?? false {

@@ -384,13 +384,7 @@ extension EventEngine {
     /// Exits, with reason `fence-expired` at the expiry time (or the device's last fix, when a
     /// restored state's fix came after an expiry given since), every pair whose fence expires at
     /// or before `time`. The dropped pairs go to `log`. A state with none is left as it is.
-    /// `wording(slot)`, where it answers, gives the group and mask the exit is worded with
-    /// instead of the fence's own: a fence replaced by an already expired one ends the visits
-    /// made under the fence as it was (`add`, `restoreReportingChanges`), as a reshape does.
-    func expirePairs(
-        upTo time: Double, state: inout DeviceState, events: inout [FenceEvent], log: inout PairLog,
-        wording: ((Int) -> (group: String?, actions: FenceActions)?)? = nil
-    ) {
+    func expirePairs(upTo time: Double, state: inout DeviceState, events: inout [FenceEvent], log: inout PairLog) {
         func ends(_ pair: PairState) -> Bool {
             guard let slot = store.slot(ofKey: pair.fence) else { return true }
             let e = store.slotExpires[Int(slot)]
@@ -410,14 +404,6 @@ extension EventEngine {
             // fence given an expiry since holds fixes after it, and their events are written.
             let e = store.slotExpires[Int(slot)]
             let t = max(e, pair.enterTime, state.lastTime)
-            if let old = wording?(Int(slot)) {
-                guard old.actions.contains(.exit) else { continue }
-                events.append(
-                    FenceEvent(
-                        time: t, device: state.id, fence: store.slotSettings[Int(slot)].id, group: old.group, kind: .exit,
-                        lon: state.lastLon, lat: state.lastLat, reason: .fenceExpired, insideSeconds: t - pair.enterTime))
-                continue
-            }
             emit(
                 .exit, device: state.id, slot: Int(slot), time: t, lon: state.lastLon, lat: state.lastLat,
                 reason: .fenceExpired, inside: t - pair.enterTime, into: &events)

@@ -2,15 +2,21 @@ extension EventEngine {
     /// Adds fences (see `FenceStore.add`). A fence that replaces one with the same id by
     /// another shape is re-checked against the last fix of every device inside it: where the
     /// new shape does not cover that fix, the device gets `exit` with reason `fence-replaced`
-    /// (at its last fix's time). The same shape again ends no visit, not even one waiting out
-    /// an exit delay. A replacement with another mask re-triggers as `setActions(_:fence:)`
-    /// does. A new fence covering a device produces `enter` at the device's next fix.
+    /// (at its last fix's time), worded with the fence's group and mask as they were. Where
+    /// the new shape covers it the visit goes on, and an exit waiting out an exit delay waits
+    /// no more (that fix is inside the fence as it now is; the next fix outside starts the
+    /// delay again). The same shape again ends no visit, not even one waiting out an exit
+    /// delay: the delay runs on. A replacement with another mask re-triggers as
+    /// `setActions(_:fence:)` does. No edit fires `dwell` of itself (a shorter dwell, or such a
+    /// reshape, leaves it to the device's next fix still inside). A new fence covering a
+    /// device produces `enter` at the device's next fix.
     ///
     /// A fence whose `expires` the engine's clock (`watermark`, the latest batch's latest fix)
     /// has already passed expires at once, as the end of the batch that passed it would have
     /// expired it, before reshapes and masks are looked at (as a restore does): the visits of
-    /// a replaced fence end `fence-expired` (timed as at a batch's end; worded, as every exit
-    /// a replacement causes, with the fence's group and mask as they were), with no
+    /// a replaced fence end `fence-expired` (timed as at a batch's end; worded with the
+    /// replacement's group and mask, whose expiry it is, as when a later batch's end finds it
+    /// passed: so the wording does not depend on when the clock passes the expiry), with no
     /// `fence-replaced` exit or re-trigger, and no later fix
     /// enters it. So a snapshot taken now and restored, which drops such fences
     /// (`expireAsOfWatermark`), goes on with the same events. Before the first batch (no clock
@@ -34,10 +40,7 @@ extension EventEngine {
         // reshapes and masks: their visits end `fence-expired`, and, no longer stored, they
         // are no replacement to re-check or re-trigger (a re-trigger after the expiry exit
         // would leave the device inside a fence that is gone).
-        let replaced = self.store
-        let expired = expireAsOfWatermark { slot in
-            before[replaced.slotSettings[slot].id].map { (group: $0.group, actions: $0.actions) }
-        }
+        let expired = expireAsOfWatermark()
         // Only replaced fences some device holds a pair with can end a visit or re-trigger.
         var remasked = Set<Int32>()
         var reshaped = Set<Int32>()

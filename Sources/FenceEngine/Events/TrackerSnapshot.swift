@@ -98,7 +98,8 @@ extension EventEngine {
     /// removed or replaced, Baidu's re-trigger when a mask changes), at each device's last fix:
     /// - a pair whose fence is gone: `exit`, reason `fence-removed`;
     /// - a pair whose fence has another shape (`FenceStore.shapeDigest`) that does not cover
-    ///   the device's last fix: `exit`, reason `fence-replaced`;
+    ///   the device's last fix: `exit`, reason `fence-replaced`; where the new shape covers it,
+    ///   an exit waiting out a delay is cancelled, as `add` does;
     /// - a pair whose fence's mask now reports its status and did not: `enter` or `dwell`,
     ///   reason `actions-changed`.
     /// - a fence whose `expires` is at or before the snapshot's watermark: removed, as the
@@ -106,7 +107,9 @@ extension EventEngine {
     ///   `exit`, reason `fence-expired`, for pairs still inside it (a fence that was given an
     ///   expiry since). A later fix from before the expiry no longer sees it, as in one run
     ///   (`latestExpiredRemoval` says so); before, a chained run loaded it again.
-    /// Exits are worded with the fence's old group and mask. A version 1 snapshot has no fence
+    /// Exits of removed and reshaped fences are worded with the fence's old group and mask;
+    /// `fence-expired` ones with the fence as loaded, whose expiry it is (as `add` and a
+    /// batch's end word them). A version 1 snapshot has no fence
     /// records: pairs of missing fences are dropped without events, as `restore` does.
     /// - Returns: the pairs dropped, and the events in output order.
     /// - Complexity: O(devices + pairs + vertices of the recorded fences), plus a containment
@@ -133,11 +136,8 @@ extension EventEngine {
             }
         }
         // Fences expired as of the watermark go now (after the loop above, which would take
-        // them for removed fences), their exits worded as the fences were.
-        let current = self.store
-        events += expireAsOfWatermark { slot in
-            records[current.slotSettings[slot].id].map { (group: $0.group, actions: oldMask($0)) }
-        }
+        // them for removed fences).
+        events += expireAsOfWatermark()
         // Pairs of fences loaded with another shape, then with another mask. Each recorded
         // fence's shape is digested once (O(vertices)), not once per pair inside it.
         var reshaped: [Int: (group: String?, actions: FenceActions)] = [:]
@@ -156,16 +156,12 @@ extension EventEngine {
     /// brings the fences to what the run that wrote the snapshot had (a consistent snapshot
     /// holds no pair of such a fence, so there are no events then). `add` calls it for a fence
     /// whose expiry the clock has already passed.
-    /// `wording(slot)`, where it answers, gives the group and mask an exit is worded with
-    /// instead of the fence's own (the fence as it was before a replacement: `expirePairs`).
     /// - Returns: the `exit` events (reason `fence-expired`), unsorted.
     /// - Complexity: O(1) when no fence has expired. Otherwise O(expired fences x log) to find
     ///   them, plus, as a fence edit (`updateDevices`), O(devices) of the partitions that may
     ///   hold a pair of one (`PairCounts`; none when no device holds one), reading the pairs
     ///   only of devices whose key bits meet theirs.
-    public mutating func expireAsOfWatermark() -> [FenceEvent] { expireAsOfWatermark(wording: nil) }
-
-    mutating func expireAsOfWatermark(wording: ((Int) -> (group: String?, actions: FenceActions)?)?) -> [FenceEvent] {
+    public mutating func expireAsOfWatermark() -> [FenceEvent] {
         guard store.mayHaveExpired(asOf: watermark), watermark.isFinite else { return [] }
         let expired = store.expiredFences(asOf: watermark)
         var events: [FenceEvent] = []
@@ -175,7 +171,7 @@ extension EventEngine {
             let time = watermark
             var log = PairLog()
             updateDevices(touching: { keys.contains($0) }, keyBits: ending.bits, within: ending.partitions) { state, engine in
-                engine.expirePairs(upTo: time, state: &state, events: &events, log: &log, wording: wording)
+                engine.expirePairs(upTo: time, state: &state, events: &events, log: &log)
             }
             pairCounts.apply(log)
         }
