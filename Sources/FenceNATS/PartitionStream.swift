@@ -154,19 +154,24 @@ public struct PartitionStream: Sendable {
     }
 
     /// `latest - lateness` (a Double's rounding of it), rounded down to a multiple of `step`
-    /// (0: not rounded): `k * step` as a Double multiplies it, never after it, with k the
-    /// quotient's floor. With a step a Double does not hold exactly (0.01, 0.3) that product
-    /// can land an ulp after `latest - lateness` (10 s and 0.01 s from 1700000000.1:
-    /// 1699999990.1000001), which would make a fix exactly `lateness` behind late; k - 1 is
-    /// taken then. (The floor of a rounded quotient can also be one short, a step low, which
-    /// only holds fixes a step longer.) A step so small that the multiples are not whole numbers a
+    /// (0: not rounded): the greatest `k * step`, as a Double multiplies it, that is not after
+    /// `latest - lateness`. k is the quotient's floor, or one either side of it: with a step a
+    /// Double does not hold exactly (0.01, 0.3) the product can land an ulp after `latest -
+    /// lateness` (10 s and 0.01 s from 1700000000.1: 1699999990.1000001), which would make a
+    /// fix exactly `lateness` behind late (k - 1 is taken then), and the rounded quotient can
+    /// fall just short of a whole number the product reaches (k + 1 then; it held fixes a step
+    /// longer until session 37). A step so small that the multiples are not whole numbers a
     /// Double holds (quotients of 2^52 or more: a step under about 4e-7 s at today's epoch
     /// times, or 1e-320, whose quotient is infinite) does not round at all, as `step` 0.
     static func horizon(latest: Double, lateness: Double, step: Double) -> Double {
         let exact = latest - lateness
         guard step > 0, (exact / step).magnitude < 0x1p52 else { return exact }
         var k = (exact / step).rounded(.down)
-        if k * step > exact { k -= 1 }
+        if k * step > exact {
+            k -= 1
+        } else if (k + 1) * step <= exact {
+            k += 1
+        }
         return k * step
     }
 

@@ -462,6 +462,35 @@ final class PartitionStreamTests: XCTestCase {
         }
     }
 
+    /// The horizon is the greatest multiple of the step (as a Double multiplies it) not after
+    /// latest - lateness, for decimal steps too: over 42,000 tenth- and thousandth-second latest
+    /// times, never after it (a fix exactly `lateness` behind would be late) and never a step
+    /// low (the rounded quotient's floor can be one short, as about a tenth of these tenth-second
+    /// times at 1234560000 with step 0.1 are: such fixes were held a step longer).
+    func testTheHorizonIsTheGreatestMultipleNotAfter() {
+        var low = 0
+        var cases: [(base: Double, lateness: Double, step: Double)] = []
+        for base in [1_234_560_000.0, 1_700_000_000] {
+            for lateness in [1.0, 10] {
+                for step in [0.01, 0.05, 0.1, 0.3, 1.1, 2.7, 60] { cases.append((base, lateness, step)) }
+            }
+        }
+        for (base, lateness, step) in cases {
+            for i in 0..<1_500 {
+                let latest = base + Double(i) * (i % 2 == 0 ? 0.1 : 0.001)
+                let exact = latest - lateness
+                let h = PartitionStream.horizon(latest: latest, lateness: lateness, step: step)
+                let k = (h / step).rounded()
+                XCTAssertEqual(k * step, h, "step \(step) latest \(latest): a multiple")
+                XCTAssertLessThanOrEqual(h, exact, "step \(step) latest \(latest): not after")
+                XCTAssertGreaterThan((k + 1) * step, exact, "step \(step) latest \(latest): the greatest")
+                let floor = (exact / step).rounded(.down)
+                if floor * step <= exact && h > floor * step { low += 1 }
+            }
+        }
+        XCTAssertGreaterThan(low, 100, "quotients' floors one short (what the test is about)")
+    }
+
     /// A step too small to round to (its multiples past what a Double counts in whole numbers,
     /// or an infinite quotient) is no rounding, as step 0: 1e-320 made the horizon +infinity,
     /// and every fix after the first message late; a review found it.
