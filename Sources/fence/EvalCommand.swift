@@ -58,8 +58,9 @@ enum EvalCommand {
           --margin METRES       hysteresis margin (default 0: off, and accuracy unused); above
                                 0 each fix's accuracy raises it
           --exit-delay SECONDS  exit only after staying outside this long (default 0)
-          --evict-idle SECONDS  forget devices without a fix for this long (event time); their
-                                open visits end with exit, reason device-idle (default 0: never)
+          --evict-idle SECONDS  forget devices without a fix for this long (event time; at
+                                least --exit-delay); their open visits end with exit, reason
+                                device-idle (default 0: never)
           --cross               detect cross events between two outside fixes (also on
                                 when cross is in --actions or in a fence's actions)
           --threads N           worker threads (default: all cores)

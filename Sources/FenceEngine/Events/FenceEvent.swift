@@ -172,7 +172,8 @@ public struct EventSettings: Sendable, Hashable {
     /// Seconds of event time without a fix after which a device's state is dropped (0: never),
     /// so that a long stream over a changing fleet holds bounded memory. The device's open
     /// visits end with `exit`, reason `device-idle`, at its last fix time plus this; its next
-    /// fix is a first fix again. At least `exitDelay` is used, so a pending exit resolves
+    /// fix is a first fix again. At least `exitDelay` is used, for the judgement and the exit's
+    /// time alike (a device is dropped after max(this, exitDelay)), so a pending exit resolves
     /// first. See `EventEngine` for how the watermark judges idleness.
     public var idleEviction: Double = 0
 
