@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Oracle with hysteresis (--margin, accuracy) and --exit-delay, from SPEC + README 'Limits'."""
+import os
+import sys, json, math, argparse
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import *
+from shapely.geometry import Point, box
+import shapely
+A = 6378137.0; F_ = 1 / 298.257223563; E2 = F_ * (2 - F_)
+
+def local_scales(lat):
+    s = math.sin(math.radians(lat))
+    w = math.sqrt(1 - E2 * s * s)
+    N = A / w; M = A * (1 - E2) / w ** 3
+    return M * math.pi / 180, N * math.cos(math.radians(lat)) * math.pi / 180
+
+def signed_dist(F, lon, lat):
+    """metres, negative inside."""
+    if F.kind == 'circle':
+        return G.Inverse(F.lat, F.lon, lat, lon)['s12'] - F.r
+    ky, kx = local_scales(lat)
+    g = shapely.transform(F.sg, lambda c: np.column_stack(((c[:, 0] - lon) * kx, (c[:, 1] - lat) * ky)))
+    p = Point(0, 0)
+    d = g.boundary.distance(p)
+    return -d if g.covers(p) else d
+
+import numpy as np
+
+def classify(idx, fx, margin, t):
+    """per fence near/inside: (F, signed distance, effective margin)"""
+    lon, lat = fx[3], fx[4]
+    e = margin + (fx[5] or 0) if margin > 0 else 0
+    deg = (e + 5) / 60000.0
+    out = []
+    for i in idx.tree.query(box(lon - deg * 1.7, lat - deg, lon + deg * 1.7, lat + deg)):
+        F = idx.f[i]
+        if F.exp_ms is not None and t >= F.exp_ms: continue
+        d = signed_dist(F, lon, lat)
+        if d < e: out.append((F, d, e))
+    return out
+
+def ambiguous(idx, fx, margin, tol=0.5):
+    for F, d, e in classify(idx, fx, margin + 2 * tol, fx[2]) + []:
+        pass
+    lon, lat = fx[3], fx[4]
+    e = margin + (fx[5] or 0) if margin > 0 else 0
+    deg = (e + 5) / 60000.0
+    for i in idx.tree.query(box(lon - deg * 1.7, lat - deg, lon + deg * 1.7, lat + deg)):
+        F = idx.f[i]
+        d = signed_dist(F, lon, lat)
+        if abs(d - e) < tol or abs(d + e) < tol or abs(d) < tol: return True
+    return False
+
+def evaluate_h(fences, fixes, margin=0.0, delay_ms=0, engine_actions=ALL, dwell_default_ms=600000, initial=True, batch=None, idle_ms=0):
+    idx = Index(fences)
+    if batch: fixes = batch_filter(fixes, batch)[0]
+    else: fixes = [fx + (None,) for fx in fixes]
+    clock_ms = max(fx[2] for fx in fixes)
+    bydev = {}
+    for fx in fixes: bydev.setdefault(fx[1], []).append(fx)
+    events = []; seq = 0
+    def mask(F): return F.actions if F.actions is not None else engine_actions
+    def emit(t, dev, F, kind, lon, lat, **kw):
+        nonlocal seq
+        seq += 1
+        rec = {'time': fmt_time(t), 'device': dev, 'fence': F.id}
+        if F.group is not None: rec['group'] = str(F.group)
+        rec['event'] = kind; rec['lon'] = lon; rec['lat'] = lat; rec.update(kw)
+        if kind in mask(F): events.append((t, dev.encode(), F.id.encode(), seq, rec))
+    for dev, fl in bydev.items():
+        fl = sorted(fl, key=lambda x: (x[2], x[0]))
+        seen = set(); ordered = []
+        for fx in fl:
+            if fx[2] in seen: continue
+            seen.add(fx[2]); ordered.append(fx)
+        st = {}   # fid -> dict(status, F, enter, stayed, pending)
+        last = None
+        def expire_until(t):
+            for fid in sorted(st, key=lambda k: (st[k]['F'].exp_ms or 0, k.encode())):
+                v = st[fid]; F = v['F']
+                if F.exp_ms is not None and F.exp_ms <= t and F.exp_ms <= clock_ms:
+                    if v['status'] == 'inside':
+                        emit(F.exp_ms, dev, F, 'exit', last[3], last[4], reason='fence-expired', inside_s=(F.exp_ms - v['enter']) / 1000)
+                    del st[fid]
+        S = max(idle_ms, delay_ms) if idle_ms else 0
+        def evict(it):
+            expire_until(it)
+            for fid in sorted(st, key=lambda q: q.encode()):
+                v = st.pop(fid)
+                if v['status'] == 'inside':
+                    emit(it, dev, v['F'], 'exit', last[3], last[4], reason='device-idle', inside_s=(last[2] - v['enter']) / 1000)
+        k = 0
+        for fx in ordered:
+            t, lon, lat, cb = fx[2], fx[3], fx[4], fx[6]
+            if S and last is not None and t - last[2] >= S:
+                evict(last[2] + S); k = 0
+            expire_until(t if cb is None else max(t, cb))
+            near = {F.id: (F, d, e) for F, d, e in classify(idx, fx, margin, t) if cb is None or F.exp_ms is None or cb < F.exp_ms}
+            # pairs with a status
+            for fid in sorted(set(st) | set(near), key=lambda s: s.encode()):
+                if fid in near: F, d, e = near[fid]
+                else: F, d, e = st[fid]['F'], math.inf, 0
+                inside_m = (d <= -e) if e > 0 else (d <= 0)
+                outside_m = (d >= e) if e > 0 else (d > 0)
+                v = st.get(fid)
+                if v is None:
+                    if inside_m:
+                        st[fid] = dict(status='inside', F=F, enter=t, stayed=False, pending=None)
+                        if k == 0:
+                            if initial: emit(t, dev, F, 'enter', lon, lat, initial=True)
+                        else: emit(t, dev, F, 'enter', lon, lat)
+                    elif not outside_m and k == 0:
+                        st[fid] = dict(status='unknown', F=F)
+                    continue
+                if v['status'] == 'unknown':
+                    if inside_m:
+                        st[fid] = dict(status='inside', F=F, enter=t, stayed=False, pending=None)
+                        if initial: emit(t, dev, F, 'enter', lon, lat, initial=True)
+                    elif outside_m: del st[fid]
+                    continue
+                # inside / stayed
+                if outside_m:
+                    if v['pending'] is None: v['pending'] = t
+                    if t - v['pending'] >= delay_ms:
+                        emit(t, dev, F, 'exit', lon, lat, inside_s=(t - v['enter']) / 1000)
+                        del st[fid]
+                    continue
+                v['pending'] = None
+                dw = F.dwell_ms if F.dwell_ms is not None else dwell_default_ms
+                if not v['stayed'] and t >= v['enter'] + dw:
+                    v['stayed'] = True
+                    emit(t, dev, F, 'dwell', lon, lat, inside_s=(t - v['enter']) / 1000)
+            last = fx; k += 1
+        if S and clock_ms - last[2] >= S: evict(last[2] + S)
+        expire_until(clock_ms)
+    events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
+    return [e[4] for e in events]
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--fences'); ap.add_argument('--positions')
+    ap.add_argument('--margin', type=float, default=0); ap.add_argument('--exit-delay', type=float, default=0)
+    ap.add_argument('--actions', default='enter,exit,dwell'); ap.add_argument('--dwell', type=float, default=600)
+    ap.add_argument('--no-initial', action='store_true'); ap.add_argument('--batch', type=int); ap.add_argument('--evict-idle', type=float, default=0)
+    ap.add_argument('--filter-out')   # write a copy of positions without ambiguous fixes
+    a = ap.parse_args()
+    fences = load_fences(a.fences)
+    good, bad = parse_positions(a.positions)
+    if a.filter_out:
+        idx = Index(fences)
+        badl = {fx[0] for fx in good if ambiguous(idx, fx, a.margin)}
+        lines = open(a.positions).read().splitlines()
+        with open(a.filter_out, 'w') as fh:
+            for i, l in enumerate(lines, 1):
+                if i not in badl: fh.write(l + '\n')
+        print('dropped', len(badl), file=sys.stderr); sys.exit(0)
+    for r in evaluate_h(fences, good, a.margin, int(a.exit_delay * 1000), set(a.actions.split(',')), int(a.dwell * 1000), not a.no_initial, a.batch, int(a.evict_idle * 1000)):
+        print(json.dumps(r))
