@@ -131,6 +131,24 @@ def batch_filter(fixes, batch):
         clock = cm if clock is None else max(clock, cm)
     return out, late, dup
 
+class Emitter:
+    """The events an evaluation writes: a record per event as the engine writes it, kept when
+    the mask that applies (the fence's own, else the engine's) reports its kind, and given out
+    in (time, device bytes, fence bytes, emission order) order."""
+    def __init__(self, engine_actions):
+        self.engine_actions = engine_actions
+        self.events = []  # (time_ms, device, fence, seq, record)
+    def mask(self, F): return F.actions if F.actions is not None else self.engine_actions
+    def __call__(self, t, dev, F, kind, lon, lat, **kw):
+        rec = {'time': fmt_time(t), 'device': dev, 'fence': F.id}
+        if F.group is not None: rec['group'] = str(F.group)
+        rec['event'] = kind; rec['lon'] = lon; rec['lat'] = lat
+        rec.update(kw)
+        if kind in self.mask(F):
+            self.events.append((t, dev.encode(), F.id.encode(), len(self.events), rec))
+    def records(self):
+        return [e[4] for e in sorted(self.events, key=lambda e: (e[0], e[1], e[2], e[3]))]
+
 def evaluate(fences, fixes, engine_actions=ALL, dwell_default_ms=600000, initial=True, clock_ms=None, batch=None, idle_ms=0, cross=False, ambiguous=None):
     """fixes: good lines in file order. Returns (events, stats)."""
     idx = Index(fences)
@@ -144,19 +162,8 @@ def evaluate(fences, fixes, engine_actions=ALL, dwell_default_ms=600000, initial
         bydev.setdefault(fx[1], []).append(fx)
     if clock_ms is None:
         clock_ms = max(fx[2] for fx in fixes)
-    events = []  # (time_ms, device, fence, seq, record)
     dups = 0
-    seq = 0
-    def mask(F): return F.actions if F.actions is not None else engine_actions
-    def emit(t, dev, F, kind, lon, lat, **kw):
-        nonlocal seq
-        seq += 1
-        rec = {'time': fmt_time(t), 'device': dev, 'fence': F.id}
-        if F.group is not None: rec['group'] = str(F.group)
-        rec['event'] = kind; rec['lon'] = lon; rec['lat'] = lat
-        rec.update(kw)
-        if kind in mask(F):
-            events.append((t, dev.encode(), F.id.encode(), seq, rec))
+    emit = Emitter(engine_actions)
     for dev, fl in bydev.items():
         fl = sorted(fl, key=lambda x: (x[2], x[0]))
         seen = set(); ordered = []
@@ -211,8 +218,7 @@ def evaluate(fences, fixes, engine_actions=ALL, dwell_default_ms=600000, initial
             last = fx; k += 1
         if idle_ms and clock_ms - last[2] >= idle_ms: evict(last[2] + idle_ms)
         expire_until(clock_ms)
-    events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
-    return [e[4] for e in events], dict(dups=dups, late=late, devices=len(bydev))
+    return emit.records(), dict(dups=dups, late=late, devices=len(bydev))
 
 def _gss(f, a, b, it=80):
     g = (math.sqrt(5) - 1) / 2

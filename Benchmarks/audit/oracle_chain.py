@@ -11,14 +11,7 @@ def run(fences, fixes, state, engine_actions, dwell_default_ms=600000, initial=T
     """state: dev -> dict(last=fix or None, visits={fid: [F, enter, stayed]}); single batch; returns events"""
     idx = Index(fences)
     clock_ms = max(fx[2] for fx in fixes)
-    events = []; seq = [0]
-    def mask(F): return F.actions if F.actions is not None else engine_actions
-    def emit(t, dev, F, kind, lon, lat, **kw):
-        seq[0] += 1
-        rec = {'time': fmt_time(t), 'device': dev, 'fence': F.id}
-        if F.group is not None: rec['group'] = str(F.group)
-        rec['event'] = kind; rec['lon'] = lon; rec['lat'] = lat; rec.update(kw)
-        if kind in mask(F): events.append((t, dev.encode(), F.id.encode(), seq[0], rec))
+    emit = Emitter(engine_actions)
     bydev = {}
     for fx in fixes: bydev.setdefault(fx[1], []).append(fx)
     late = 0
@@ -60,8 +53,7 @@ def run(fences, fixes, state, engine_actions, dwell_default_ms=600000, initial=T
                         v[2] = True; emit(t, dev, F, 'dwell', lon, lat, inside_s=(t - v[1]) / 1000)
             s['last'] = fx
         if s['last'] is not None: expire_until(clock_ms)
-    events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
-    return [e[4] for e in events], late
+    return emit.records(), late
 
 def restore(state, fences2, m1, m2):
     """events when the second run's fences/mask differ (at each device's last fix)."""

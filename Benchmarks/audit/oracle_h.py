@@ -58,15 +58,7 @@ def evaluate_h(fences, fixes, margin=0.0, delay_ms=0, engine_actions=ALL, dwell_
     clock_ms = max(fx[2] for fx in fixes)
     bydev = {}
     for fx in fixes: bydev.setdefault(fx[1], []).append(fx)
-    events = []; seq = 0
-    def mask(F): return F.actions if F.actions is not None else engine_actions
-    def emit(t, dev, F, kind, lon, lat, **kw):
-        nonlocal seq
-        seq += 1
-        rec = {'time': fmt_time(t), 'device': dev, 'fence': F.id}
-        if F.group is not None: rec['group'] = str(F.group)
-        rec['event'] = kind; rec['lon'] = lon; rec['lat'] = lat; rec.update(kw)
-        if kind in mask(F): events.append((t, dev.encode(), F.id.encode(), seq, rec))
+    emit = Emitter(engine_actions)
     for dev, fl in bydev.items():
         fl = sorted(fl, key=lambda x: (x[2], x[0]))
         seen = set(); ordered = []
@@ -133,8 +125,7 @@ def evaluate_h(fences, fixes, margin=0.0, delay_ms=0, engine_actions=ALL, dwell_
             last = fx; k += 1
         if S and clock_ms - last[2] >= S: evict(last[2] + S)
         expire_until(clock_ms)
-    events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
-    return [e[4] for e in events]
+    return emit.records()
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser()
