@@ -23,10 +23,18 @@ public enum CheckpointFile {
         } catch {
             throw FenceError(.malformedInput, reason: "cannot read state file \(path): \(error.localizedDescription)")
         }
+        return try decode([UInt8](data), from: path)
+    }
+
+    /// A checkpoint's bytes read from elsewhere (standard input), decoded as `read` decodes a
+    /// file's.
+    /// - Throws: `FenceError` naming `source` when the bytes are truncated, corrupted or of
+    ///   another version.
+    public static func decode(_ bytes: [UInt8], from source: String) throws(FenceError) -> TrackerSnapshot {
         do {
-            return try TrackerSnapshot(decoding: [UInt8](data))
+            return try TrackerSnapshot(decoding: bytes)
         } catch {
-            throw FenceError(.malformedInput, reason: "\(path): \(error.reason)")
+            throw FenceError(.malformedInput, reason: "\(source): \(error.reason)")
         }
     }
 

@@ -57,12 +57,7 @@ enum InsideCommand {
         let source = path == "-" ? "standard input" : path
         let snapshot: TrackerSnapshot
         if path == "-" {
-            let bytes = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
-            do {
-                snapshot = try TrackerSnapshot(decoding: bytes)
-            } catch {
-                throw FenceError(.malformedInput, reason: "standard input: \(error.reason)")
-            }
+            snapshot = try CheckpointFile.decode([UInt8](FileHandle.standardInput.readDataToEndOfFile()), from: source)
         } else {
             guard let read = try CheckpointFile.read(path: path) else { throw FenceError(.malformedInput, reason: "no state file at \(path)") }
             snapshot = read

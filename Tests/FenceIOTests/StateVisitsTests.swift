@@ -268,6 +268,12 @@ final class StateVisitsTests: XCTestCase {
             XCTAssertTrue(r.err.hasPrefix("fence: malformed-input: \(path): "), r.err)
         }
 
+        // From standard input: named as such.
+        let piped = try CLI.run(["inside"], stdin: "not a state")
+        XCTAssertEqual(piped.status, 1)
+        XCTAssertEqual(piped.out, "")
+        XCTAssertTrue(piped.err.hasPrefix("fence: malformed-input: standard input: state file: "), piped.err)
+
         for args in [["inside", "--state"], ["inside", "--state", path, "--format", "xml"], ["inside", "--state", path, "--state", path],
                      ["inside", "--state", path, "--fence", ""], ["inside", "--state", path, "extra"],
                      ["inside", "--state", path, "--output", dir + "/v.xz"], ["inside", "--state", path, "--output", path]] {
