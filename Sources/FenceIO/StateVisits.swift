@@ -41,23 +41,27 @@ public enum StateVisits {
     }
 
     /// The snapshot's visits that `filter` keeps, by fence id, then device id (UTF-8 byte
-    /// order). Pairs whose status hysteresis left unknown are not visits and are left out, as
-    /// `devices(insideOf:)` leaves them out.
+    /// order: `precedes`). Pairs whose status hysteresis left unknown are not visits and are
+    /// left out, as `devices(insideOf:)` leaves them out.
+    /// - Parameter given: each fence's group (fence id -> group), for a snapshot that records
+    ///   no fences (a partition checkpoint: `ClusterVisits.groups`); nil takes the groups the
+    ///   snapshot records.
     /// - Complexity: O(devices + pairs + fences recorded), and the sort of the visits kept.
-    public static func list(_ snapshot: TrackerSnapshot, filter: Filter = Filter()) -> [Visit] {
+    public static func list(_ snapshot: TrackerSnapshot, groups given: IDTable<String>? = nil, filter: Filter = Filter()) -> [Visit] {
         // By their bytes, as the engine tells ids apart (`ExactID`): two ids that Unicode calls
         // equivalent are two fences.
         func bytes(_ names: [String]?) -> Set<[UInt8]>? { names.map { Set($0.map { Array($0.utf8) }) } }
         let (fences, groupNames, devices) = (bytes(filter.fences), bytes(filter.groups), bytes(filter.devices))
-        var groups: [[UInt8]: String] = [:]
-        for r in snapshot.fences { if let g = r.group { groups[Array(r.id.utf8)] = g } }
+        var groups = given ?? IDTable<String>()
+        if given == nil {
+            for r in snapshot.fences { if let g = r.group { groups[r.id] = g } }
+        }
         var out: [Visit] = []
         for d in snapshot.devices {
             if let only = devices, !only.contains(Array(d.id.utf8)) { continue }
             for p in d.pairs where !p.undetermined {
-                let id = Array(p.fence.utf8)
-                if let only = fences, !only.contains(id) { continue }
-                let group = groups[id]
+                if let only = fences, !only.contains(Array(p.fence.utf8)) { continue }
+                let group = groups[p.fence]
                 if let only = groupNames, !(group.map { only.contains(Array($0.utf8)) } ?? false) { continue }
                 out.append(
                     Visit(
@@ -65,11 +69,14 @@ public enum StateVisits {
                         lon: d.lastLon, lat: d.lastLat, exitPendingSince: p.exitPending ? p.pendingSince : nil))
             }
         }
-        out.sort { a, b in
-            let c = UTF8Order.compare(a.fence, b.fence)
-            return c != 0 ? c < 0 : UTF8Order.precedes(a.device, b.device)
-        }
+        out.sort(by: precedes)
         return out
+    }
+
+    /// The order visits are listed in: by fence id, then device id, comparing UTF-8 bytes.
+    public static func precedes(_ a: Visit, _ b: Visit) -> Bool {
+        let c = UTF8Order.compare(a.fence, b.fence)
+        return c != 0 ? c < 0 : UTF8Order.precedes(a.device, b.device)
     }
 
     /// The names of each of `filter`'s lists (option name: fence, group, device) that no

@@ -1,5 +1,6 @@
 import FenceEngine
 import FenceIO
+import FenceNATS
 import Foundation
 
 /// `fence inside`: who is inside each fence, as a state file of `fence eval --state` holds it.
@@ -7,6 +8,8 @@ enum InsideCommand {
     static let help = """
         Usage: fence inside [--state FILE|-] [--fence ID]... [--group NAME]... [--device ID]...
                             [--format ndjson|csv] [--output FILE]
+               fence inside --nats URL[,URL...] [--name NAME] [--fences SOURCE [fence options]]
+                            [--fence ID]... [--group NAME]... [--device ID]... [--format F] [--output FILE]
 
         Lists the visits a state file holds: one line per device inside, or stayed in, a
         fence, as of the run that wrote the file (each device at its last fix), by fence id,
@@ -28,16 +31,44 @@ enum InsideCommand {
           --format F            ndjson (default) or csv (a header line, then rows)
           --output FILE         write here instead of standard output (.gz, .zst compressed)
 
+        A cluster of workers (`fence worker`): --nats reads every partition's last
+        checkpoint instead of a state file, so each partition's visits are as of its last
+        checkpoint (`fence status` shows their ages), and a partition no worker has
+        checkpointed yet lists none (said on standard error).
+          --nats URLS           the servers, as for `fence worker`
+          --name NAME           the deployment's name (default FENCE), as for `fence setup`
+          --fences SOURCE       the workers' base fences (their --fences, read with the same
+                                fence options): checkpoints record no groups, so a visit's
+                                group is the one its worker held, from these fences and the
+                                fence changes the checkpoint has applied. Without it visits
+                                carry no group and --group is refused
+          --threads N           threads for loading --fences (default: all cores)
+          --repair              repair invalid base polygons, as the workers were told to
+
         A name that matches no listed visit is said on standard error.
         Exit status: 0 (also when nothing is inside), 1 when the state file is missing or
-        cannot be read (truncated, corrupted, another version), 2 on bad usage.
+        cannot be read (truncated, corrupted, another version), a checkpoint is damaged, the
+        servers cannot be read, or --fences refused a feature (the visits are still written),
+        2 on bad usage.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
-        let a = try Arguments(args, valued: ["state", "fence", "group", "device", "format", "output"], flagNames: [])
+        let a = try Arguments(
+            args, valued: Arguments.fenceOptions.union(["state", "fence", "group", "device", "format", "output", "nats", "name", "threads"]),
+            flagNames: ["repair"])
         if a.flags.contains("help") {
             printLine(help)
             return 0
+        }
+        let cluster = a.values["nats"] != nil
+        if cluster && a.values["state"] != nil { throw UsageError("--state and --nats are two sources: give one") }
+        if !cluster, let option = Arguments.fenceOptions.union(["name", "threads"]).sorted().first(where: { a.values[$0] != nil })
+            ?? (a.flags.contains("repair") ? "repair" : nil)
+        {
+            throw UsageError("--\(option) is for --nats: a state file records its fences' groups itself")
+        }
+        if cluster && a.lists["group"] != nil && a.values["fences"] == nil {
+            throw UsageError("--group with --nats needs --fences (the workers' base fences): checkpoints record no groups")
         }
         let path = a.values["state"] ?? "-"
         let formatName = (a.values["format"] ?? "ndjson").lowercased()
@@ -54,15 +85,8 @@ enum InsideCommand {
         let outputPath = a.values["output"].flatMap { $0 == "-" ? nil : $0 }
         try refuseUnwrittenCompression(outputPath)
         try refuseSameFile(output: outputPath, others: [("state", path)])
-        let source = path == "-" ? "standard input" : path
-        let snapshot: TrackerSnapshot
-        if path == "-" {
-            snapshot = try CheckpointFile.decode([UInt8](FileHandle.standardInput.readDataToEndOfFile()), from: source)
-        } else {
-            guard let read = try CheckpointFile.read(path: path) else { throw FenceError(.malformedInput, reason: "no state file at \(path)") }
-            snapshot = read
-        }
-        let visits = StateVisits.list(snapshot, filter: filter)
+        let read = cluster ? try clusterVisits(a, filter: filter) : try stateVisits(path, filter: filter)
+        let visits = read.visits
         let sink = try outputPath.map { (p) throws(FenceError) in try OutputSink(path: p) } ?? OutputSink()
         // Written as it is formatted: the sink writes out past each MiB.
         var bytes = StateVisits.header(format)
@@ -76,9 +100,7 @@ enum InsideCommand {
         sink.write(bytes)
         sink.finish()
         let stderr = StandardError()
-        if filter.groups != nil && snapshot.engineActions == nil {
-            stderr.write("fence inside: \(source) is a version 1 state file, which records no groups: --group matches none\n")
-        }
+        for note in read.notes { stderr.write("fence inside: \(note)\n") }
         for (option, unmatched) in StateVisits.unmatched(filter, in: visits) where !unmatched.isEmpty {
             let shown = unmatched.prefix(20).map { "'\(FenceError.printable($0))'" }.joined(separator: ", ")
             let more = unmatched.count > 20 ? " and \(unmatched.count - 20) more" : ""
@@ -87,10 +109,79 @@ enum InsideCommand {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
         let devices = Set(visits.map { Array($0.device.utf8) }).count
         let fences = Set(visits.map { Array($0.fence.utf8) }).count
-        let asOf = snapshot.watermark.isFinite ? ", as of \(ISO8601.format(snapshot.watermark))" : ""
         stderr.write(
             "fence inside: \(count(visits.count, "visit")) (\(count(devices, "device")), \(count(fences, "fence"))) "
-                + "of \(count(snapshot.devices.count, "device")) in \(source)\(asOf)\n")
-        return 0
+                + "of \(count(read.deviceCount, "device")) in \(read.source)\(read.asOf)\n")
+        return read.refused ? 1 : 0
+    }
+
+    /// What a source gave: its visits, how many devices it holds, how it is named, as of when,
+    /// notes for standard error, and whether `--fences` refused a feature.
+    struct Read {
+        var visits: [StateVisits.Visit]
+        var deviceCount: Int
+        var source: String
+        var asOf: String
+        var notes: [String] = []
+        var refused = false
+    }
+
+    /// The visits of a state file (or standard input: `path` "-").
+    static func stateVisits(_ path: String, filter: StateVisits.Filter) throws -> Read {
+        let source = path == "-" ? "standard input" : path
+        let snapshot: TrackerSnapshot
+        if path == "-" {
+            snapshot = try CheckpointFile.decode([UInt8](FileHandle.standardInput.readDataToEndOfFile()), from: source)
+        } else {
+            guard let read = try CheckpointFile.read(path: path) else { throw FenceError(.malformedInput, reason: "no state file at \(path)") }
+            snapshot = read
+        }
+        var out = Read(
+            visits: StateVisits.list(snapshot, filter: filter), deviceCount: snapshot.devices.count, source: source,
+            asOf: snapshot.watermark.isFinite ? ", as of \(ISO8601.format(snapshot.watermark))" : "")
+        if filter.groups != nil && snapshot.engineActions == nil {
+            out.notes.append("\(source) is a version 1 state file, which records no groups: --group matches none")
+        }
+        return out
+    }
+
+    /// The visits of every partition's last checkpoint in a cluster (`--nats`), with groups
+    /// from `--fences` and the fence changes when it is given.
+    static func clusterVisits(_ a: Arguments, filter: StateVisits.Filter) throws -> Read {
+        // The fences first (the slow part), so the checkpoints read after are as fresh as can be.
+        var base: EventEngine?
+        var refused = false
+        if a.values["fences"] != nil {
+            let loading = try FenceLoading(a)
+            let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
+            var engine = EventEngine(store: loading.emptyStore())
+            let results = engine.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads).results
+            let rejected = loading.rejected(after: results)
+            loading.report(rejected)
+            refused = !rejected.isEmpty
+            base = engine
+        }
+        let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-inside")
+        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        let partitions = try ClusterVisits.checkpoints(connection: connection, topology: topology)
+        let checkpoints = partitions.compactMap(\.checkpoint)
+        let groups = try base.map { try ClusterVisits.groups(for: checkpoints, base: $0, connection: connection, topology: topology) }
+        var visits: [StateVisits.Visit] = []
+        for (i, cp) in checkpoints.enumerated() {
+            visits += StateVisits.list(cp.snapshot, groups: groups?[i] ?? IDTable(), filter: filter)
+        }
+        visits.sort(by: StateVisits.precedes)
+        let times = checkpoints.map(\.snapshot.watermark).filter(\.isFinite)
+        var asOf = ""
+        if let first = times.min(), let last = times.max() {
+            asOf = first == last ? ", as of \(ISO8601.format(first))" : ", as of \(ISO8601.format(first)) to \(ISO8601.format(last))"
+        }
+        var out = Read(
+            visits: visits, deviceCount: checkpoints.reduce(0) { $0 + $1.snapshot.devices.count },
+            source: "the checkpoints of \(checkpoints.count) of \(topology.partitions) partitions", asOf: asOf, refused: refused)
+        for p in partitions where p.checkpoint == nil {
+            out.notes.append("partition \(p.partition) has no checkpoint yet: none of its visits is listed")
+        }
+        return out
     }
 }
