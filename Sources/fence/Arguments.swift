@@ -55,7 +55,7 @@ struct Arguments {
     static let maxSeconds = 1e9
 
     /// Options that may be given more than once, each value kept (`lists`).
-    static let repeatable: Set<String> = ["open-option", "fence", "group", "device"]
+    static let repeatable: Set<String> = ["open-option", "fence", "group", "device", "remove-id", "remove-group-name"]
 
     func int(_ name: String, default d: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {
         guard let v = values[name] else { return d }
@@ -71,6 +71,15 @@ struct Arguments {
         let decimal = v.utf8.allSatisfy { (48...57).contains($0) || $0 == 43 || $0 == 45 || $0 == 46 || $0 == 101 || $0 == 69 }
         guard decimal, let n = Double(v), n.isFinite else { throw UsageError("--\(name) must be a number, got \(v)") }
         return n
+    }
+
+    /// Every value of a repeatable option, each one name as given, its exact bytes (commas and
+    /// edge spaces are part of it); nil when not given. An empty value (a lost shell variable)
+    /// names nothing: a usage error.
+    func wholeNames(_ name: String) throws(UsageError) -> [String]? {
+        guard let list = lists[name] else { return nil }
+        guard !list.contains("") else { throw UsageError("--\(name) takes a name, not an empty value") }
+        return list
     }
 
     /// A list option's names, comma-separated and trimmed, nil when the option is not given.

@@ -6,7 +6,8 @@ import Foundation
 /// `fence change`: publishes a fence change that every worker applies at one stream position.
 enum ChangeCommand {
     static let help = """
-        Usage: fence change --nats URL[,URL...] (--add F.geojson | --remove IDS | --remove-group GROUPS
+        Usage: fence change --nats URL[,URL...] (--add F.geojson | --remove IDS | --remove-id ID...
+                                                | --remove-group GROUPS | --remove-group-name NAME...
                                                 | --remove-all | --flush)
 
         Publishes one fence change to the fix stream. Every partition applies it at its stream
@@ -18,8 +19,14 @@ enum ChangeCommand {
         Options:
           --add FILE            add fences from GeoJSON (same id replaces), in WGS84
                                 longitude/latitude: a "crs" naming another CRS is refused
-          --remove IDS          remove fences by id, comma-separated
+          --remove IDS          remove fences by id, comma-separated (each trimmed of spaces)
+          --remove-id ID        remove the fence of this id, the value whole (its exact bytes:
+                                commas and edge spaces are part of it); may repeat, and go
+                                with --remove in one change
           --remove-group LIST   remove every fence of these groups, comma-separated
+          --remove-group-name NAME
+                                remove every fence of this group, the value whole; may
+                                repeat, and go with --remove-group in one change
           --remove-all          remove every fence
           --flush               change no fence; release every held fix (end of input)
           --name NAME           deployment name given to `fence setup` (default FENCE)
@@ -27,16 +34,19 @@ enum ChangeCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: ["nats", "add", "remove", "remove-group", "name"], flagNames: ["remove-all", "flush"])
+            args, valued: ["nats", "add", "remove", "remove-id", "remove-group", "remove-group-name", "name"],
+            flagNames: ["remove-all", "flush"])
         if a.flags.contains("help") {
             printLine(help)
             return 0
         }
         let servers = try a.natsServers()
         // The usage first: a command line naming two changes is refused before any file is read.
-        let given = ["add", "remove", "remove-group"].filter { a.values[$0] != nil } + ["remove-all", "flush"].filter { a.flags.contains($0) }
-        guard given.count == 1 else {
-            throw UsageError("give exactly one of --add, --remove, --remove-group, --remove-all, --flush")
+        // `--remove` and `--remove-id` name one change, as do the two group forms.
+        let given = [["add"], ["remove", "remove-id"], ["remove-group", "remove-group-name"]].filter { $0.contains { a.values[$0] != nil } }.count
+            + ["remove-all", "flush"].filter { a.flags.contains($0) }.count
+        guard given == 1 else {
+            throw UsageError("give exactly one of --add, --remove (or --remove-id), --remove-group (or --remove-group-name), --remove-all, --flush")
         }
         var operations: [FenceChange.Operation] = []
         if let path = a.values["add"] {
@@ -54,8 +64,10 @@ enum ChangeCommand {
             }
             operations.append(.add(geoJSON: [UInt8](data)))
         }
-        if let ids = try a.names("remove") { operations.append(.remove(ids: ids)) }
-        if let groups = try a.names("remove-group") { operations.append(.removeGroups(groups)) }
+        let ids = (try a.names("remove") ?? []) + (try a.wholeNames("remove-id") ?? [])
+        if !ids.isEmpty { operations.append(.remove(ids: ids)) }
+        let groups = (try a.names("remove-group") ?? []) + (try a.wholeNames("remove-group-name") ?? [])
+        if !groups.isEmpty { operations.append(.removeGroups(groups)) }
         if a.flags.contains("remove-all") { operations.append(.removeAll) }
         if a.flags.contains("flush") { operations.append(.flush) }
         let connection = try NATSConnection(servers: servers, name: "fence-change")

@@ -75,13 +75,7 @@ enum InsideCommand {
         guard let format = EventWriter.Format(rawValue: formatName) else {
             throw UsageError("--format must be ndjson or csv, got \(a.values["format"]!)")
         }
-        // Each value one name, as given: an empty one (a lost shell variable) names nothing.
-        func names(_ option: String) throws(UsageError) -> [String]? {
-            guard let list = a.lists[option] else { return nil }
-            guard !list.contains("") else { throw UsageError("--\(option) takes a name, not an empty value") }
-            return list
-        }
-        let filter = StateVisits.Filter(fences: try names("fence"), groups: try names("group"), devices: try names("device"))
+        let filter = StateVisits.Filter(fences: try a.wholeNames("fence"), groups: try a.wholeNames("group"), devices: try a.wholeNames("device"))
         let outputPath = a.values["output"].flatMap { $0 == "-" ? nil : $0 }
         try refuseUnwrittenCompression(outputPath)
         try refuseSameFile(output: outputPath, others: [("state", path)])

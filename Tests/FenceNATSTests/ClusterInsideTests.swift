@@ -148,6 +148,48 @@ extension NATSClusterTests {
         XCTAssertThrowsError(try ClusterVisits.groups(for: [ahead], base: base, connection: connection, topology: topology))
     }
 
+    /// `fence change --remove-id` and `--remove-group-name` take each value whole: an id with
+    /// a comma, one with a leading space (beside one without), a group with a comma. One
+    /// device inside each of four fences; after the changes only the untouched fence's visit
+    /// is left (`fence inside --nats`), and the removed ones' exits say `fence-removed`.
+    func testChangeRemovesIdsAndGroupsNamedWhole() throws {
+        let urls = try startSingleServer(partitions: 2)
+        let u = urls.joined(separator: ",")
+        let fences = folder + "/fences.geojson"
+        let specs = [("Paris, FR", "g", 5.0), (" yard", "g", 6.0), ("yard", "g", 7.0), ("z", "north, east", 8.0)]
+        let features = specs.map { id, group, lon in
+            #"{"type":"Feature","properties":{"id":"\#(id)","group":"\#(group)","radius":500},"geometry":{"type":"Point","coordinates":[\#(lon),45]}}"#
+        }
+        try Data((#"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}").utf8).write(to: URL(fileURLWithPath: fences))
+        let fixes = folder + "/fixes.csv"
+        try Data(("device,time,lon,lat\n" + specs.enumerated().map { "d\($0),1700000000,\($1.2),45\n" }.joined()).utf8).write(to: URL(fileURLWithPath: fixes))
+        let w = try worker(urls, partitions: "0,1", fences: fences, log: "w", lateness: "30")
+        XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", fixes, "--window", "30"], log: folder + "/publish.log"), 0)
+        try waitDrained(urls, timeout: 120)
+        XCTAssertEqual(try insideLines(["--nats", u], "before").map { $0["fence"] as! String }.sorted(), specs.map(\.0).sorted())
+
+        let changeLog = folder + "/change.log"
+        // Empty values, and the two forms of one change mixed with another, are usage errors.
+        for args in [["--remove-id", ""], ["--remove-group-name", ""], ["--remove-id", "a", "--remove-group", "g"]] {
+            XCTAssertEqual(try FenceCLI.run(["change", "--nats", u] + args, log: changeLog), 2, "\(args)")
+        }
+        XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--remove-id", "Paris, FR", "--remove-id", " yard"], log: changeLog), 0)
+        XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--remove-group-name", "north, east"], log: changeLog), 0)
+        try waitDrained(urls, timeout: 120)
+        try stop(w)
+        let after = try insideLines(["--nats", u], "after")
+        XCTAssertEqual(after.map { $0["fence"] as! String }, ["yard"])
+        XCTAssertFalse(log("w").contains("no fence"), log("w"))
+
+        let events = folder + "/events.ndjson"
+        XCTAssertEqual(try FenceCLI.run(["events", "--nats", u, "--output", events], log: folder + "/events.log"), 0)
+        let removed = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
+            let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            return o["reason"] as? String == "fence-removed" ? o["fence"] as? String : nil
+        }
+        XCTAssertEqual(removed.sorted(), [" yard", "Paris, FR", "z"])
+    }
+
     /// Runs `fence inside` with `args` (NDJSON) and returns its lines, parsed; its standard
     /// error goes to `inside-<name>.log`.
     func insideLines(_ args: [String], _ name: String) throws -> [[String: Any]] {
