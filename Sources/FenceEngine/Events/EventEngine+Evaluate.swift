@@ -310,6 +310,12 @@ extension EventEngine {
             // ties in input order. (Two calls of `applyFix`, not three: with a third,
             // `applyCommon` was no longer inlined, +2% instructions for the events case.)
             var order: [Int32] = []
+            // One device's fixes (positions in `mine`): by time, ties in input order.
+            func earlier(_ a: Int32, _ b: Int32) -> Bool {
+                let ta = times[mine.lowerBound + Int(a)]
+                let tb = times[mine.lowerBound + Int(b)]
+                return ta < tb || (ta == tb && a < b)
+            }
             if mine.count * 16 < deviceCount {
                 // A few fixes among many devices (small batches of a large fleet): sorted by
                 // device, then time, then input order, O(b log b), instead of the arrays below,
@@ -317,10 +323,7 @@ extension EventEngine {
                 order = (0..<Int32(mine.count)).sorted { a, b in
                     let da = local[Int(a)]
                     let db = local[Int(b)]
-                    if da != db { return da < db }
-                    let ta = times[mine.lowerBound + Int(a)]
-                    let tb = times[mine.lowerBound + Int(b)]
-                    return ta < tb || (ta == tb && a < b)
+                    return da != db ? da < db : earlier(a, b)
                 }
             } else {
                 var seen = [Double](repeating: -.infinity, count: deviceCount)
@@ -345,11 +348,7 @@ extension EventEngine {
                         fill[d] += 1
                     }
                     for d in 0..<deviceCount where start[d + 1] > start[d] {
-                        order[start[d]..<start[d + 1]].sort { a, b in
-                            let ta = times[mine.lowerBound + Int(a)]
-                            let tb = times[mine.lowerBound + Int(b)]
-                            return ta < tb || (ta == tb && a < b)
-                        }
+                        order[start[d]..<start[d + 1]].sort(by: earlier)
                     }
                 }
             }
