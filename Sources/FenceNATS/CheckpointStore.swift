@@ -136,7 +136,11 @@ struct CheckpointStore {
     /// The head of a partition's checkpoint and its revision; nil when none was written.
     func head(key: String) throws -> (Head, revision: UInt64)? {
         guard let (bytes, rev) = try kv.get(key) else { return nil }
-        return (try Head(decoding: bytes), rev)
+        do throws(FenceError) {
+            return (try Head(decoding: bytes), rev)
+        } catch {
+            throw FenceError(.malformedInput, reason: "checkpoint \(key): \(error.reason)")
+        }
     }
 
     /// Reads a whole checkpoint.
@@ -156,7 +160,11 @@ struct CheckpointStore {
         guard UInt64(bytes.count) == head.length, CRC32.checksum(bytes) == head.crc else {
             throw FenceError(.malformedInput, reason: "checkpoint \(key): chunks do not match the head (length or CRC-32)")
         }
-        return (try PartitionCheckpoint(decoding: bytes), rev)
+        do throws(FenceError) {
+            return (try PartitionCheckpoint(decoding: bytes), rev)
+        } catch {
+            throw FenceError(.malformedInput, reason: "checkpoint \(key): \(error.reason)")
+        }
     }
 
     /// Writes a checkpoint: chunks into the slot the head does not point at, then the head.

@@ -24,8 +24,8 @@ public enum ClusterVisits {
     /// the read then fails its checks and is made again from the new head, up to `attempts`
     /// times, as long as the head has moved; a checkpoint that fails with its head unmoved is
     /// damaged, and that is thrown.
-    /// - Throws: `FenceError` for a damaged checkpoint, `NATSError` when the bucket cannot be
-    ///   read.
+    /// - Throws: `FenceError` for a damaged checkpoint (naming its key), `NATSError` when the
+    ///   bucket cannot be read, or when the head moved at each of `attempts` reads.
     /// - Complexity: one key-value get per partition head and per 512 KiB of checkpoint.
     public static func checkpoints(connection: NATSConnection, topology: Topology, attempts: Int = 5) throws -> [Partition] {
         let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
@@ -41,7 +41,12 @@ public enum ClusterVisits {
                 } catch let error as FenceError {
                     // Moved on since: read again from the new head.
                     tries += 1
-                    guard tries < attempts, try store.head(key: key)?.revision != before else { throw error }
+                    guard try store.head(key: key)?.revision != before else { throw error }
+                    guard tries < attempts else {
+                        throw NATSError(
+                            "read checkpoint",
+                            text: "checkpoint \(key) was replaced by its worker each of \(attempts) times it was read: try again")
+                    }
                 }
             }
         }

@@ -45,6 +45,8 @@ enum InsideCommand {
           --threads N           threads for loading --fences (default: all cores)
           --repair              repair invalid base polygons, as the workers were told to
 
+        \(Arguments.fenceHelp)
+
         A name that matches no listed visit is said on standard error.
         Exit status: 0 (also when nothing is inside), 1 when the state file is missing or
         cannot be read (truncated, corrupted, another version), a checkpoint is damaged, the
@@ -61,15 +63,21 @@ enum InsideCommand {
             return 0
         }
         let cluster = a.values["nats"] != nil
+        // The options that load --fences (it among them), the first of `options` given.
+        let loading = Arguments.fenceOptions.union(["threads", "repair"])
+        func firstGiven(_ options: Set<String>) -> String? { options.sorted().first { a.values[$0] != nil || a.flags.contains($0) } }
         if cluster && a.values["state"] != nil { throw UsageError("--state and --nats are two sources: give one") }
-        if !cluster, let option = Arguments.fenceOptions.union(["name", "threads"]).sorted().first(where: { a.values[$0] != nil })
-            ?? (a.flags.contains("repair") ? "repair" : nil)
-        {
+        if !cluster, let option = firstGiven(loading.union(["name"])) {
             throw UsageError("--\(option) is for --nats: a state file records its fences' groups itself")
         }
-        if cluster && a.lists["group"] != nil && a.values["fences"] == nil {
-            throw UsageError("--group with --nats needs --fences (the workers' base fences): checkpoints record no groups")
+        if cluster && a.values["fences"] == nil {
+            if a.lists["group"] != nil {
+                throw UsageError("--group with --nats needs --fences (the workers' base fences): checkpoints record no groups")
+            }
+            if let option = firstGiven(loading) { throw UsageError("--\(option) is for loading --fences, which is not given") }
         }
+        // Checked before the fences load (seconds for a large source), not after.
+        _ = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let path = a.values["state"] ?? "-"
         let formatName = (a.values["format"] ?? "ndjson").lowercased()
         guard let format = EventWriter.Format(rawValue: formatName) else {
@@ -78,7 +86,8 @@ enum InsideCommand {
         let filter = StateVisits.Filter(fences: try a.wholeNames("fence"), groups: try a.wholeNames("group"), devices: try a.wholeNames("device"))
         let outputPath = a.values["output"].flatMap { $0 == "-" ? nil : $0 }
         try refuseUnwrittenCompression(outputPath)
-        try refuseSameFile(output: outputPath, others: [("state", path)])
+        // With --nats the state option is not read, and --fences is read before the output is opened.
+        try refuseSameFile(output: outputPath, others: [("state", cluster ? nil : path), ("fences", a.values["fences"])])
         let read = cluster ? try clusterVisits(a, filter: filter) : try stateVisits(path, filter: filter)
         let visits = read.visits
         let sink = try outputPath.map { (p) throws(FenceError) in try OutputSink(path: p) } ?? OutputSink()

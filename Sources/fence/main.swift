@@ -10,7 +10,7 @@ let topHelp = """
       contains   for each position, the fences covering it
       check      validate fences and list each one with a problem
       nearest    per position, the nearest fence boundary and a suggested report delay
-      inside     who is inside each fence, as a state file of `eval --state` holds it
+      inside     who is inside each fence, from a state file of `eval --state` or a cluster's checkpoints
 
     Distributed, on NATS JetStream:
       setup      create the streams and the checkpoint bucket; print the server mapping

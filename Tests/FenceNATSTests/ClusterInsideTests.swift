@@ -91,12 +91,32 @@ extension NATSClusterTests {
         XCTAssertTrue(NSArray(array: moved).isEqual(to: expected.filter { $0["group"] as? String == "moved" }))
         XCTAssertFalse(moved.isEmpty)
 
-        // CSV: byte for byte what the state file gives, once its groups are mended the same way.
-        XCTAssertEqual(
-            try FenceCLI.run(["inside", "--nats", u, "--fences", fences, "--format", "csv"], output: folder + "/nats.csv", log: folder + "/csv.log"), 0)
-        let csvRows = try String(contentsOfFile: folder + "/nats.csv", encoding: .utf8).split(separator: "\n")
-        XCTAssertEqual(csvRows.first.map(String.init), StateVisits.csvColumns.joined(separator: ","))
-        XCTAssertEqual(csvRows.count, expected.count + 1)
+        // Byte for byte, NDJSON and CSV: what the state file gives, its lines of the removed
+        // fence dropped and the regrouped fences' group cells mended (ids and groups here hold
+        // no comma or quote, so the text can be mended as text).
+        for format in ["ndjson", "csv"] {
+            XCTAssertEqual(
+                try FenceCLI.run(["inside", "--state", state, "--format", format], output: folder + "/state.\(format)", log: folder + "/bytes.log"), 0)
+            XCTAssertEqual(
+                try FenceCLI.run(["inside", "--nats", u, "--fences", fences, "--format", format], output: folder + "/nats.\(format)", log: folder + "/bytes.log"), 0)
+            var mended: [String] = []
+            for line in try String(contentsOfFile: folder + "/state.\(format)", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
+                let text = String(line)
+                let fence = format == "csv" ? String(text.prefix { $0 != "," }) : (text.isEmpty ? "" : String(text.dropFirst(10).prefix { $0 != "\"" }))
+                if fence == removed { continue }
+                guard regrouped.contains(fence) else {
+                    mended.append(text)
+                    continue
+                }
+                mended.append(
+                    format == "csv"
+                        ? text.replacingOccurrences(of: "^\(fence),g\\d,", with: "\(fence),moved,", options: .regularExpression)
+                        : text.replacingOccurrences(of: #""group":"g\d""#, with: #""group":"moved""#, options: .regularExpression))
+            }
+            let natsText = try String(contentsOfFile: folder + "/nats.\(format)", encoding: .utf8)
+            XCTAssertEqual(natsText, mended.joined(separator: "\n"), format)
+            XCTAssertEqual(natsText.components(separatedBy: "moved").count - 1, moved.count, format)
+        }
 
         // Usage: --group needs --fences with --nats; --state and --nats together; fence options
         // without --nats.
