@@ -209,12 +209,13 @@ def evaluate(fences, fixes, engine_actions=ALL, dwell_default_ms=600000, initial
                         if initial: emit(t, dev, F, 'enter', lon, lat, initial=True)
                     else:
                         emit(t, dev, F, 'enter', lon, lat)
-                else:
-                    v = visits[fid]
-                    dw = F.dwell_ms if F.dwell_ms is not None else dwell_default_ms
-                    if not v[2] and t >= v[1] + dw:
-                        v[2] = True
-                        emit(t, dev, F, 'dwell', lon, lat, inside_s=(t - v[1]) / 1000)
+                # Also on the entering fix: with dwell 0 it is the first fix at or after
+                # enter + dwell (SPEC), so dwell follows its enter.
+                v = visits[fid]
+                dw = F.dwell_ms if F.dwell_ms is not None else dwell_default_ms
+                if not v[2] and t >= v[1] + dw:
+                    v[2] = True
+                    emit(t, dev, F, 'dwell', lon, lat, inside_s=(t - v[1]) / 1000)
             last = fx; k += 1
         if idle_ms and clock_ms - last[2] >= idle_ms: evict(last[2] + idle_ms)
         expire_until(clock_ms)

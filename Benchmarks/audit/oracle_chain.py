@@ -46,11 +46,11 @@ def run(fences, fixes, state, engine_actions, dwell_default_ms=600000, initial=T
                     if first:
                         if initial: emit(t, dev, F, 'enter', lon, lat, initial=True)
                     else: emit(t, dev, F, 'enter', lon, lat)
-                else:
-                    v = s['visits'][fid]; v[0] = F; v[3] = None
-                    dw = F.dwell_ms if F.dwell_ms is not None else dwell_default_ms
-                    if not v[2] and t >= v[1] + dw:
-                        v[2] = True; emit(t, dev, F, 'dwell', lon, lat, inside_s=(t - v[1]) / 1000)
+                v = s['visits'][fid]; v[0] = F; v[3] = None
+                # Also on the entering fix (dwell 0: SPEC's first fix at or after enter + dwell).
+                dw = F.dwell_ms if F.dwell_ms is not None else dwell_default_ms
+                if not v[2] and t >= v[1] + dw:
+                    v[2] = True; emit(t, dev, F, 'dwell', lon, lat, inside_s=(t - v[1]) / 1000)
             s['last'] = fx
         if s['last'] is not None: expire_until(clock_ms)
     return emit.records(), late

@@ -81,6 +81,13 @@ def evaluate_h(fences, fixes, margin=0.0, delay_ms=0, engine_actions=ALL, dwell_
                 v = st.pop(fid)
                 if v['status'] == 'inside':
                     emit(it, dev, v['F'], 'exit', last[3], last[4], reason='device-idle', inside_s=(last[2] - v['enter']) / 1000)
+        # Also on the entering fix: with dwell 0 it is the first fix at or after enter + dwell
+        # (SPEC), so dwell follows its enter.
+        def dwell_if_due(v, F, t, dev, lon, lat):
+            dw = F.dwell_ms if F.dwell_ms is not None else dwell_default_ms
+            if not v['stayed'] and t >= v['enter'] + dw:
+                v['stayed'] = True
+                emit(t, dev, F, 'dwell', lon, lat, inside_s=(t - v['enter']) / 1000)
         k = 0
         for fx in ordered:
             t, lon, lat, cb = fx[2], fx[3], fx[4], fx[6]
@@ -101,6 +108,7 @@ def evaluate_h(fences, fixes, margin=0.0, delay_ms=0, engine_actions=ALL, dwell_
                         if k == 0:
                             if initial: emit(t, dev, F, 'enter', lon, lat, initial=True)
                         else: emit(t, dev, F, 'enter', lon, lat)
+                        dwell_if_due(st[fid], F, t, dev, lon, lat)
                     elif not outside_m and k == 0:
                         st[fid] = dict(status='unknown', F=F)
                     continue
@@ -108,6 +116,7 @@ def evaluate_h(fences, fixes, margin=0.0, delay_ms=0, engine_actions=ALL, dwell_
                     if inside_m:
                         st[fid] = dict(status='inside', F=F, enter=t, stayed=False, pending=None)
                         if initial: emit(t, dev, F, 'enter', lon, lat, initial=True)
+                        dwell_if_due(st[fid], F, t, dev, lon, lat)
                     elif outside_m: del st[fid]
                     continue
                 # inside / stayed
@@ -118,10 +127,7 @@ def evaluate_h(fences, fixes, margin=0.0, delay_ms=0, engine_actions=ALL, dwell_
                         del st[fid]
                     continue
                 v['pending'] = None
-                dw = F.dwell_ms if F.dwell_ms is not None else dwell_default_ms
-                if not v['stayed'] and t >= v['enter'] + dw:
-                    v['stayed'] = True
-                    emit(t, dev, F, 'dwell', lon, lat, inside_s=(t - v['enter']) / 1000)
+                dwell_if_due(v, F, t, dev, lon, lat)
             last = fx; k += 1
         if S and clock_ms - last[2] >= S: evict(last[2] + S)
         expire_until(clock_ms)

@@ -52,7 +52,7 @@ enum EvalCommand {
           --repair              repair invalid polygons with GEOS MakeValid instead of rejecting
 
         Engine settings:
-          --dwell SECONDS       seconds inside before dwell (default 600)
+          --dwell SECONDS       seconds inside before dwell (default 600; 0: on the entering fix)
           --actions LIST        events to report: enter,exit,dwell[,cross] (default enter,exit,dwell)
           --no-initial          no enter for devices already inside at their first fix
           --margin METRES       hysteresis margin (default 0: off, and accuracy unused); above
