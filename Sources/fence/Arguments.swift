@@ -21,11 +21,16 @@ struct Arguments {
             if a == "-" || !a.hasPrefix("-") {
                 throw UsageError("unexpected argument \(a): inputs and outputs are named by options (--fences, --positions, --output ...)")
             }
-            var name = String(a.drop { $0 == "-" })
+            // Split at the first `=` byte, not Character: a value starting with a combining
+            // mark joins the `=` in one Character, and was read as an unknown option's name.
+            let bytes = a.utf8.drop { $0 == UInt8(ascii: "-") }
+            var name: String
             var value: String?
-            if let eq = name.firstIndex(of: "=") {
-                value = String(name[name.index(after: eq)...])
-                name = String(name[..<eq])
+            if let eq = bytes.firstIndex(of: UInt8(ascii: "=")) {
+                name = String(decoding: bytes[..<eq], as: UTF8.self)
+                value = String(decoding: bytes[bytes.index(after: eq)...], as: UTF8.self)
+            } else {
+                name = String(decoding: bytes, as: UTF8.self)
             }
             if name == "h" { name = "help" }
             if flagNames.contains(name) || name == "help" {

@@ -64,9 +64,18 @@ enum ChangeCommand {
             }
             operations.append(.add(geoJSON: [UInt8](data)))
         }
-        let ids = (try a.names("remove") ?? []) + (try a.wholeNames("remove-id") ?? [])
+        // A name given twice (in one form, or once in each) would be removed once and then
+        // logged by every partition as unknown: refused here, before anything is published.
+        func once(_ names: [String], _ what: String) throws(UsageError) -> [String] {
+            var seen = Set<ExactID>()
+            for n in names where !seen.insert(ExactID(n)).inserted {
+                throw UsageError("\(what) '\(FenceError.printable(n))' is named twice")
+            }
+            return names
+        }
+        let ids = try once((try a.names("remove") ?? []) + (try a.wholeNames("remove-id") ?? []), "fence")
         if !ids.isEmpty { operations.append(.remove(ids: ids)) }
-        let groups = (try a.names("remove-group") ?? []) + (try a.wholeNames("remove-group-name") ?? [])
+        let groups = try once((try a.names("remove-group") ?? []) + (try a.wholeNames("remove-group-name") ?? []), "group")
         if !groups.isEmpty { operations.append(.removeGroups(groups)) }
         if a.flags.contains("remove-all") { operations.append(.removeAll) }
         if a.flags.contains("flush") { operations.append(.flush) }

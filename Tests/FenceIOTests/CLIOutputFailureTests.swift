@@ -149,6 +149,26 @@ final class CLIOutputFailureTests: XCTestCase {
         XCTAssertTrue(hex.err.contains("--dwell must be a number, got 0x10"), hex.err)
     }
 
+    /// `--name=value` splits at the first `=` byte: a value starting with a combining mark
+    /// (which Swift's Characters join to the `=`) is the value, not part of an unknown option's
+    /// name; the value is kept whole, its exact bytes (`--fences=`, `--remove-id=`). A name
+    /// given twice to `fence change` (in one form or across both) is refused before anything
+    /// is published.
+    func testAnEqualsValueStartingWithACombiningMarkIsTheValue() throws {
+        let missing = try CLI.run(["check", "--fences=\u{301}no-such.geojson"])
+        XCTAssertEqual(missing.status, 1, missing.err)
+        XCTAssertTrue(missing.err.contains("\u{301}no-such.geojson"), missing.err)
+        XCTAssertFalse(missing.err.contains("unknown option"), missing.err)
+        let change = try CLI.run(["change", "--nats", "nats://127.0.0.1:1", "--remove-id=\u{301}x"])
+        XCTAssertEqual(change.status, 1, change.err)
+        XCTAssertFalse(change.err.contains("unknown option"), change.err)
+        for names in [["--remove", "a,b,a"], ["--remove", " a", "--remove-id", "a"], ["--remove-group-name", "g", "--remove-group-name", "g"]] {
+            let twice = try CLI.run(["change", "--nats", "nats://127.0.0.1:1"] + names)
+            XCTAssertEqual(twice.status, 2, "\(names): \(twice.err)")
+            XCTAssertTrue(twice.err.contains("named twice"), twice.err)
+        }
+    }
+
     /// A usage error says what was wrong and where a command's options are, without the whole
     /// help after it; an unknown command lists the commands. An empty `--actions` would report
     /// nothing and is refused.
