@@ -360,6 +360,7 @@ final class PartitionWorker: @unchecked Sendable {
                             dirty = true
                         }
                         for e in errors.prefix(20) { log("fence change \(g): \(e)") }
+                        if errors.count > 20 { log("fence change \(g): and \(errors.count - 20) more problems") }
                     }
                     let now = Date().timeIntervalSince1970
                     progressLock.withLock {

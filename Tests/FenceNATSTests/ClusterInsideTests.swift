@@ -195,11 +195,16 @@ extension NATSClusterTests {
         }
         XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--remove-id", "Paris, FR", "--remove-id", " yard"], log: changeLog), 0)
         XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--remove-group-name", "north, east"], log: changeLog), 0)
+        // 25 ids no fence has: each partition logs the first 20 and how many more.
+        XCTAssertEqual(try FenceCLI.run(["change", "--nats", u, "--remove", (0..<25).map { "x\($0)" }.joined(separator: ",")], log: changeLog), 0)
         try waitDrained(urls, timeout: 120)
         try stop(w)
         let after = try insideLines(["--nats", u], "after")
         XCTAssertEqual(after.map { $0["fence"] as! String }, ["yard"])
-        XCTAssertFalse(log("w").contains("no fence"), log("w"))
+        let workerLog = log("w")
+        XCTAssertFalse(workerLog.contains("no loaded fence") || workerLog.contains("no fence \"Paris") || workerLog.contains("no fence \" yard"), workerLog)
+        XCTAssertTrue(workerLog.contains("no fence \"x19\" is loaded") && !workerLog.contains("no fence \"x20\""), workerLog)
+        XCTAssertTrue(workerLog.contains("and 5 more problems"), workerLog)
 
         let events = folder + "/events.ndjson"
         XCTAssertEqual(try FenceCLI.run(["events", "--nats", u, "--output", events], log: folder + "/events.log"), 0)
