@@ -75,8 +75,9 @@ public struct Position: Sendable, Hashable {
 
     /// Why `time` cannot be a fix's (or a fence's `expires`): not finite, or outside the years
     /// 1-9999 as events write them; nil when it can. Epoch milliseconds and YYYYMMDDhhmmss
-    /// numbers are named as the likely mistakes; `fence` says the latter is a fence's, which
-    /// `--time-format` does not read (only ISO 8601 or epoch seconds).
+    /// numbers are named as the likely mistakes, for a fix with the `--time-format` that reads
+    /// them; `fence` says it is a fence's, which `--time-format` does not read (only ISO 8601
+    /// or epoch seconds).
     static func timeProblem(_ time: Double, fence: Bool = false) -> String? {
         if !time.isFinite { return "time is not a finite number" }
         // Years 1 to 9999, what ISO 8601 output can write. Epoch milliseconds of any date since
@@ -88,7 +89,9 @@ public struct Position: Sendable, Hashable {
             }
             // Milliseconds since 1973 pass 1e12, microseconds 1e15, nanoseconds 1e18.
             let unit = abs(time) >= 1e18 ? "nanoseconds" : abs(time) >= 1e15 ? "microseconds" : "milliseconds"
-            return "time \(time) is outside the years 1-9999 (epoch seconds expected, not \(unit))"
+            let directive = abs(time) >= 1e18 ? "%s%9N" : abs(time) >= 1e15 ? "%s%6N" : "%s%3N"
+            let way = fence ? "" : ": --time-format \(directive) reads them"
+            return "time \(time) is outside the years 1-9999 (epoch seconds expected, not \(unit)\(way))"
         }
         if time < -62_135_596_800.000_5 || time >= 253_402_300_800 {
             return "time \(time) is outside the years 1-9999"

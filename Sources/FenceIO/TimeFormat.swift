@@ -19,10 +19,19 @@
 /// zero-padded (`%Y%m%d` reads `20200105`, not `202015`). The whole field must match, blanks
 /// and a CR around it aside. A pattern needs a year, a month and a day; a time of day is
 /// optional (midnight).
+///
+/// Epoch numbers in another unit, as GNU `date` writes them: `%s` epoch seconds, `%s%3N`
+/// epoch milliseconds (`date +%s%3N`, what many telemetry feeds and JavaScript's
+/// `Date.now()` give), `%s%6N` microseconds, `%s%9N` nanoseconds; each pattern alone, the
+/// number decimal (a fraction and a sign allowed). A millisecond count below 2^53 gives the
+/// Double of the same time written in seconds (`1700000000123` is `1700000000.123`: one
+/// correctly rounded division of an exact integer).
 public struct TimeFormat: Sendable, Hashable {
     /// The pattern as given.
     public let pattern: String
     private let steps: [Step]
+    /// Decimal places of an epoch pattern's unit (`%s` 0, `%s%3N` 3, ...); nil for a layout.
+    private let epochDigits: Int?
 
     private enum Field: Hashable {
         case year4, year2, month, monthName, day, hour24, hour12, ampm, minute, second, fraction, zone, weekday
@@ -39,6 +48,21 @@ public struct TimeFormat: Sendable, Hashable {
     ///   `%I` without `%p` (or the other way), no year, month or day, a minute without an hour.
     public init(_ pattern: String) throws(TimeFormatError) {
         self.pattern = pattern
+        let epochs = ["%s": 0, "%s%3N": 3, "%s%6N": 6, "%s%9N": 9]
+        if let digits = epochs[pattern] {
+            epochDigits = digits
+            steps = []
+            return
+        }
+        epochDigits = nil
+        // `%s`, `%N` and `%3N` are known only in the epoch patterns above.
+        var rest = Array(pattern.utf8)[...]
+        while let c = rest.popFirst() {
+            guard c == 37, let d = rest.popFirst() else { continue }
+            if d == UInt8(ascii: "s") || d == UInt8(ascii: "N") || (48...57).contains(d) {
+                throw TimeFormatError("\(pattern): %s and %N go alone, as %s (epoch seconds), %s%3N (milliseconds), %s%6N or %s%9N")
+            }
+        }
         var steps: [Step] = []
         var seen = Set<Field>()
         func add(_ f: Field) throws(TimeFormatError) {
@@ -102,6 +126,54 @@ public struct TimeFormat: Sendable, Hashable {
         self.steps = steps
     }
 
+    /// Seconds of an epoch count in units of 10^-`shift` seconds: the decimal point moved
+    /// `shift` places left in the text, then read once (`NumberParser`, correctly rounded), so a count of any
+    /// size gives the Double of the same time written in seconds; a count with an exponent
+    /// (`1.7e12`) is read, then divided.
+    /// - Complexity: O(length); no allocation on the heap.
+    static func epochSeconds(_ field: UnsafeBufferPointer<UInt8>, shift: Int) -> Double? {
+        var units = 1.0
+        for _ in 0..<shift { units *= 10 }
+        var lo = 0
+        var hi = field.count
+        while lo < hi && (field[lo] == 32 || field[lo] == 9) { lo += 1 }
+        while hi > lo && (field[hi - 1] == 32 || field[hi - 1] == 9 || field[hi - 1] == 13) { hi -= 1 }
+        var i = lo
+        let sign: UInt8? = i < hi && (field[i] == 45 || field[i] == 43) ? field[i] : nil
+        if sign != nil { i += 1 }
+        var point: Int?
+        var digits = 0
+        for j in i..<hi {
+            if field[j] == 46 && point == nil {
+                point = digits
+            } else if field[j] >= 48 && field[j] <= 57 {
+                digits += 1
+            } else {
+                // An exponent, or not a number at all (then nil).
+                return NumberParser.parseDouble(UnsafeBufferPointer(rebasing: field[lo..<hi])).map { $0 / units }
+            }
+        }
+        guard digits > 0 else { return nil }
+        // The digits, with the point `shift` places further left (zeros in front as needed).
+        let at = (point ?? digits) - shift
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digits + max(0, -at) + 3) { out in
+            var n = 0
+            if let sign { out[n] = sign; n += 1 }
+            if at <= 0 {
+                out[n] = 48; out[n + 1] = 46; n += 2
+                for _ in 0..<(-at) { out[n] = 48; n += 1 }
+            }
+            var k = 0
+            for j in i..<hi where field[j] != 46 {
+                if k == at && at > 0 { out[n] = 46; n += 1 }
+                out[n] = field[j]
+                n += 1
+                k += 1
+            }
+            return NumberParser.parseDouble(UnsafeBufferPointer(rebasing: out[0..<n]))
+        }
+    }
+
     /// `%T`, `%R`, `%F` and `%D`: the patterns they stand for.
     private static let shorthands: [UInt8: String] = [
         UInt8(ascii: "T"): "%H:%M:%S", UInt8(ascii: "R"): "%H:%M", UInt8(ascii: "F"): "%Y-%m-%d", UInt8(ascii: "D"): "%m/%d/%y",
@@ -122,6 +194,7 @@ public struct TimeFormat: Sendable, Hashable {
     /// such time (31 April, hour 13 with `%p`).
     /// - Complexity: O(length); no allocation.
     public func parse(_ field: UnsafeBufferPointer<UInt8>) -> Double? {
+        if let epochDigits { return Self.epochSeconds(field, shift: epochDigits) }
         var lo = 0
         var n = field.count
         while lo < n && (field[lo] == 32 || field[lo] == 9) { lo += 1 }

@@ -38,7 +38,7 @@ struct PositionInput {
         }
         return option("--columns NAMES", ["a CSV without a header line: its column names, e.g.", "device,time,lon,lat (its first line is then data)"])
             + "\n" + option("--position-fields F=N", ["an input column or key for a field with another name,", "e.g. lon=pickup_longitude,lat=pickup_latitude"])
-            + "\n" + option("--time-format PATTERN", ["times in this strptime layout instead of epoch seconds", "or ISO 8601, e.g. \"%m/%d/%Y %I:%M:%S %p\" (UTC unless %z)"])
+            + "\n" + option("--time-format PATTERN", ["times in this strptime layout instead of epoch seconds", "or ISO 8601, e.g. \"%m/%d/%Y %I:%M:%S %p\" (UTC unless %z);", "%s%3N: epoch milliseconds (%s%6N micro-, %s%9N nano-)"])
     }
 }
 

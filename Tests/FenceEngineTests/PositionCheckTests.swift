@@ -81,9 +81,13 @@ final class PositionCheckTests: XCTestCase {
             XCTAssertTrue(p.problem?.contains("not milliseconds") == true, "\(t): \(p.problem ?? "nil")")
         }
         // Microseconds and nanoseconds are named as what they are.
-        for (t, unit) in [(1.7e15, "microseconds"), (1.7e18, "nanoseconds"), (-1e20, "nanoseconds"), (9.9e14, "milliseconds")] {
+        // A fix's message names the `--time-format` that reads them.
+        for (t, unit, directive) in [
+            (1.7e15, "microseconds", "%s%6N"), (1.7e18, "nanoseconds", "%s%9N"), (-1e20, "nanoseconds", "%s%9N"), (9.9e14, "milliseconds", "%s%3N"),
+        ] {
             let p = Position(device: "d", time: t, lon: 0, lat: 0)
-            XCTAssertTrue(p.problem?.hasSuffix("(epoch seconds expected, not \(unit))") == true, "\(t): \(p.problem ?? "nil")")
+            XCTAssertTrue(
+                p.problem?.hasSuffix("(epoch seconds expected, not \(unit): --time-format \(directive) reads them)") == true, "\(t): \(p.problem ?? "nil")")
         }
     }
 }

@@ -1,6 +1,7 @@
 import FenceEngine
 @testable import FenceIO
 import Foundation
+import SeededRandom
 import XCTest
 
 /// `--time-format` (`TimeFormat`): strptime layouts against Foundation's own formatter as the
@@ -168,6 +169,67 @@ final class TimeFormatTests: XCTestCase {
         let unmatched = try CLI.run(["eval", "--fences", fences, "--positions", iso, "--time-format", "%m/%d/%Y %H:%M"])
         XCTAssertEqual(unmatched.status, 1, unmatched.err)
         XCTAssertTrue(unmatched.err.contains("does not match the time format %m/%d/%Y %H:%M"), unmatched.err)
+    }
+
+    /// Epoch numbers in other units (`%s`, `%s%3N`, `%s%6N`, `%s%9N`, as GNU `date` writes
+    /// them): a count of milliseconds gives the very Double of the same time written in
+    /// seconds with three decimals (the oracle: `NumberParser` on that text), over 20,000
+    /// random instants in the years 1-9999 and 1970-2100; microseconds and nanoseconds agree
+    /// to a microsecond; `%s` is epoch seconds; the forms are refused in a layout.
+    func testEpochUnitsAreTheSameTimeInSeconds() throws {
+        func parse(_ f: TimeFormat, _ text: String) -> Double? {
+            var t = text
+            return t.withUTF8 { f.parse($0) }
+        }
+        func seconds(_ text: String) -> Double? {
+            var t = text
+            return t.withUTF8 { NumberParser.parseDouble($0) }
+        }
+        let ms = try TimeFormat("%s%3N"), us = try TimeFormat("%s%6N"), ns = try TimeFormat("%s%9N"), s = try TimeFormat("%s")
+        var rng = SplitMix64(seed: 38)
+        for k in 0..<20_000 {
+            let lo = k % 2 == 0 ? -62_135_596_800_000 : 0, hi = k % 2 == 0 ? 253_402_300_799_999 : 4_102_444_800_000
+            let count = rng.int(lo...hi)
+            let frac = abs(count) % 1000
+            let decimal = "\(count < 0 ? "-" : "")\(abs(count) / 1000).\(String(repeating: "0", count: 3 - String(frac).count))\(frac)"
+            let expected = try XCTUnwrap(seconds(decimal))
+            XCTAssertEqual(parse(ms, "\(count)"), expected, "\(count) ms against \(decimal)")
+            XCTAssertEqual(parse(s, decimal), expected)
+            // Counts past 2^53 and 2^63 too: the same Double.
+            XCTAssertEqual(parse(us, "\(count)000"), expected)
+            XCTAssertEqual(parse(ns, "\(count)000000"), expected)
+            XCTAssertEqual(parse(ns, "\(count)000000.0"), expected)
+        }
+        XCTAssertEqual(parse(ms, " 1700000000123\r"), 1_700_000_000.123)
+        XCTAssertEqual(parse(ms, "1700000000123.5"), 1_700_000_000.1235)
+        XCTAssertEqual(parse(ms, "+5"), 0.005)
+        XCTAssertEqual(parse(ms, "-5"), -0.005)
+        XCTAssertEqual(parse(ms, ".5"), 0.0005)
+        XCTAssertEqual(parse(ms, "1.7e12"), 1_700_000_000)
+        XCTAssertEqual(parse(ns, "1"), 1e-9)
+        for bad in ["", "-", ".", "1.2.3", "12a", "0x10", "1 2"] { XCTAssertNil(parse(ms, bad), bad) }
+        XCTAssertNil(parse(ms, "2023-11-14T22:13:20Z"))
+        for bad in ["%F %s", "%s %F", "%s%4N%F", "%F %T.%3N", "%N", "%s%N"] {
+            XCTAssertThrowsError(try TimeFormat(bad), bad) { error in
+                XCTAssertTrue("\(error)".contains("%s and %N go alone"), "\(bad): \(error)")
+            }
+        }
+        XCTAssertNoThrow(try TimeFormat("%%s %F"))
+    }
+
+    /// `--time-format %s%3N` in eval: the same events as the file with times in seconds.
+    func testCLIReadsEpochMilliseconds() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let ms = try CLI.temp(self, "ms.csv", "device,time,lon,lat\nv1,1577836800123,0,0\nv1,1577836860456,0.03,0.01\nv1,1577836920789,0,0\n")
+        let s = try CLI.temp(self, "s.csv", "device,time,lon,lat\nv1,1577836800.123,0,0\nv1,1577836860.456,0.03,0.01\nv1,1577836920.789,0,0\n")
+        let a = try CLI.run(["eval", "--fences", fences, "--positions", ms, "--time-format", "%s%3N"])
+        let b = try CLI.run(["eval", "--fences", fences, "--positions", s])
+        XCTAssertEqual(a.status, 0, a.err)
+        XCTAssertEqual(a.out, b.out)
+        XCTAssertTrue(a.out.contains("2020-01-01T00:00:00.123Z"), a.out)
+        // Without it, milliseconds are years past 9999: bad lines, named.
+        let c = try CLI.run(["eval", "--fences", fences, "--positions", ms])
+        XCTAssertEqual(c.status, 1, c.err)
     }
 
     /// Damaged fields (bytes replaced, inserted, cut) never trap and give nil or a finite time.
