@@ -78,10 +78,21 @@ public struct Position: Sendable, Hashable {
     /// numbers are named as the likely mistakes, for a fix with the `--time-format` that reads
     /// them; `fence` says it is a fence's, which `--time-format` does not read (only ISO 8601
     /// or epoch seconds).
-    static func timeProblem(_ time: Double, fence: Bool = false) -> String? {
+    /// `countDigits` says the time was read as a count of 10^-countDigits seconds
+    /// (`--time-format %s%3N` 3): a count still too large is named by the unit it reads as.
+    static func timeProblem(_ time: Double, fence: Bool = false, countDigits: Int = 0) -> String? {
         if !time.isFinite { return "time is not a finite number" }
         // Years 1 to 9999, what ISO 8601 output can write. Epoch milliseconds of any date since
         // 1973 land beyond 1e12, 30 times past the range: name the likely mistake.
+        if abs(time) >= 1e12 && (countDigits == 3 || countDigits == 6 || countDigits == 9) {
+            // The count as written: milliseconds since 1973 pass 1e12, microseconds 1e15,
+            // nanoseconds 1e18; a unit no finer than the one given is no way out.
+            func name(_ digits: Int) -> String { digits == 3 ? "milliseconds" : digits == 6 ? "microseconds" : "nanoseconds" }
+            let count = abs(time) * (countDigits == 3 ? 1e3 : countDigits == 6 ? 1e6 : 1e9)
+            let unit = count >= 1e18 ? 9 : count >= 1e15 ? 6 : 3
+            guard unit > countDigits, count < 1e21 else { return "time \(time) is outside the years 1-9999" }
+            return "time \(time) is outside the years 1-9999 (a count of \(name(unit)), not \(name(countDigits)): --time-format %s%\(unit)N reads them)"
+        }
         if abs(time) >= 1e12 {
             if Self.looksLikeCompactDateTime(time) {
                 let way = fence ? "write it in ISO 8601 (20200101T000000Z) or epoch seconds" : "name that format, e.g. --time-format %Y%m%d%H%M%S, or write ISO 8601"
@@ -108,8 +119,13 @@ public struct Position: Sendable, Hashable {
     /// Why this fix must be rejected, or nil when it is usable: NaN, infinite or out-of-range
     /// values (a time outside the years 1-9999, such as epoch milliseconds) never reach any
     /// device's state.
-    public var problem: String? {
-        if let why = Self.timeProblem(time) { return why }
+    public var problem: String? { problem(countDigits: 0) }
+
+    /// `problem` for a fix whose time was read as a count of 10^-`countDigits` seconds
+    /// (`--time-format %s%3N`: 3): a time still out of range names the unit the count reads
+    /// as, not the pattern already given.
+    public func problem(countDigits: Int) -> String? {
+        if let why = Self.timeProblem(time, countDigits: countDigits) { return why }
         if !lon.isFinite || !lat.isFinite { return "lon/lat is not a finite number" }
         if lon < -180 || lon > 180 { return "lon \(lon) is outside [-180, 180]" }
         if lat < -90 || lat > 90 { return "lat \(lat) is outside [-90, 90]" }

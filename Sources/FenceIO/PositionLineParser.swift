@@ -189,7 +189,7 @@ struct PositionLineParser: Sendable {
             coord = c
         }
         let p = Position(device: device, time: time, lon: lon, lat: lat, accuracy: accuracy, coord: coord)
-        if !p.isUsable, let problem = p.problem { return fail(problem) }
+        if !p.isUsable, let problem = p.problem(countDigits: timeFormat?.epochDigits ?? 0) { return fail(problem) }
         return .success(p)
     }
 

@@ -20,18 +20,21 @@
 /// and a CR around it aside. A pattern needs a year, a month and a day; a time of day is
 /// optional (midnight).
 ///
-/// Epoch numbers in another unit, as GNU `date` writes them: `%s` epoch seconds, `%s%3N`
-/// epoch milliseconds (`date +%s%3N`, what many telemetry feeds and JavaScript's
-/// `Date.now()` give), `%s%6N` microseconds, `%s%9N` nanoseconds; each pattern alone, the
-/// number decimal (a fraction and a sign allowed). A millisecond count below 2^53 gives the
-/// Double of the same time written in seconds (`1700000000123` is `1700000000.123`: one
-/// correctly rounded division of an exact integer).
+/// Epoch counts in another unit, named as GNU `date` names them: `%s` epoch seconds, `%s%3N`
+/// epoch milliseconds (what JavaScript's `Date.now()`, many telemetry feeds and, after 1970,
+/// `date +%s%3N` write), `%s%6N` microseconds, `%s%9N` nanoseconds; each pattern alone. The
+/// number is a signed decimal count (a fraction and an exponent allowed): before 1970 it is
+/// JavaScript's count (-2500 is -2.5 s), not what `date` prints there (whole seconds rounded
+/// down, then a positive fraction: -1.5 s prints as `-2500`, read here as -2.5 s). The count gives the
+/// very Double of the same time written in seconds (`1700000000123` is `1700000000.123`): the
+/// decimal point is moved in the text, the exponent kept, and the text read once
+/// (`epochSeconds`).
 public struct TimeFormat: Sendable, Hashable {
     /// The pattern as given.
     public let pattern: String
     private let steps: [Step]
     /// Decimal places of an epoch pattern's unit (`%s` 0, `%s%3N` 3, ...); nil for a layout.
-    private let epochDigits: Int?
+    let epochDigits: Int?
 
     private enum Field: Hashable {
         case year4, year2, month, monthName, day, hour24, hour12, ampm, minute, second, fraction, zone, weekday
@@ -129,11 +132,9 @@ public struct TimeFormat: Sendable, Hashable {
     /// Seconds of an epoch count in units of 10^-`shift` seconds: the decimal point moved
     /// `shift` places left in the text, then read once (`NumberParser`, correctly rounded), so a count of any
     /// size gives the Double of the same time written in seconds; a count with an exponent
-    /// (`1.7e12`) is read, then divided.
+    /// (`1.7e12`) has the point moved in its digits and the exponent kept (`0.0017e12`).
     /// - Complexity: O(length); no allocation on the heap.
     static func epochSeconds(_ field: UnsafeBufferPointer<UInt8>, shift: Int) -> Double? {
-        var units = 1.0
-        for _ in 0..<shift { units *= 10 }
         var lo = 0
         var hi = field.count
         while lo < hi && (field[lo] == 32 || field[lo] == 9) { lo += 1 }
@@ -143,20 +144,25 @@ public struct TimeFormat: Sendable, Hashable {
         if sign != nil { i += 1 }
         var point: Int?
         var digits = 0
+        // Where an exponent (`e`, `E`) starts: it is kept as written after the moved point.
+        var end = hi
         for j in i..<hi {
             if field[j] == 46 && point == nil {
                 point = digits
             } else if field[j] >= 48 && field[j] <= 57 {
                 digits += 1
+            } else if field[j] == 101 || field[j] == 69 {
+                end = j
+                break
             } else {
-                // An exponent, or not a number at all (then nil).
-                return NumberParser.parseDouble(UnsafeBufferPointer(rebasing: field[lo..<hi])).map { $0 / units }
+                return nil
             }
         }
         guard digits > 0 else { return nil }
-        // The digits, with the point `shift` places further left (zeros in front as needed).
+        // The digits, with the point `shift` places further left (zeros in front as needed),
+        // then the exponent as it is (`NumberParser` checks it).
         let at = (point ?? digits) - shift
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digits + max(0, -at) + 3) { out in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digits + max(0, -at) + 3 + (hi - end)) { out in
             var n = 0
             if let sign { out[n] = sign; n += 1 }
             if at <= 0 {
@@ -164,11 +170,15 @@ public struct TimeFormat: Sendable, Hashable {
                 for _ in 0..<(-at) { out[n] = 48; n += 1 }
             }
             var k = 0
-            for j in i..<hi where field[j] != 46 {
+            for j in i..<end where field[j] != 46 {
                 if k == at && at > 0 { out[n] = 46; n += 1 }
                 out[n] = field[j]
                 n += 1
                 k += 1
+            }
+            for j in end..<hi {
+                out[n] = field[j]
+                n += 1
             }
             return NumberParser.parseDouble(UnsafeBufferPointer(rebasing: out[0..<n]))
         }

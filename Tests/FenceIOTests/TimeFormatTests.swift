@@ -232,6 +232,37 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertEqual(c.status, 1, c.err)
     }
 
+    /// A count with an exponent is the same time as the seconds text too (the point moved in
+    /// the mantissa, the exponent kept): Python writes float nanoseconds as `1.7e+18`.
+    func testEpochCountsWithAnExponentAreTheSameTimeInSeconds() throws {
+        func parse(_ f: TimeFormat, _ text: String) -> Double? {
+            var t = text
+            return t.withUTF8 { f.parse($0) }
+        }
+        let ms = try TimeFormat("%s%3N"), ns = try TimeFormat("%s%9N")
+        XCTAssertEqual(parse(ns, "2.789945596454668e+18"), 2_789_945_596.454668)
+        XCTAssertEqual(parse(ns, "1.3797067326718E+18"), 1_379_706_732.6718)
+        XCTAssertEqual(parse(ms, "4e-7"), 4e-10)
+        XCTAssertEqual(parse(ms, "-5.e3"), -5)
+        XCTAssertEqual(parse(ms, "1e310"), 1e307)
+        for bad in ["1e", "1e+", ".e3", "e3", "1e3e3", "1e3.5", "1.2.3e3"] { XCTAssertNil(parse(ms, bad), bad) }
+    }
+
+    /// With an epoch pattern, a count still too large names the unit it reads as, not the
+    /// pattern already given.
+    func testOutOfRangeCountNamesTheUnitPastThePatternGiven() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let us = try CLI.temp(self, "us.csv", "device,time,lon,lat\nv1,1700000000123456,0,0\nv1,1700000000123456789,0,0\n")
+        let a = try CLI.run(["eval", "--fences", fences, "--positions", us, "--time-format", "%s%3N", "--max-bad", "1"])
+        XCTAssertTrue(a.err.contains("line 2: time 1700000000123.456 is outside the years 1-9999 (a count of microseconds, not milliseconds: --time-format %s%6N reads them)"), a.err)
+        XCTAssertTrue(a.err.contains("(a count of nanoseconds, not milliseconds: --time-format %s%9N reads them)"), a.err)
+        XCTAssertFalse(a.err.contains("%s%3N reads them"), a.err)
+        let b = try CLI.run(["eval", "--fences", fences, "--positions", us, "--time-format", "%s%9N", "--max-bad", "1"])
+        XCTAssertEqual(b.status, 0, b.err)
+        let c = try CLI.run(["eval", "--fences", fences, "--positions", us, "--time-format", "%s%6N", "--max-bad", "1"])
+        XCTAssertTrue(c.err.contains("(a count of nanoseconds, not microseconds: --time-format %s%9N reads them)"), c.err)
+    }
+
     /// Damaged fields (bytes replaced, inserted, cut) never trap and give nil or a finite time.
     func testDamagedFieldsNeverTrap() throws {
         let cases: [(String, String)] = [
