@@ -230,20 +230,23 @@ def _gss(f, a, b, it=80):
         else: a, c, fc = c, d, fd; d = a + g * (b - a); fd = f(d)
     return min(fc, fd, f(a), f(b))
 
+def segment_candidates(idx, p, q, t, cb):
+    """the lon/lat segment p->q, and the fences near it not expired at t (nor at the clock cb)."""
+    from shapely.geometry import LineString
+    seg = LineString([(p[3], p[4]), (q[3], q[4])])
+    fs = [idx.f[i] for i in idx.tree.query(seg)]
+    return seg, [F for F in fs if not (F.exp_ms is not None and (t >= F.exp_ms or (cb is not None and cb >= F.exp_ms)))]
+
 def crossed(idx, p, q, t, cb):
     """fences whose area the lon/lat segment p->q meets, with an ambiguity flag (within 0.5 m)."""
-    from shapely.geometry import LineString
     import shapely
-    seg = LineString([(p[3], p[4]), (q[3], q[4])])
+    seg, fs = segment_candidates(idx, p, q, t, cb)
     out = []
-    for i in idx.tree.query(seg):
-        F = idx.f[i]
-        if F.exp_ms is not None and (t >= F.exp_ms or (cb is not None and cb >= F.exp_ms)): continue
+    for F in fs:
         if F.kind == 'circle':
             f = lambda s: G.Inverse(F.lat, F.lon, p[4] + s * (q[4] - p[4]), p[3] + s * (q[3] - p[3]))['s12']
             dmin = _gss(f, 0.0, 1.0)
             if dmin <= F.r: out.append((F, abs(dmin - F.r) < 0.5))
-            elif dmin - F.r < 0.5: out.append((None, True)) if False else None
             if dmin > F.r and dmin - F.r < 0.5:
                 out.append((F, True))
         else:
@@ -255,7 +258,7 @@ def crossed(idx, p, q, t, cb):
             lo, hi = sm.intersects(gm.buffer(-0.5)), sm.intersects(gm.buffer(0.5))
             if hit or hi:
                 out.append((F, lo != hi) if hit else (F, True))
-    return [(F, a) for F, a in out if (F is not None)]
+    return out
 
 import numpy as np
 

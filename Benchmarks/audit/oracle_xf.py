@@ -7,14 +7,11 @@ import oracle
 from oracle import *
 _orig = oracle.crossed
 def crossed(idx, p, q, t, cb):
-    from shapely.geometry import LineString
-    seg = LineString([(p[3], p[4]), (q[3], q[4])])
+    _, fs = oracle.segment_candidates(idx, p, q, t, cb)
+    if any(F.kind != 'circle' for F in fs):
+        return _orig(idx, p, q, t, cb)
     out = []
-    for i in idx.tree.query(seg):
-        F = idx.f[i]
-        if F.exp_ms is not None and (t >= F.exp_ms or (cb is not None and cb >= F.exp_ms)): continue
-        if F.kind != 'circle':
-            return _orig(idx, p, q, t, cb)
+    for F in fs:
         kx = 111320 * math.cos(math.radians(F.lat)); ky = 110574
         ax, ay = (p[3] - F.lon) * kx, (p[4] - F.lat) * ky
         bx, by = (q[3] - F.lon) * kx, (q[4] - F.lat) * ky

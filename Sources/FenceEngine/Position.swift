@@ -84,25 +84,23 @@ public struct Position: Sendable, Hashable {
         if !time.isFinite { return "time is not a finite number" }
         // Years 1 to 9999, what ISO 8601 output can write. Epoch milliseconds of any date since
         // 1973 land beyond 1e12, 30 times past the range: name the likely mistake.
-        if abs(time) >= 1e12 && (countDigits == 3 || countDigits == 6 || countDigits == 9) {
-            // The count as written: milliseconds since 1973 pass 1e12, microseconds 1e15,
-            // nanoseconds 1e18; a unit no finer than the one given is no way out.
-            func name(_ digits: Int) -> String { digits == 3 ? "milliseconds" : digits == 6 ? "microseconds" : "nanoseconds" }
-            let count = abs(time) * (countDigits == 3 ? 1e3 : countDigits == 6 ? 1e6 : 1e9)
-            let unit = count >= 1e18 ? 9 : count >= 1e15 ? 6 : 3
-            guard unit > countDigits, count < 1e21 else { return "time \(time) is outside the years 1-9999" }
-            return "time \(time) is outside the years 1-9999 (a count of \(name(unit)), not \(name(countDigits)): --time-format %s%\(unit)N reads them)"
-        }
         if abs(time) >= 1e12 {
-            if Self.looksLikeCompactDateTime(time) {
+            if countDigits == 0 && Self.looksLikeCompactDateTime(time) {
                 let way = fence ? "write it in ISO 8601 (20200101T000000Z) or epoch seconds" : "name that format, e.g. --time-format %Y%m%d%H%M%S, or write ISO 8601"
                 return "time \(time) is outside the years 1-9999 (it reads as a date-time written YYYYMMDDhhmmss: \(way))"
             }
-            // Milliseconds since 1973 pass 1e12, microseconds 1e15, nanoseconds 1e18.
-            let unit = abs(time) >= 1e18 ? "nanoseconds" : abs(time) >= 1e15 ? "microseconds" : "milliseconds"
-            let directive = abs(time) >= 1e18 ? "%s%9N" : abs(time) >= 1e15 ? "%s%6N" : "%s%3N"
-            let way = fence ? "" : ": --time-format \(directive) reads them"
-            return "time \(time) is outside the years 1-9999 (epoch seconds expected, not \(unit)\(way))"
+            // The count as written: milliseconds since 1973 pass 1e12, microseconds 1e15,
+            // nanoseconds 1e18.
+            func name(_ digits: Int) -> String { digits == 3 ? "milliseconds" : digits == 6 ? "microseconds" : "nanoseconds" }
+            let count = abs(time) * (countDigits == 3 ? 1e3 : countDigits == 6 ? 1e6 : countDigits == 9 ? 1e9 : 1)
+            let unit = count >= 1e18 ? 9 : count >= 1e15 ? 6 : 3
+            if countDigits == 0 {
+                let way = fence ? "" : ": --time-format %s%\(unit)N reads them"
+                return "time \(time) is outside the years 1-9999 (epoch seconds expected, not \(name(unit))\(way))"
+            }
+            // A unit no finer than the one given is no way out.
+            guard unit > countDigits, count < 1e21 else { return "time \(time) is outside the years 1-9999" }
+            return "time \(time) is outside the years 1-9999 (a count of \(name(unit)), not \(name(countDigits)): --time-format %s%\(unit)N reads them)"
         }
         if time < -62_135_596_800.000_5 || time >= 253_402_300_800 {
             return "time \(time) is outside the years 1-9999"

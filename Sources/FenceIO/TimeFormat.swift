@@ -58,14 +58,6 @@ public struct TimeFormat: Sendable, Hashable {
             return
         }
         epochDigits = nil
-        // `%s`, `%N` and `%3N` are known only in the epoch patterns above.
-        var rest = Array(pattern.utf8)[...]
-        while let c = rest.popFirst() {
-            guard c == 37, let d = rest.popFirst() else { continue }
-            if d == UInt8(ascii: "s") || d == UInt8(ascii: "N") || (48...57).contains(d) {
-                throw TimeFormatError("\(pattern): %s and %N go alone, as %s (epoch seconds), %s%3N (milliseconds), %s%6N or %s%9N")
-            }
-        }
         var steps: [Step] = []
         var seen = Set<Field>()
         func add(_ f: Field) throws(TimeFormatError) {
@@ -106,6 +98,9 @@ public struct TimeFormat: Sendable, Hashable {
                 // Read as the pattern it stands for.
                 bytes = ArraySlice(Self.shorthands[d]!.utf8) + bytes
             case 37: steps.append(.literal(37))
+            case UInt8(ascii: "s"), UInt8(ascii: "N"), 48...57:
+                // Known only in the epoch patterns above (`%s`, `%s%3N`, ...).
+                throw TimeFormatError("\(pattern): %s and %N go alone, as %s (epoch seconds), %s%3N (milliseconds), %s%6N or %s%9N")
             default:
                 // The whole character, not its first byte.
                 var character = [d]

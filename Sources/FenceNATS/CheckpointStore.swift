@@ -149,6 +149,12 @@ struct CheckpointStore {
     ///   read as an empty state), `NATSError` when the bucket cannot be read.
     func read(key: String) throws -> (PartitionCheckpoint, revision: UInt64)? {
         guard let (head, rev) = try head(key: key) else { return nil }
+        return (try read(key: key, head: head), rev)
+    }
+
+    /// Reads the checkpoint `head` (read by the caller with `head(key:)`) names.
+    /// - Throws: as `read(key:)`.
+    func read(key: String, head: Head) throws -> PartitionCheckpoint {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(head.length))
         for i in 0..<Int(head.chunks) {
@@ -161,7 +167,7 @@ struct CheckpointStore {
             throw FenceError(.malformedInput, reason: "checkpoint \(key): chunks do not match the head (length or CRC-32)")
         }
         do throws(FenceError) {
-            return (try PartitionCheckpoint(decoding: bytes), rev)
+            return try PartitionCheckpoint(decoding: bytes)
         } catch {
             throw FenceError(.malformedInput, reason: "checkpoint \(key): \(error.reason)")
         }

@@ -26,7 +26,8 @@ public enum ClusterVisits {
     /// damaged, and that is thrown.
     /// - Throws: `FenceError` for a damaged checkpoint (naming its key), `NATSError` when the
     ///   bucket cannot be read, or when the head moved at each of `attempts` reads.
-    /// - Complexity: one key-value get per partition head and per 512 KiB of checkpoint.
+    /// - Complexity: one key-value get per partition head and per 512 KiB of checkpoint (a
+    ///   head read again after a failed read).
     public static func checkpoints(connection: NATSConnection, topology: Topology, attempts: Int = 5) throws -> [Partition] {
         let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
         var out: [Partition] = []
@@ -34,14 +35,17 @@ public enum ClusterVisits {
             let key = topology.checkpointKey(p)
             var tries = 0
             while true {
-                let before = try store.head(key: key)?.revision
+                guard let (head, revision) = try store.head(key: key) else {
+                    out.append(Partition(partition: p, checkpoint: nil))
+                    break
+                }
                 do {
-                    out.append(Partition(partition: p, checkpoint: try store.read(key: key)?.0))
+                    out.append(Partition(partition: p, checkpoint: try store.read(key: key, head: head)))
                     break
                 } catch let error as FenceError {
                     // Moved on since: read again from the new head.
                     tries += 1
-                    guard try store.head(key: key)?.revision != before else { throw error }
+                    guard try store.head(key: key)?.revision != revision else { throw error }
                     guard tries < attempts else {
                         throw NATSError(
                             "read checkpoint",

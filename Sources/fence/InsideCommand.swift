@@ -77,7 +77,7 @@ enum InsideCommand {
             if let option = firstGiven(loading) { throw UsageError("--\(option) is for loading --fences, which is not given") }
         }
         // Checked before the fences load (seconds for a large source), not after.
-        _ = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
+        let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
         let path = a.values["state"] ?? "-"
         let formatName = (a.values["format"] ?? "ndjson").lowercased()
         guard let format = EventWriter.Format(rawValue: formatName) else {
@@ -88,7 +88,7 @@ enum InsideCommand {
         try refuseUnwrittenCompression(outputPath)
         // With --nats the state option is not read, and --fences is read before the output is opened.
         try refuseSameFile(output: outputPath, others: [("state", cluster ? nil : path), ("fences", a.values["fences"])])
-        let read = cluster ? try clusterVisits(a, filter: filter) : try stateVisits(path, filter: filter)
+        let read = cluster ? try clusterVisits(a, threads: threads, filter: filter) : try stateVisits(path, filter: filter)
         let visits = read.visits
         let sink = try outputPath.map { (p) throws(FenceError) in try OutputSink(path: p) } ?? OutputSink()
         // Written as it is formatted: the sink writes out past each MiB.
@@ -149,14 +149,13 @@ enum InsideCommand {
     }
 
     /// The visits of every partition's last checkpoint in a cluster (`--nats`), with groups
-    /// from `--fences` and the fence changes when it is given.
-    static func clusterVisits(_ a: Arguments, filter: StateVisits.Filter) throws -> Read {
+    /// from `--fences` (loaded on `threads`) and the fence changes when it is given.
+    static func clusterVisits(_ a: Arguments, threads: Int, filter: StateVisits.Filter) throws -> Read {
         // The fences first (the slow part), so the checkpoints read after are as fresh as can be.
         var base: EventEngine?
         var refused = false
         if a.values["fences"] != nil {
             let loading = try FenceLoading(a)
-            let threads = try a.int("threads", default: FenceStore.defaultThreads, range: 1...1024)
             var engine = EventEngine(store: loading.emptyStore())
             let results = engine.add(loading.read.fences, repair: a.flags.contains("repair"), threads: threads).results
             let rejected = loading.rejected(after: results)
