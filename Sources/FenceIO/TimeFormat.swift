@@ -22,7 +22,8 @@
 ///
 /// Epoch counts in another unit, named as GNU `date` names them: `%s` epoch seconds, `%s%3N`
 /// epoch milliseconds (what JavaScript's `Date.now()`, many telemetry feeds and, after 1970,
-/// `date +%s%3N` write), `%s%6N` microseconds, `%s%9N` nanoseconds; each pattern alone. The
+/// `date +%s%3N` write), `%s%6N` microseconds, `%s%9N` nanoseconds; each pattern alone
+/// (`%s.%N`, `date +%s.%N`'s seconds with nine decimals, and `%s.%3N`... are `%s`). The
 /// number is a signed decimal count (a fraction and an exponent allowed): before 1970 it is
 /// JavaScript's count (-2500 is -2.5 s), not what `date` prints there (whole seconds rounded
 /// down, then a positive fraction: -1.5 s prints as `-2500`, read here as -2.5 s). The count gives the
@@ -51,7 +52,8 @@ public struct TimeFormat: Sendable, Hashable {
     ///   `%I` without `%p` (or the other way), no year, month or day, a minute without an hour.
     public init(_ pattern: String) throws(TimeFormatError) {
         self.pattern = pattern
-        let epochs = ["%s": 0, "%s%3N": 3, "%s%6N": 6, "%s%9N": 9]
+        // `date +%s.%N` (and `%s.%3N`...) writes seconds with a fraction: what `%s` reads.
+        let epochs = ["%s": 0, "%s%3N": 3, "%s%6N": 6, "%s%9N": 9, "%s.%N": 0, "%s.%3N": 0, "%s.%6N": 0, "%s.%9N": 0]
         if let digits = epochs[pattern] {
             epochDigits = digits
             steps = []

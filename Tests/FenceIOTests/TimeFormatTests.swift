@@ -215,6 +215,16 @@ final class TimeFormatTests: XCTestCase {
             }
         }
         XCTAssertNoThrow(try TimeFormat("%%s %F"))
+        // `date +%s.%N` and its shorter widths write seconds with a fraction: read as `%s`.
+        for dotted in ["%s.%N", "%s.%3N", "%s.%6N", "%s.%9N"] {
+            let f = try TimeFormat(dotted)
+            XCTAssertEqual(f.epochDigits, 0, dotted)
+            XCTAssertEqual(parse(f, "1700000000.123456789"), 1_700_000_000.123456789, dotted)
+            XCTAssertEqual(parse(f, "1700000000.123"), 1_700_000_000.123, dotted)
+        }
+        for bad in ["%s.%4N", "%s.%N%F", "%s,%N"] {
+            XCTAssertThrowsError(try TimeFormat(bad), bad)
+        }
     }
 
     /// `--time-format %s%3N` in eval: the same events as the file with times in seconds.
