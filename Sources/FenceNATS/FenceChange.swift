@@ -121,7 +121,8 @@ public struct FenceChange: Sendable, Hashable {
     /// reported in `errors` and skipped, the same way in every partition (a document declaring
     /// a CRS other than WGS84 longitude/latitude adds nothing: `GeoJSONFences.readLonLat`); so
     /// are ids and groups a removal names that no loaded fence has (most likely a typo, which
-    /// `fence change` cannot see: only the workers know their fences).
+    /// `fence change` cannot see: only the workers know their fences), each quoted as a JSON
+    /// string (an id holding `"` or `,` reads unambiguously).
     /// - Complexity: that of `EventEngine.add` / `remove`: O(devices inside the fences touched)
     ///   plus the store's update.
     public func apply(to engine: inout EventEngine, errors: inout [String]) -> [FenceEvent] {
@@ -146,14 +147,14 @@ public struct FenceChange: Sendable, Hashable {
             // An id named twice is unknown the second time, as if removed one by one.
             var named = Set<ExactID>()
             for id in ids where engine.store.handle(id: id) == nil || !named.insert(ExactID(id)).inserted {
-                errors.append("remove: no fence \"\(id)\" is loaded")
+                errors.append("remove: no fence \(OutputEscaping.jsonString(id)) is loaded")
             }
             return engine.remove(ids: ids)
         case .removeGroups(let groups):
             var events: [FenceEvent] = []
             for g in groups {
                 // As for ids: a group named twice is unknown the second time.
-                if !engine.store.hasFences(inGroup: g) { errors.append("remove-group: no loaded fence is in group \"\(g)\"") }
+                if !engine.store.hasFences(inGroup: g) { errors.append("remove-group: no loaded fence is in group \(OutputEscaping.jsonString(g))") }
                 events += engine.remove(group: g)
             }
             return events.sorted()

@@ -91,6 +91,17 @@ final class FormatTests: XCTestCase {
             Array("remove: no fence \"cafe\u{301}\" is loaded".utf8),
         ])
         XCTAssertEqual(engine.store.count, 1)
+
+        // Quoted as JSON strings: an id holding a quote, a backslash or a control character
+        // reads as one name.
+        errors = []
+        _ = FenceChange(.remove(ids: ["a\" is loaded, \"b", "c\\d\te"])).apply(to: &engine, errors: &errors)
+        _ = FenceChange(.removeGroups(["x\"y"])).apply(to: &engine, errors: &errors)
+        XCTAssertEqual(errors, [
+            #"remove: no fence "a\" is loaded, \"b" is loaded"#,
+            #"remove: no fence "c\\d\te" is loaded"#,
+            #"remove-group: no loaded fence is in group "x\"y""#,
+        ])
     }
 
     /// The acknowledgement subject read in place gives what splitting it into strings gives
