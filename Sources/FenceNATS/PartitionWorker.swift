@@ -117,9 +117,11 @@ final class PartitionWorker: @unchecked Sendable {
             }
             knownOwners.insert(h.owner)
         }
-        if let (cp, rev) = try store.read(key: key) {
+        // The checkpoint the head read above names (its revision is the one a write must
+        // replace: a head moved since fails that write as ownership lost).
+        if let (h, _) = head {
+            let cp = try store.read(key: key, head: h)
             guard cp.fingerprint == config.fingerprint else { throw CheckpointError.fingerprintMismatch(partition: partition) }
-            head = (try store.head(key: key)).map { ($0.0, rev) }
             guard changes.latest >= cp.lastChangeSequence else {
                 throw NATSError(
                     "fence changes",
