@@ -686,15 +686,42 @@ public final class PositionReader {
         if text.hasPrefix("["), text.dropFirst().drop(while: { $0 == " " || $0 == "\t" }).first.map({ "{[\"]-0123456789".contains($0) }) ?? true {
             return "the input is a JSON array: \(convert); convert it, e.g. jq -c '.[]' FILE"
         }
-        if text == "{" {
+        // A GeoJSON FeatureCollection's first line (`{"type":"FeatureCollection","features":[`,
+        // one feature a line after it, as `Data/ports.geojson`), or a Feature.
+        let featureCollection = text.hasPrefix("{") && text.contains("\"FeatureCollection\"")
+        if text == "{" || !featureCollection && Self.opensAnObjectOverLines(text) {
             return "the input is a JSON document spread over lines: \(convert); convert it, e.g. jq -c . FILE"
         }
-        if text.hasPrefix("{"), text.contains("\"geometry\""), text.contains("\"FeatureCollection\"") || text.contains("\"Feature\"") {
+        if featureCollection || text.hasPrefix("{") && text.contains("\"geometry\"") && text.contains("\"Feature\"") {
             let each = text.contains("\"FeatureCollection\"") ? ".features[] | " : ""
             return "the input is GeoJSON: \(convert) with device, time, lon and lat; convert it, e.g. jq -c '\(each){device: "
                 + ".properties.device, time: .properties.time, lon: .geometry.coordinates[0], lat: .geometry.coordinates[1]}' FILE"
         }
         return nil
+    }
+
+    /// Whether `text` (trimmed) starts an object that goes on over the next lines, as
+    /// pretty-printers write one: it starts with `{`, ends with `{`, `[`, `,` or `:`, and
+    /// leaves brackets open (counted outside strings). A first line cut off at random
+    /// seldom ends so; one that does is refused whole, like the document it resembles.
+    /// - Complexity: O(characters).
+    static func opensAnObjectOverLines(_ text: String) -> Bool {
+        guard text.hasPrefix("{"), let last = text.unicodeScalars.last, "{[,:".unicodeScalars.contains(last) else { return false }
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for c in text.utf8 {
+            if inString {
+                if escaped { escaped = false } else if c == 92 { escaped = true } else if c == 34 { inString = false }
+            } else if c == 34 {
+                inString = true
+            } else if c == 123 || c == 91 {
+                depth += 1
+            } else if c == 125 || c == 93 {
+                depth -= 1
+            }
+        }
+        return depth > 0 && !inString
     }
 
     private func parseHeader(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {

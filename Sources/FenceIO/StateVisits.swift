@@ -40,14 +40,31 @@ public enum StateVisits {
         }
     }
 
+    /// The names of a filter that some visit carries, each kind judged alone (a fence named
+    /// with `--fence` that some device is in, whatever `--device` says): `list` collects them,
+    /// `unmatched` reports the rest. UTF-8 bytes, as the filter compares names.
+    public struct Matches: Sendable {
+        var fences = Set<[UInt8]>()
+        var groups = Set<[UInt8]>()
+        var devices = Set<[UInt8]>()
+        public init() {}
+    }
+
     /// The snapshot's visits that `filter` keeps, by fence id, then device id (UTF-8 byte
     /// order: `precedes`). Pairs whose status hysteresis left unknown are not visits and are
-    /// left out, as `devices(insideOf:)` leaves them out.
-    /// - Parameter given: each fence's group (fence id -> group), for a snapshot that records
-    ///   no fences (a partition checkpoint: `ClusterVisits.groups`); nil takes the groups the
-    ///   snapshot records.
-    /// - Complexity: O(devices + pairs + fences recorded), and the sort of the visits kept.
-    public static func list(_ snapshot: TrackerSnapshot, groups given: IDTable<String>? = nil, filter: Filter = Filter()) -> [Visit] {
+    /// left out, as `devices(insideOf:)` leaves them out. The kinds of names combine as AND
+    /// (a visit is kept when its fence, group and device are each named, or that kind not
+    /// filtered); names of one kind as OR.
+    /// - Parameters:
+    ///   - given: each fence's group (fence id -> group), for a snapshot that records no
+    ///     fences (a partition checkpoint: `ClusterVisits.groups`); nil takes the groups the
+    ///     snapshot records.
+    ///   - matches: gains the names each of which some visit carries, judged alone.
+    /// - Complexity: O(devices + pairs + fences recorded), and the sort of the visits kept;
+    ///   with only `devices` given, O(pairs of the devices named).
+    public static func list(
+        _ snapshot: TrackerSnapshot, groups given: IDTable<String>? = nil, filter: Filter = Filter(), matches: inout Matches
+    ) -> [Visit] {
         // By their bytes, as the engine tells ids apart (`ExactID`): two ids that Unicode calls
         // equivalent are two fences.
         func bytes(_ names: [String]?) -> Set<[UInt8]>? { names.map { Set($0.map { Array($0.utf8) }) } }
@@ -58,11 +75,22 @@ public enum StateVisits {
         }
         var out: [Visit] = []
         for d in snapshot.devices {
-            if let only = devices, !only.contains(Array(d.id.utf8)) { continue }
+            let device = devices == nil ? nil : Array(d.id.utf8)
+            let deviceKept = device.map { devices!.contains($0) } ?? true
+            // Other devices' pairs matter only to say which fence and group names match.
+            if !deviceKept && fences == nil && groupNames == nil { continue }
             for p in d.pairs where !p.undetermined {
-                if let only = fences, !only.contains(Array(p.fence.utf8)) { continue }
+                if let device, deviceKept { matches.devices.insert(device) }
+                var kept = deviceKept
+                if let only = fences {
+                    let fence = Array(p.fence.utf8)
+                    if only.contains(fence) { matches.fences.insert(fence) } else { kept = false }
+                }
                 let group = groups[p.fence]
-                if let only = groupNames, !(group.map { only.contains(Array($0.utf8)) } ?? false) { continue }
+                if let only = groupNames {
+                    if let g = group.map({ Array($0.utf8) }), only.contains(g) { matches.groups.insert(g) } else { kept = false }
+                }
+                guard kept else { continue }
                 out.append(
                     Visit(
                         fence: p.fence, group: group, device: d.id, stayed: p.stayed, since: p.enterTime, time: d.lastTime,
@@ -73,6 +101,12 @@ public enum StateVisits {
         return out
     }
 
+    /// `list(_:groups:filter:matches:)` without the matches.
+    public static func list(_ snapshot: TrackerSnapshot, groups given: IDTable<String>? = nil, filter: Filter = Filter()) -> [Visit] {
+        var matches = Matches()
+        return list(snapshot, groups: given, filter: filter, matches: &matches)
+    }
+
     /// The order visits are listed in: by fence id, then device id, comparing UTF-8 bytes.
     public static func precedes(_ a: Visit, _ b: Visit) -> Bool {
         let c = UTF8Order.compare(a.fence, b.fence)
@@ -80,19 +114,19 @@ public enum StateVisits {
     }
 
     /// The names of each of `filter`'s lists (option name: fence, group, device) that no
-    /// visit of `visits` carries, in the order given, each once: a misspelt id, or a fence
-    /// nobody is in.
-    /// - Complexity: O(visits + names).
-    public static func unmatched(_ filter: Filter, in visits: [Visit]) -> [(option: String, names: [String])] {
-        func missing(_ names: [String]?, _ value: (Visit) -> String?) -> [String] {
+    /// visit carries, each kind judged alone (`matches`, from `list`), in the order given,
+    /// each once: a misspelt id, or a fence nobody is in. A fence some device is in is not
+    /// among them though `--device` names none of its devices.
+    /// - Complexity: O(names).
+    public static func unmatched(_ filter: Filter, matches: Matches) -> [(option: String, names: [String])] {
+        func missing(_ names: [String]?, _ seen: Set<[UInt8]>) -> [String] {
             guard let names else { return [] }
-            let seen = Set(visits.compactMap { value($0).map { Array($0.utf8) } })
             var said = Set<[UInt8]>()
             return names.filter { !seen.contains(Array($0.utf8)) && said.insert(Array($0.utf8)).inserted }
         }
         return [
-            ("fence", missing(filter.fences) { $0.fence }), ("group", missing(filter.groups) { $0.group }),
-            ("device", missing(filter.devices) { $0.device }),
+            ("fence", missing(filter.fences, matches.fences)), ("group", missing(filter.groups, matches.groups)),
+            ("device", missing(filter.devices, matches.devices)),
         ]
     }
 

@@ -3,9 +3,11 @@ import FenceIO
 /// Bad position lines, as every command that reads positions treats them (`eval`, `contains`,
 /// `nearest`, `publish`): each is skipped and counted, and reported on standard error with its
 /// line number (the first 100 of a batch, then how many more); once more than `--max-bad` of
-/// the lines read so far are bad the command stops with exit status 1, judged from
-/// `judgedFrom` lines on, or at the input's end. A few bad lines in a large file do not fail
-/// the run; a file of the wrong kind stops it at its first batch.
+/// the lines read so far are bad, counting at least `judgedFrom` lines, the command stops with
+/// exit status 1 (by default: more than 10 bad lines in the first 1,000, then more than 1%),
+/// and so it does at the input's end when no line at all was good. A few bad lines in a large
+/// file or a small one do not fail the run; a file of the wrong kind stops it at its first
+/// batch.
 /// Where it stops: `contains`, `nearest` and `publish` finish the batch in which the share was
 /// passed (its good lines are written or published) and read no further; `eval` does not
 /// evaluate that batch (a half-applied batch would leave events without their state).
@@ -27,7 +29,7 @@ struct BadLines {
         let pad = String(repeating: " ", count: column)
         return name + String(repeating: " ", count: max(1, column - name.count))
             + "stop with exit status 1 once more than this share of lines\n" + pad
-            + "is bad (default 0.01); bad lines are reported and skipped"
+            + "(of at least 1,000) is bad (default 0.01); bad lines are\n" + pad + "reported and skipped"
     }
 
     init(_ a: Arguments, path: String) throws {
@@ -36,15 +38,16 @@ struct BadLines {
         guard (0...1).contains(maxShare) else { throw UsageError("--max-bad must be a share between 0 and 1") }
     }
 
-    /// Lines read before the share is judged, unless the input ends first: a live feed's
-    /// first batches can be a line or two (`--max-wait`), and one bad line among them is not
-    /// a file of the wrong kind.
+    /// The fewest lines the share is taken of: a live feed's first batches can be a line or
+    /// two (`--max-wait`), and one bad line among them, or a stray one in a file of 20 lines,
+    /// is not a file of the wrong kind.
     static let judgedFrom = 1000
 
     /// Takes one batch's count of good lines and its bad lines (and `refused`, lines read and
     /// refused after parsing, such as fixes past `--max-lead`): reports them, and returns
-    /// false (having said so) when the bad share is now over `--max-bad` (`exceeded`), judged
-    /// once `judgedFrom` lines were read or at the input's end (`final`).
+    /// false (having said so) when the bad lines are now more than `--max-bad` of the lines
+    /// read or of `judgedFrom`, whichever is more (`exceeded`), or when the input ended
+    /// (`final`) with every line bad.
     @discardableResult
     mutating func take(good: Int, errors: [PositionLineError], refused: Int = 0, final: Bool) -> Bool {
         let stderr = StandardError()
@@ -52,8 +55,12 @@ struct BadLines {
         if errors.count > 100 { stderr.write("fence: \(path): \(errors.count - 100) more bad lines in this batch\n") }
         rejected += errors.count + refused
         read += good + errors.count + refused
-        if rejected > 0 && (read >= Self.judgedFrom || final) && Double(rejected) > maxShare * Double(read) {
+        guard rejected > 0, !exceeded else { return !exceeded }
+        if Double(rejected) > maxShare * Double(max(read, Self.judgedFrom)) {
             stderr.write("fence: \(path): \(rejected) of \(read) lines are bad, more than --max-bad \(maxShare); stopping\n")
+            exceeded = true
+        } else if final && rejected == read {
+            stderr.write("fence: \(path): \(rejected) of \(read) lines are bad, none good; stopping\n")
             exceeded = true
         }
         return !exceeded

@@ -104,10 +104,19 @@ enum InsideCommand {
         sink.finish()
         let stderr = StandardError()
         for note in read.notes { stderr.write("fence inside: \(note)\n") }
-        for (option, unmatched) in StateVisits.unmatched(filter, in: visits) where !unmatched.isEmpty {
-            let shown = unmatched.prefix(20).map { "'\(FenceError.printable($0))'" }.joined(separator: ", ")
-            let more = unmatched.count > 20 ? " and \(unmatched.count - 20) more" : ""
+        let unmatched = StateVisits.unmatched(filter, matches: read.matches)
+        for (option, names) in unmatched where !names.isEmpty {
+            let shown = names.prefix(20).map { "'\(FenceError.printable($0))'" }.joined(separator: ", ")
+            let more = names.count > 20 ? " and \(names.count - 20) more" : ""
             stderr.write("fence inside: no visit listed for --\(option) \(shown)\(more)\n")
+        }
+        // Names that each match, in kinds that together match nothing (`--fence yard
+        // --device t3`, t3 being elsewhere): said, or the warnings above would blame nobody.
+        let given = [("fence", filter.fences), ("group", filter.groups), ("device", filter.devices)].compactMap { k in k.1.map { (k.0, $0) } }
+        let unmatchedCount = Dictionary(uniqueKeysWithValues: unmatched.map { ($0.option, $0.names.count) })
+        let eachKindMatches = given.allSatisfy { kind in unmatchedCount[kind.0]! < Set(kind.1.map { Array($0.utf8) }).count }
+        if visits.isEmpty && given.count > 1 && eachKindMatches {
+            stderr.write("fence inside: no visit is named by \(given.map { "--\($0.0)" }.joined(separator: " and ")) together\n")
         }
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
         let devices = Set(visits.map { Array($0.device.utf8) }).count
@@ -127,6 +136,8 @@ enum InsideCommand {
         var asOf: String
         var notes: [String] = []
         var refused = false
+        /// The filter's names that some visit carries, each kind alone.
+        var matches = StateVisits.Matches()
     }
 
     /// The visits of a state file (or standard input: `path` "-").
@@ -139,9 +150,11 @@ enum InsideCommand {
             guard let read = try CheckpointFile.read(path: path) else { throw FenceError(.malformedInput, reason: "no state file at \(path)") }
             snapshot = read
         }
+        var matches = StateVisits.Matches()
+        let visits = StateVisits.list(snapshot, filter: filter, matches: &matches)
         var out = Read(
-            visits: StateVisits.list(snapshot, filter: filter), deviceCount: snapshot.devices.count, source: source,
-            asOf: snapshot.watermark.isFinite ? ", as of \(ISO8601.format(snapshot.watermark))" : "")
+            visits: visits, deviceCount: snapshot.devices.count, source: source,
+            asOf: snapshot.watermark.isFinite ? ", as of \(ISO8601.format(snapshot.watermark))" : "", matches: matches)
         if filter.groups != nil && snapshot.engineActions == nil {
             out.notes.append("\(source) is a version 1 state file, which records no groups: --group matches none")
         }
@@ -169,8 +182,9 @@ enum InsideCommand {
         let checkpoints = partitions.compactMap(\.checkpoint)
         let groups = try base.map { try ClusterVisits.groups(for: checkpoints, base: $0, connection: connection, topology: topology) }
         var visits: [StateVisits.Visit] = []
+        var matches = StateVisits.Matches()
         for (i, cp) in checkpoints.enumerated() {
-            visits += StateVisits.list(cp.snapshot, groups: groups?[i] ?? IDTable(), filter: filter)
+            visits += StateVisits.list(cp.snapshot, groups: groups?[i] ?? IDTable(), filter: filter, matches: &matches)
         }
         visits.sort(by: StateVisits.precedes)
         let times = checkpoints.map(\.snapshot.watermark).filter(\.isFinite)
@@ -180,7 +194,8 @@ enum InsideCommand {
         }
         var out = Read(
             visits: visits, deviceCount: checkpoints.reduce(0) { $0 + $1.snapshot.devices.count },
-            source: "the checkpoints of \(checkpoints.count) of \(topology.partitions) partitions", asOf: asOf, refused: refused)
+            source: "the checkpoints of \(checkpoints.count) of \(topology.partitions) partitions", asOf: asOf, refused: refused,
+            matches: matches)
         for p in partitions where p.checkpoint == nil {
             out.notes.append("partition \(p.partition) has no checkpoint yet: none of its visits is listed")
         }

@@ -470,15 +470,21 @@ final class CLIProgressTests: XCTestCase {
         XCTAssertFalse(piped.err.contains("\r"), piped.err)
     }
     /// Every command that reads positions treats bad lines alike (`--max-bad`, default 1%):
-    /// each reported with its number and skipped; a few in many lines leave exit status 0,
-    /// more than the share stop the run with 1.
+    /// each reported with its number and skipped; a few in many lines, or in a short file
+    /// (the share is of at least 1,000 lines), leave exit status 0; more than the share, or
+    /// a file with no good line, stop the run with 1.
     func testMaxBadOnEveryPositionCommand() throws {
         let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
         var lines = ["device,time,lon,lat"]
         for k in 0..<199 { lines.append("v\(k % 7),\(k),\(Double(k % 11) * 0.001),0.001") }
         lines.insert("bad,5,0,NaN", at: 50)  // line 51
         let few = try CLI.temp(self, "few.csv", lines.joined(separator: "\n") + "\n")
-        let many = try CLI.temp(self, "many.csv", "device,time,lon,lat\nv,0,0,0\nv,1,0,95\nw,2,x,0\n")
+        // Two bad lines of three: a short file's stray lines, skipped. Eleven of 14: over 1%
+        // of 1,000 lines, a file of the wrong kind. Only bad lines: nothing to go on.
+        let short = try CLI.temp(self, "short.csv", "device,time,lon,lat\nv,0,0,0\nv,1,0,95\nw,2,x,0\n")
+        let many = try CLI.temp(
+            self, "many.csv", "device,time,lon,lat\nv,0,0,0\nv,1,0,95\n" + (0..<10).map { "w,\($0 + 2),x,0\n" }.joined() + "v,20,0,0\nv,21,0,0\n")
+        let none = try CLI.temp(self, "none.csv", "device,time,lon,lat\nv,1,0,95\nw,2,x,0\n")
         for command in ["eval", "contains", "nearest"] {
             let ok = try CLI.run([command, "--fences", fences, "--positions", few])
             XCTAssertEqual(ok.status, 0, "\(command): \(ok.err)")
@@ -488,10 +494,18 @@ final class CLIProgressTests: XCTestCase {
             let strict = try CLI.run([command, "--fences", fences, "--positions", few, "--max-bad", "0"])
             XCTAssertEqual(strict.status, 1, "\(command): \(strict.err)")
             XCTAssertTrue(strict.err.contains("1 of 200 lines are bad, more than --max-bad 0.0; stopping"), "\(command): \(strict.err)")
+            let kept = try CLI.run([command, "--fences", fences, "--positions", short])
+            XCTAssertEqual(kept.status, 0, "\(command): \(kept.err)")
+            XCTAssertTrue(kept.err.contains("line 3: lat 95.0 is outside [-90, 90]"), "\(command): \(kept.err)")
+            XCTAssertFalse(kept.err.contains("more than --max-bad"), "\(command): \(kept.err)")
+            XCTAssertTrue(kept.out.contains("1970-01-01T00:00:00.000Z"), "\(command): \(kept.out)")
+            let nothing = try CLI.run([command, "--fences", fences, "--positions", none])
+            XCTAssertEqual(nothing.status, 1, "\(command): \(nothing.err)")
+            XCTAssertTrue(nothing.err.contains("2 of 2 lines are bad, none good; stopping"), "\(command): \(nothing.err)")
             let stopped = try CLI.run([command, "--fences", fences, "--positions", many])
             XCTAssertEqual(stopped.status, 1, "\(command): \(stopped.err)")
             XCTAssertTrue(stopped.err.contains("line 3: lat 95.0 is outside [-90, 90]"), "\(command): \(stopped.err)")
-            XCTAssertTrue(stopped.err.contains("2 of 3 lines are bad"), "\(command): \(stopped.err)")
+            XCTAssertTrue(stopped.err.contains("11 of 14 lines are bad, more than --max-bad 0.01; stopping"), "\(command): \(stopped.err)")
             // contains and nearest write the good lines of the batch where they stop; eval
             // evaluates none of it.
             XCTAssertEqual(stopped.out.contains("1970-01-01T00:00:00.000Z"), command != "eval", "\(command): \(stopped.out)")
@@ -516,7 +530,7 @@ final class CLIProgressTests: XCTestCase {
         let truncated = folder + "/cut.csv.gz"
         try Data(cut).write(to: URL(fileURLWithPath: truncated))
         for (input, reason) in [(bad, "the run stopped on bad lines (--max-bad)"), (truncated, "the input could not be read to its end")] {
-            let r = try CLI.run(["eval", "--fences", fences, "--positions", input, "--state", state])
+            let r = try CLI.run(["eval", "--fences", fences, "--positions", input, "--state", state, "--max-bad", "0"])
             XCTAssertEqual(r.status, 1, r.err)
             XCTAssertTrue(r.err.contains("fence eval: the state file \(state) was not written: \(reason)\n"), r.err)
             XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), saved, input)

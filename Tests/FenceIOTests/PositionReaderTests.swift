@@ -166,6 +166,13 @@ final class PositionReaderTests: XCTestCase {
             ("{\n  \"device\": \"a\",\n  \"time\": 0\n}\n", "spread over lines"),
             (#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"device":"a","time":0},"geometry":{"type":"Point","coordinates":[1,2]}}]}"# + "\n", "jq -c '.features[] | {device"),
             (#"{"type":"Feature","properties":{"device":"a","time":0},"geometry":{"type":"Point","coordinates":[1,2]}}"# + "\n", "jq -c '{device"),
+            // A FeatureCollection one feature a line (as Data/ports.geojson; it was a bad line
+            // a line), and objects opened over lines as pretty-printers write them.
+            (#"{"type":"FeatureCollection","features":["# + "\n" + #"{"type":"Feature","properties":{"device":"a","time":0},"geometry":{"type":"Point","coordinates":[1,2]}},"# + "\n]}\n",
+             "jq -c '.features[] | {device"),
+            ("{\"device\":\"a\",\n \"time\":0,\"lon\":0.5,\"lat\":0.5}\n", "spread over lines"),
+            ("{ \"fix\": {\n \"device\":\"a\",\"time\":0,\"lon\":0.5,\"lat\":0.5}}\n", "spread over lines"),
+            ("{\"device\":\"a\", \"track\": [\n{\"time\":0,\"lon\":0.5,\"lat\":0.5}]}\n", "spread over lines"),
         ]
         for (text, said) in cases {
             XCTAssertThrowsError(try read(text), text) { error in
@@ -184,6 +191,14 @@ final class PositionReaderTests: XCTestCase {
             let (ok, bad) = try read(line + "\n" + line.replacingOccurrences(of: #""time":"#, with: #""time":1"#) + "\n")
             XCTAssertEqual(ok.count, 2, line)
             XCTAssertEqual(bad.count, 0, line)
+        }
+        // A first line that is bad but not a document's start is one bad line: cut short
+        // (unbalanced, not ending at a bracket or comma), or closed, or with a bracket only in
+        // a string.
+        for first in [#"{"device":"a","ti"#, #"{"device":"a","time":0,"lon":1}"#, #"{"device":"a{[","time":0,"lon":1},"#] {
+            let (ok, bad) = try read(first + "\n" + #"{"device":"b","time":1,"lon":1,"lat":2}"# + "\n")
+            XCTAssertEqual(ok.count, 1, first)
+            XCTAssertEqual(bad.count, 1, first)
         }
         let bracketed = try CLI.temp(self, "bracketed.csv", "[device],[time],[lon],[lat]\nd,0,1,2\n")
         let fences = try CLI.temp(self, "f.geojson", CLI.fences)

@@ -128,12 +128,19 @@ final class StateVisitsTests: XCTestCase {
         XCTAssertEqual(ids(.init(fences: ["far", composed], devices: ["z", "x"])), ["\(composed)/x", "far/z"])
         // Both forms named at once: both kept (a Set<String> would have merged them).
         XCTAssertEqual(ids(.init(fences: [composed, decomposed], devices: ["x"])), ["\(decomposed)/x", "\(composed)/x"])
-        // What matched no visit, once each, in the order given.
-        let unmatched = StateVisits.unmatched(
-            .init(fences: ["far", "nope", "nope", decomposed], groups: ["a", "zz"], devices: ["q"]),
-            in: StateVisits.list(snapshot, filter: .init(fences: ["far", decomposed])))
+        // What matched no visit, once each, in the order given, each kind judged alone:
+        // "far" holds z, though the devices named are x and q.
+        let filter = StateVisits.Filter(fences: ["far", "nope", "nope", decomposed], groups: ["b", "zz"], devices: ["q", "x"])
+        var matches = StateVisits.Matches()
+        let listed = StateVisits.list(snapshot, filter: filter, matches: &matches)
+        XCTAssertEqual(listed.map { "\($0.fence)/\($0.device)" }, ["\(decomposed)/x"])
+        let unmatched = StateVisits.unmatched(filter, matches: matches)
         XCTAssertEqual(unmatched.map(\.option), ["fence", "group", "device"])
-        XCTAssertEqual(unmatched.map(\.names), [["nope"], ["a", "zz"], ["q"]])
+        XCTAssertEqual(unmatched.map(\.names), [["nope"], ["zz"], ["q"]])
+        // With only devices named, the other devices are not read, and still every name judged.
+        var byDevice = StateVisits.Matches()
+        _ = StateVisits.list(snapshot, filter: .init(devices: ["z", "w"]), matches: &byDevice)
+        XCTAssertEqual(StateVisits.unmatched(.init(devices: ["z", "w"]), matches: byDevice).map(\.names), [[], [], ["w"]])
         // Fence then device, in byte order: "cafe\u{301}" (63 61 66 65) before "caf\u{E9}" (63 61 66 C3).
         XCTAssertEqual(ids(.init(devices: ["x"])), ["\(decomposed)/x", "\(composed)/x"])
     }
@@ -196,8 +203,8 @@ final class StateVisitsTests: XCTestCase {
         XCTAssertEqual(none.out, "")
         XCTAssertEqual(
             none.err,
-            "fence inside: no visit listed for --fence 'nowhere', 'yard'\n"
-                + "fence inside: no visit listed for --device 't3'\n"
+            "fence inside: no visit listed for --fence 'nowhere'\n"
+                + "fence inside: no visit is named by --fence and --device together\n"
                 + "fence inside: 0 visits (0 devices, 0 fences) of 3 devices in \(state), as of 1970-01-01T00:15:00.000Z\n")
         let one = try CLI.run(["inside", "--state", state, "--fence", "yard", "--device", "t1"])
         XCTAssertTrue(one.err.hasPrefix("fence inside: 1 visit (1 device, 1 fence) of 3 devices"), one.err)
