@@ -303,7 +303,7 @@ extension FenceStore {
     /// Whether one fence covers a WGS84 position, tested directly (no index): the oracle the
     /// index is checked against.
     public func fence(_ handle: FenceHandle, covers position: LonLat) -> Bool {
-        guard position.isValidWGS84Range, HotWord.isLive(slotHot[Int(handle.rawValue)]) else { return false }
+        guard position.isValidWGS84Range, isSlot(handle), HotWord.isLive(slotHot[Int(handle.rawValue)]) else { return false }
         var scratch = ContainmentScratch()
         var unit: (Double, Double, Double)?
         return covers(slot: handle.rawValue, position, unit: &unit, scratch: &scratch)

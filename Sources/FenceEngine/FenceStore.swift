@@ -6,7 +6,9 @@ import Synchronization
 /// from the store (`covering`, `handle(id:)`, ...): one made from a number could name no slot,
 /// and the accessors that take handles (`id(of:)`, `fence(_:)`) would trap on it (library
 /// audit), so the initialiser is the package's own. A handle kept past a change names what
-/// is in its slot now, or a removed fence (an empty id).
+/// is in its slot now, or a removed fence (an empty id, no group, no shape, covering nothing);
+/// so does one past the store's slots (kept past `removeAll`, or from another store): the
+/// accessors never trap on it (a second library audit).
 public struct FenceHandle: Sendable, Hashable, Comparable, BitwiseCopyable {
     public let rawValue: Int32
     package init(rawValue: Int32) { self.rawValue = rawValue }
@@ -210,19 +212,29 @@ public struct FenceStore: Sendable {
     /// The handle of the fence with this id.
     public func handle(id: String) -> FenceHandle? { slotByID[id].map(FenceHandle.init(rawValue:)) }
 
-    /// The id of a handle returned by a query on this store, unchanged since.
-    public func id(of handle: FenceHandle) -> String { slotSettings[Int(handle.rawValue)].id }
+    /// Whether `handle` is one of this store's slots (live or removed): false for a handle
+    /// kept past `removeAll` or made by another store.
+    @inline(__always)
+    func isSlot(_ handle: FenceHandle) -> Bool { handle.rawValue >= 0 && Int(handle.rawValue) < slotHot.count }
+
+    /// The id of a handle returned by a query on this store, unchanged since ("" for a
+    /// removed fence: `FenceHandle`).
+    public func id(of handle: FenceHandle) -> String { isSlot(handle) ? slotSettings[Int(handle.rawValue)].id : "" }
 
     /// Whether the fence has expired at `time`: its `expires` is at or before it, as the event
-    /// engine counts a fence no longer there for a fix at or after its expiry.
+    /// engine counts a fence no longer there for a fix at or after its expiry (false for a
+    /// removed fence).
     /// - Complexity: O(1).
-    public func hasExpired(_ handle: FenceHandle, at time: Double) -> Bool { slotExpires[Int(handle.rawValue)] <= time }
+    public func hasExpired(_ handle: FenceHandle, at time: Double) -> Bool {
+        isSlot(handle) && slotExpires[Int(handle.rawValue)] <= time
+    }
 
     /// How many stored fences have an `expires` time.
     public var expiringCount: Int { expiring }
 
     /// The group of a handle, if any.
     public func group(of handle: FenceHandle) -> String? {
+        guard isSlot(handle) else { return nil }
         let g = slotSettings[Int(handle.rawValue)].group
         return g < 0 ? nil : groupNames[Int(g)]
     }
@@ -241,8 +253,10 @@ public struct FenceStore: Sendable {
     /// The fence with this id, in WGS84, or nil.
     public func fence(id: String) -> Fence? { slotByID[id].map { fence(slot: $0) } }
 
-    /// The fence of a handle, in WGS84.
-    public func fence(_ handle: FenceHandle) -> Fence { fence(slot: handle.rawValue) }
+    /// The fence of a handle, in WGS84 (a removed fence: an empty id and no polygon).
+    public func fence(_ handle: FenceHandle) -> Fence {
+        isSlot(handle) ? fence(slot: handle.rawValue) : Fence(id: "", shape: .polygons([]))
+    }
 
     /// The fences of a group, sorted by id (`UTF8Order`).
     public func fences(group: String) -> [Fence] {

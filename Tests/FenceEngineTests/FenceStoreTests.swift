@@ -366,3 +366,38 @@ func assertHotWords(_ store: FenceStore, _ when: String, line: UInt = #line) {
         }
     }
 }
+
+final class StaleHandleTests: XCTestCase {
+    /// A handle kept past `remove`, past `removeAll` (its slot no longer exists) or passed to
+    /// another store reads as a removed fence, never a trap (a library audit: `id(of:)` after
+    /// `removeAll` was an index out of range).
+    func testHandlesKeptPastAChangeReadAsRemovedFences() {
+        var store = FenceStore()
+        let fences: [Fence] = [
+            .circle(id: "a", lon: 0, lat: 0, radius: 100, group: "g"),
+            Fence(id: "b", shape: .circle(center: LonLat(lon: 1, lat: 1), radius: 100), expires: 50),
+            Fence(id: "c", shape: .polygons([Polygon(exterior: [LonLat(lon: 2, lat: 2), LonLat(lon: 3, lat: 2), LonLat(lon: 3, lat: 3), LonLat(lon: 2, lat: 2)])])),
+        ]
+        XCTAssertTrue(store.add(fences).allSatisfy { $0.error == nil })
+        let handles = fences.map { store.handle(id: $0.id)! }
+        XCTAssertEqual(handles.map { store.id(of: $0) }, ["a", "b", "c"])
+        XCTAssertEqual(store.group(of: handles[0]), "g")
+        XCTAssertTrue(store.hasExpired(handles[1], at: 50))
+        XCTAssertTrue(store.fence(handles[0], covers: LonLat(lon: 0, lat: 0)))
+
+        func expectRemoved(_ s: FenceStore, _ h: FenceHandle, _ label: String) {
+            XCTAssertEqual(s.id(of: h), "", label)
+            XCTAssertNil(s.group(of: h), label)
+            XCTAssertFalse(s.hasExpired(h, at: 1e9), label)
+            XCTAssertEqual(s.fence(h).id, "", label)
+            XCTAssertFalse(s.fence(h, covers: LonLat(lon: 2.5, lat: 2.4)), label)
+        }
+        let other = FenceStore()
+        for h in handles { expectRemoved(other, h, "another store, \(h)") }
+        _ = store.removeAll()
+        for h in handles { expectRemoved(store, h, "after removeAll, \(h)") }
+        XCTAssertTrue(store.add([fences[0]]).allSatisfy { $0.error == nil })
+        XCTAssertEqual(store.id(of: store.handle(id: "a")!), "a")
+        expectRemoved(store, handles[2], "past the slots refilled")
+    }
+}
