@@ -508,6 +508,68 @@ final class StreamLatenessOracleTests: XCTestCase {
         }
     }
 
+    /// A stream checkpointed without a flush (the engine's snapshot through its bytes, and
+    /// `held`) and resumed at every few arrivals gives the events and late count of the stream
+    /// never stopped (a library audit: resuming from a flushed stream applied held fixes early
+    /// and then dropped a fix dated before them as late).
+    func testResumedStreamsAreTheStreamNeverStopped() throws {
+        var cuts = 0, heldAtCuts = 0, lateAfterCuts = 0
+        for seed in UInt64(1)...24 {
+            let s = Self.makeScenario(seed: seed)
+            var whole = EventStream(engine: Self.makeEngine(s), lateness: s.lateness)
+            var expected: [FenceEvent] = []
+            for f in s.arrivals { expected += whole.push(f) }
+            expected += whole.flush()
+            let step = max(1, s.arrivals.count / 7)
+            for cut in stride(from: 1, to: s.arrivals.count, by: step) {
+                var first = EventStream(engine: Self.makeEngine(s), lateness: s.lateness)
+                var events: [FenceEvent] = []
+                for f in s.arrivals[..<cut] { events += first.push(f) }
+                let bytes = first.engine.snapshot().encoded()
+                var engine = Self.makeEngine(s)
+                XCTAssertEqual(try engine.restore(TrackerSnapshot(decoding: bytes)), 0)
+                var resumed = EventStream(engine: engine, lateness: s.lateness, threads: 2, resuming: first.held)
+                for f in s.arrivals[cut...] { events += resumed.push(f) }
+                events += resumed.flush()
+                EventOracleTests.assertSame(events, expected, "seed \(seed), resumed after \(cut) of \(s.arrivals.count) arrivals")
+                XCTAssertEqual(first.late + resumed.late, whole.late, "seed \(seed), cut \(cut)")
+                cuts += 1
+                heldAtCuts += first.pendingCount
+                lateAfterCuts += resumed.late
+            }
+        }
+        XCTAssertGreaterThan(heldAtCuts, 100, "fixes held at the cuts")
+        XCTAssertGreaterThan(lateAfterCuts, 50, "late fixes judged by a resumed stream's clock")
+        print("StreamLatenessOracleTests: \(cuts) resumed streams, \(heldAtCuts) fixes held at the cuts, \(lateAfterCuts) late after")
+
+        // The audit's case: a circle, lateness 30; fixes at 0 and 20 outside, then one at 10
+        // inside. Resumed from `held`, the fix at 10 is applied in order.
+        let fence = Fence.circle(id: "a", lon: 0, lat: 0, radius: 1000)
+        var store = FenceStore()
+        _ = store.add([fence])
+        let base = try EventEngine(store: store, settings: EventSettings())
+        var first = EventStream(engine: base, lateness: 30)
+        XCTAssertEqual(first.push(contentsOf: [Position(device: "d", time: 0, lon: 1, lat: 1), Position(device: "d", time: 20, lon: 1, lat: 1)]), [])
+        var resumed = EventStream(engine: first.engine, lateness: 30, resuming: first.held)
+        let out = resumed.push(Position(device: "d", time: 10, lon: 0, lat: 0)) + resumed.flush()
+        XCTAssertEqual(out.map { "\($0.time) \($0.kind)" }, ["10.0 enter", "20.0 exit"])
+        XCTAssertEqual(resumed.late, 0)
+    }
+
+    /// Fence edits through a stream's engine come between the fixes applied and those held.
+    func testFenceEditsMidStream() throws {
+        var store = FenceStore()
+        _ = store.add([Fence.circle(id: "a", lon: 0, lat: 0, radius: 1000)])
+        var stream = EventStream(engine: try EventEngine(store: store, settings: EventSettings()), lateness: 10)
+        var events = stream.push(contentsOf: [Position(device: "d", time: 0, lon: 0, lat: 0), Position(device: "d", time: 20, lon: 0, lat: 0)])
+        XCTAssertEqual(events.map { "\($0.time) \($0.kind)" }, ["0.0 enter"])
+        // Removed with the fix at 20 still held: the exit is at the last fix applied, and the
+        // held fix then finds no fence.
+        events = stream.engine.remove(ids: ["a"])
+        XCTAssertEqual(events.map { "\($0.time) \($0.kind) \($0.reason.map { "\($0)" } ?? "")" }, ["0.0 exit fenceRemoved"])
+        XCTAssertEqual(stream.flush(), [])
+    }
+
     /// The `AsyncSequence` form: the fixes one by one, a flush at their end.
     func testAsyncEventsMatchOracle() async throws {
         for seed in UInt64(61)...66 {

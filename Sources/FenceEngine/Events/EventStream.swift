@@ -10,8 +10,16 @@
 /// under 61 µs, as between batch sizes). A fix exactly
 /// `lateness` behind the latest is taken; with a fractional `lateness` the subtraction is
 /// rounded as a Double, so such a fix can fall an ulp before the horizon.
+///
+/// A checkpoint without a flush: `engine.snapshot()` and `held` (the fixes not yet applied,
+/// and the stream's clock); `init(engine:lateness:threads:resuming:)` on the restored engine
+/// goes on as the stream never stopped would (a flush first would apply held fixes early, and
+/// a fix arriving later but dated before them would then be late).
 public struct EventStream: Sendable {
-    public private(set) var engine: EventEngine
+    /// The engine the released fixes are applied to. Fence edits go through it
+    /// (`stream.engine.add(...)`, `remove(ids:)`): an edit comes between the fixes applied so
+    /// far and those still held, and returns its own events (`EventEngine`).
+    public var engine: EventEngine
     public let lateness: Double
     /// Fixes dropped because they arrived later than `lateness`.
     public private(set) var late = 0
@@ -27,10 +35,42 @@ public struct EventStream: Sendable {
     /// same on any number; more pay off when calls release thousands of fixes at once.
     public let threads: Int
 
+    /// - Parameter lateness: seconds a fix may arrive behind the latest seen and still be
+    ///   applied in order; a negative or NaN lateness is 0.
     public init(engine: EventEngine, lateness: Double, threads: Int = 1) {
         self.engine = engine
         self.lateness = max(0, lateness)
         self.threads = max(1, threads)
+    }
+
+    /// What a stream holds besides its engine's state: the fixes taken and not yet applied
+    /// (in arrival order), the latest fix time seen and the horizon (a fix before it is
+    /// late). Kept with the engine's snapshot, it resumes the stream exactly.
+    public struct Held: Sendable, Hashable {
+        public var fixes: [Position]
+        /// -infinity before any fix.
+        public var latestSeen: Double
+        /// -infinity before any fix.
+        public var horizon: Double
+        public init(fixes: [Position], latestSeen: Double, horizon: Double) {
+            self.fixes = fixes
+            self.latestSeen = latestSeen
+            self.horizon = horizon
+        }
+    }
+
+    /// The held fixes and the clock (`Held`), for a checkpoint taken without a flush.
+    /// - Complexity: O(1) (the array is shared, copied on the next change).
+    public var held: Held { Held(fixes: pending, latestSeen: latestSeen, horizon: horizon) }
+
+    /// A stream resumed from a checkpoint: `engine` restored from the snapshot taken with
+    /// `held`. The counters (`late`, `rejected`, `duplicates`) start at 0. The held fixes are
+    /// taken as they were (not checked again); a NaN clock is -infinity.
+    public init(engine: EventEngine, lateness: Double, threads: Int = 1, resuming held: Held) {
+        self.init(engine: engine, lateness: lateness, threads: threads)
+        pending = held.fixes
+        latestSeen = held.latestSeen.isNaN ? -.infinity : held.latestSeen
+        horizon = held.horizon.isNaN ? -.infinity : held.horizon
     }
 
     /// Takes one fix; returns the events of the fixes this released.
@@ -88,12 +128,13 @@ public struct EventStream: Sendable {
 
     /// Events for an asynchronous sequence of fixes, in Swift's idiom (as Core Location's
     /// `CLMonitor` hands out events): the stream ends when the fixes end, after a flush.
+    /// For the engine's state at the end, or the counters, drive an `EventStream` yourself.
     public static func events<S: AsyncSequence & Sendable>(
-        from fixes: S, engine: EventEngine, lateness: Double
+        from fixes: S, engine: EventEngine, lateness: Double, threads: Int = 1
     ) -> AsyncThrowingStream<FenceEvent, Error> where S.Element == Position {
         AsyncThrowingStream { continuation in
             let task = Task {
-                var stream = EventStream(engine: engine, lateness: lateness)
+                var stream = EventStream(engine: engine, lateness: lateness, threads: threads)
                 do {
                     for try await fix in fixes {
                         for e in stream.push(fix) { continuation.yield(e) }
