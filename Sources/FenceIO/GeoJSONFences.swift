@@ -114,10 +114,13 @@ public enum GeoJSONFences {
         // Foundation names a folder only as "NSCocoaErrorDomain error 256".
         var info = stat()
         let type = stat(path, &info) == 0 ? info.st_mode & S_IFMT : nil
+        // The C library's words ("No such file or directory", "Permission denied"), as for
+        // positions; Foundation's are longer and curly-quoted.
+        if type == nil { throw FenceError(.malformedInput, reason: "cannot read \(path): \(String(cString: strerror(errno)))") }
         if type == S_IFDIR {
             throw FenceError(.malformedInput, reason: "cannot read \(path): it is a directory, not a GeoJSON file")
         }
-        if let type, type != S_IFREG {
+        if type != S_IFREG {
             let fd = open(path, O_RDONLY)
             guard fd >= 0 else { throw FenceError(.malformedInput, reason: "cannot read \(path): \(String(cString: strerror(errno)))") }
             defer { close(fd) }

@@ -782,6 +782,11 @@ public final class PositionReader {
             }
             // A header that is no header but the start of a JSON array.
             if let headerText, let problem = Self.jsonDocumentProblem(headerText) { reason = problem }
+            // A whole file on one "line": its lines end in CR alone (classic Mac OS, some
+            // spreadsheet exports), which no reader here splits at.
+            if let headerText, headerText.utf8.dropLast().contains(13) {
+                reason = "the input's lines end in a CR alone, not LF or CRLF: convert them, e.g. tr '\\r' '\\n' < FILE"
+            }
             headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
             return .failure(PositionLineError(line: lineNumber, reason: reason))
         }

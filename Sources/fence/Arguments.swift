@@ -74,7 +74,7 @@ struct Arguments {
         guard let v = values[name] else { return d }
         // Decimal only: `Double("0x10")` is 16, and a hexadecimal dwell is more likely a slip.
         let decimal = v.utf8.allSatisfy { (48...57).contains($0) || $0 == 43 || $0 == 45 || $0 == 46 || $0 == 101 || $0 == 69 }
-        guard decimal, let n = Double(v), n.isFinite else { throw UsageError("--\(name) must be a number, got \(v)") }
+        guard decimal, let n = Double(v), n.isFinite else { throw UsageError("--\(name) must be a finite decimal number, got \(v)") }
         return n
     }
 

@@ -158,6 +158,15 @@ enum EvalCommand {
         let propertyNames = (a.values["properties"] ?? "").split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) }
             .filter { !$0.isEmpty }
         let writer = EventWriter(format: format, propertyNames: propertyNames, fences: loading.read.fences)
+        // A misspelt name is an always-empty column: said, as `fence inside` says its names.
+        if !propertyNames.isEmpty {
+            var carried = Set(propertyNames)
+            for f in loading.read.fences where !carried.isEmpty { for k in f.properties.keys { carried.remove(k) } }
+            for name in propertyNames where carried.contains(name) {
+                StandardError().write("fence eval: no fence has the property '\(FenceError.printable(name))' (--properties)\n")
+                carried.remove(name)
+            }
+        }
         out.write(writer.header)
         var byKind: [FenceEventKind: Int] = [:]
         var eventCount = 0

@@ -37,11 +37,23 @@ struct FenceLoading {
 
     /// Writes each refusal to standard error as `fence: SOURCE: layer L, feature N: ...`, then
     /// `missingIDHint` when it applies.
+    /// Writes the refused features to standard error: the first `reportLimit`, then how many
+    /// more (`fence check` lists every one), and a hint when the source looks like no fence
+    /// file at all (no ids, or no geometry in any feature: positions given as fences).
     func report(_ rejected: [RejectedFeature]) {
         let stderr = StandardError()
-        for r in rejected { stderr.write("fence: \(source): \(r)\n") }
+        for r in rejected.prefix(Self.reportLimit) { stderr.write("fence: \(source): \(r)\n") }
+        if rejected.count > Self.reportLimit {
+            stderr.write("fence: \(source): \(rejected.count - Self.reportLimit) more features refused (fence check lists every one)\n")
+        }
         if let hint = missingIDHint { stderr.write(hint + "\n") }
+        if read.fences.isEmpty, !rejected.isEmpty, rejected.allSatisfy({ $0.error.kind == .emptyGeometry }) {
+            stderr.write("fence: \(source): no feature has a geometry: is it a fence file? (positions go in --positions)\n")
+        }
     }
+
+    /// Refused features written one a line before the rest are counted.
+    static let reportLimit = 100
 
     /// One line for a GeoJSON source read by the built-in reader none of whose features has an
     /// id (`ogr2ogr` writes none): the two ways to load it. Nil when any feature had an id (it

@@ -88,7 +88,9 @@ enum NearestCommand {
                     bytes.append(contentsOf: ",\"time\":\"".utf8)
                     ISO8601.append(p.time, to: &bytes)
                     bytes.append(contentsOf: "\",\"fence\":".utf8)
-                    OutputEscaping.appendJSONString(id, to: &bytes)
+                    // No fence (none loaded, or the position is bad for distances): null, as
+                    // its distance is.
+                    if n.fence == nil { bytes.append(contentsOf: "null".utf8) } else { OutputEscaping.appendJSONString(id, to: &bytes) }
                     bytes.append(contentsOf: ",\"distance_m\":".utf8)
                     if n.distance.isFinite { FixedDecimal.append(n.distance, digits: 2, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
                     bytes.append(contentsOf: ",\"delay_s\":".utf8)

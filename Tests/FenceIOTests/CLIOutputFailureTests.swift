@@ -146,7 +146,13 @@ final class CLIOutputFailureTests: XCTestCase {
         XCTAssertTrue(twice.err.contains("--fences is given twice"), twice.err)
         let hex = try CLI.run(["eval", "--fences", fences, "--dwell", "0x10"], stdin: "device,time,lon,lat\n")
         XCTAssertEqual(hex.status, 2)
-        XCTAssertTrue(hex.err.contains("--dwell must be a number, got 0x10"), hex.err)
+        XCTAssertTrue(hex.err.contains("--dwell must be a finite decimal number, got 0x10"), hex.err)
+        let infinite = try CLI.run(["eval", "--fences", "x", "--dwell", "inf"])
+        XCTAssertTrue(infinite.err.contains("--dwell must be a finite decimal number, got inf"), infinite.err)
+        // A fence file that does not exist: the C library's words.
+        let missing = try CLI.run(["eval", "--fences", "/nonexistent/f.geojson", "--positions", "-"], stdin: "device,time,lon,lat\n")
+        XCTAssertEqual(missing.status, 1, missing.err)
+        XCTAssertTrue(missing.err.contains("cannot read /nonexistent/f.geojson: No such file or directory"), missing.err)
     }
 
     /// `--name=value` splits at the first `=` byte: a value starting with a combining mark
@@ -176,7 +182,7 @@ final class CLIOutputFailureTests: XCTestCase {
         let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
         let bad = try CLI.run(["eval", "--fences", fences, "--dwell", "soon"], stdin: "device,time,lon,lat\n")
         XCTAssertEqual(bad.status, 2)
-        XCTAssertEqual(bad.err, "fence: --dwell must be a number, got soon\nRun `fence eval --help` for its options.\n")
+        XCTAssertEqual(bad.err, "fence: --dwell must be a finite decimal number, got soon\nRun `fence eval --help` for its options.\n")
         let unknown = try CLI.run(["evaluate"])
         XCTAssertEqual(unknown.status, 2)
         XCTAssertTrue(unknown.err.hasPrefix("fence: unknown command evaluate\nUsage: fence COMMAND"), unknown.err)

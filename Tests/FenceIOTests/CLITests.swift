@@ -395,6 +395,15 @@ final class CLICheckAndNearestTests: XCTestCase {
         XCTAssertTrue(lines[1].hasPrefix("v,1970-01-01T00:00:00.000Z,port,1211."), lines[1])
         XCTAssertTrue(lines[1].hasSuffix(",40.4"), lines[1])
         XCTAssertEqual(lines[2], "w,1970-01-01T00:00:00.000Z,port,-1000.00,33.3")
+        // On the boundary (a millimetre inside, rounded): 0.00, not -0.00; with no fence at
+        // all, NDJSON's fence is null as its distance (it was "": a user audit).
+        let edge = try t.run(["nearest", "--fences", path, "--positions", "-"], stdin: "device,time,lon,lat\nu,0,0,0.00904369\n")
+        XCTAssertTrue(edge.out.contains("u,1970-01-01T00:00:00.000Z,port,0.00,"), edge.out)
+        XCTAssertFalse(edge.out.contains("-0.00"), edge.out)
+        let empty = try t.temp(self, "empty.geojson", #"{"type":"FeatureCollection","features":[]}"#)
+        let none = try t.run(["nearest", "--fences", empty, "--positions", "-", "--format", "ndjson"], stdin: "device,time,lon,lat\nu,0,0,0\n")
+        XCTAssertEqual(none.status, 0, none.err)
+        XCTAssertTrue(none.out.contains(#""fence":null,"distance_m":null"#), none.out)
     }
 
     /// A fence past its `expires` covers nothing and is no nearest boundary for a position at
@@ -436,8 +445,12 @@ final class CLIPropertiesTests: XCTestCase {
         let nd = try CLI.run(["eval", "--fences", path, "--positions", "-", "--properties", "name,berths,missing"], stdin: csv)
         XCTAssertEqual(nd.status, 0, nd.err)
         XCTAssertTrue(nd.out.contains(#""properties":{"name":"Pier \"7\", north","berths":4}"#), nd.out)
+        // A name no fence has is said once (an always-empty column was silent: a user audit).
+        XCTAssertEqual(nd.err.components(separatedBy: "no fence has the property").count - 1, 1, nd.err)
+        XCTAssertTrue(nd.err.contains("fence eval: no fence has the property 'missing' (--properties)\n"), nd.err)
         let c = try CLI.run(["eval", "--fences", path, "--positions", "-", "--properties", "name,berths", "--format", "csv"], stdin: csv)
         XCTAssertEqual(c.status, 0, c.err)
+        XCTAssertFalse(c.err.contains("no fence has the property"), c.err)
         let lines = c.out.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines[0], "time,device,fence,group,event,lon,lat,initial,reason,inside_s,name,berths")
         XCTAssertEqual(lines[1], "1970-01-01T00:00:00.000Z,v,p,,enter,0.0,0.0,true,,,\"Pier \"\"7\"\", north\",4")

@@ -21,8 +21,20 @@ final class FixedDecimalTests: XCTestCase {
             for digits in [0, 1, 2, 6] {
                 var out: [UInt8] = []
                 FixedDecimal.append(v, digits: digits, to: &out)
-                XCTAssertEqual(String(decoding: out, as: UTF8.self), String(format: "%.\(digits)f", v), "\(v) with \(digits) digits")
+                var expected = String(format: "%.\(digits)f", v)
+                // Rounded to zero: no sign.
+                if expected.hasPrefix("-"), expected.dropFirst().allSatisfy({ $0 == "0" || $0 == "." }) { expected.removeFirst() }
+                XCTAssertEqual(String(decoding: out, as: UTF8.self), expected, "\(v) with \(digits) digits")
             }
+        }
+    }
+
+    /// A value rounding to zero is written unsigned: `-0.001` is `0.00`, `-0.0` is `0`.
+    func testZeroHasNoSign() {
+        for (v, digits, text) in [(-0.001, 2, "0.00"), (-0.0, 0, "0"), (-0.0, 3, "0.000"), (-0.4, 0, "0"), (-0.5, 0, "0"), (-0.6, 0, "-1"), (-0.006, 2, "-0.01"), (-1e-300, 9, "0.000000000")] {
+            var out: [UInt8] = []
+            FixedDecimal.append(v, digits: digits, to: &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), text, "\(v)")
         }
     }
 

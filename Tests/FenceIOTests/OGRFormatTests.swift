@@ -288,6 +288,26 @@ final class OGRFormatTests: XCTestCase {
         XCTAssertEqual(fromJSON.count, 3)
         XCTAssertEqual(fromJSON.first?.error.reason, "the feature has no geometry")
         XCTAssertEqual(fromJSON.last?.error.reason, "the feature has no geometry")
+        // A CSV without a WKT column (positions given as fences, a user audit) says so.
+        try G.write("device,time,lon,lat\na,0,1,2\nb,0,1,2\n", to: dir + "/p.csv")
+        let (_, positions) = try Self.load(dir + "/p.csv")
+        XCTAssertEqual(positions.map(\.error.reason), Array(repeating: "the CSV has no geometry column (fences need a WKT column)", count: 2))
+    }
+
+    /// Refused features past 100 are counted, not listed, outside `fence check`; a source
+    /// none of whose features has a geometry gets a hint.
+    func testCLIListsAHundredRefusedFeaturesThenCounts() throws {
+        try G.requireOgr2ogr()
+        let dir = try G.folder(self)
+        try G.write("device,time,lon,lat\n" + (0..<250).map { "d\($0),\($0),1,2\n" }.joined(), to: dir + "/p.csv")
+        let r = try CLI.run(["eval", "--fences", dir + "/p.csv", "--positions", dir + "/p.csv"])
+        XCTAssertEqual(r.status, 1, r.err)
+        let lines = r.err.split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.contains("empty-geometry: the CSV has no geometry column") }.count, 100, r.err)
+        XCTAssertTrue(r.err.contains("fence: \(dir)/p.csv: 150 more features refused (fence check lists every one)\n"), r.err)
+        XCTAssertTrue(r.err.contains("no feature has a geometry: is it a fence file? (positions go in --positions)"), r.err)
+        let check = try CLI.run(["check", "--fences", dir + "/p.csv"])
+        XCTAssertEqual(check.out.split(separator: "\n").filter { $0.contains("no geometry column") }.count + check.err.split(separator: "\n").filter { $0.contains("no geometry column") }.count, 250, check.out + check.err)
     }
 
     func testUnreadableSourceIsRefusedWithGDALsReason() throws {

@@ -154,6 +154,12 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertThrowsError(try read("name,when,x\na,0,1\n")) { error in
             XCTAssertTrue("\(error)".contains("lacks"), "\(error)")
         }
+        // Lines ended by CR alone read as one header line: said so (it "lacked lat").
+        XCTAssertThrowsError(try read("device,time,lon,lat\ra,0,0.5,0.5\rb,0,0.5,0.5\r")) { error in
+            XCTAssertTrue("\(error)".contains("lines end in a CR alone, not LF or CRLF: convert them, e.g. tr '\\r' '\\n' < FILE"), "\(error)")
+        }
+        // A CRLF header is a header.
+        XCTAssertEqual(try read("device,time,lon,lat\r\na,0,0.5,0.5\r\n").0.count, 1)
     }
 
     /// JSON that is not one object per line is refused as a whole, saying what it is and how

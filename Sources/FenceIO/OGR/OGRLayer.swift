@@ -24,6 +24,12 @@ struct OGRLayer {
         }
     }
 
+    /// How many geometry columns the layer has (0: a CSV without a WKT column, a table).
+    var geometryFieldCount: Int {
+        guard let definition = OGR_L_GetLayerDefn(raw) else { return 0 }
+        return Int(OGR_FD_GetGeomFieldCount(definition))
+    }
+
     /// How many features reading the layer yields, when its driver states it without reading
     /// (`OLCFastFeatureCount`, then `OGR_L_GetFeatureCount(layer, 0)`) and the number is a
     /// promise: then fewer features read means features lost. Nil otherwise.

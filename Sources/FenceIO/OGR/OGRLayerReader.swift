@@ -6,6 +6,8 @@ struct OGRLayerReader {
     let options: FenceInputOptions
     /// The source is a CSV, whose geometry is the text of a WKT column.
     var geometryFromText = false
+    /// The geometry columns of the layer being read.
+    private var geometryColumns = 1
     let shapes: WKBShapeReader
     var wkb: [UInt8] = []
     var result = FenceReadResult(reader: .ogr)
@@ -18,6 +20,7 @@ struct OGRLayerReader {
     mutating func read(_ layer: OGRLayer) throws(FenceError) {
         let layerName = layer.name
         result.layers.append(layerName)
+        geometryColumns = layer.geometryFieldCount
         let fields = layer.fields
         let mapping = options.fields
         // Each role's columns, in the order of its names (`column(named:)`); a feature takes
@@ -288,6 +291,7 @@ struct OGRLayerReader {
     func noGeometryReason(_ feature: OGRFeature, message: String?) -> String {
         if feature.geometry != nil { return "the feature's geometry is empty" }
         if let message { return "the feature's geometry could not be read (\(message))" }
+        if geometryFromText && geometryColumns == 0 { return "the CSV has no geometry column (fences need a WKT column)" }
         if geometryFromText { return "the feature has no geometry: its WKT cell is empty or is not geometry OGR can read" }
         return "the feature has no geometry"
     }
