@@ -6,7 +6,9 @@ public struct NearestBoundary: Sendable, Hashable {
     /// The fence whose boundary is nearest; nil when the store is empty.
     public var fence: FenceHandle?
     /// Metres to that boundary: negative when the position is inside that fence, +infinity
-    /// when there is no fence.
+    /// when there is no fence; NaN (and no fence) for a position that is not a valid WGS84
+    /// longitude/latitude (NaN, out of range), whose `reportDelay` is the maximum: check
+    /// positions first (`Position.problem`).
     public var distance: Double
 
     /// Suggested seconds before the device's next report: the time it needs at `maxSpeed`

@@ -11,7 +11,11 @@ import Foundation
 /// an array; `dwell` in seconds; `expires` as epoch seconds or ISO 8601). Every other property
 /// is kept as its JSON text, white space between tokens removed. A feature that cannot become
 /// a fence is reported with its number and id, and the others load; so is one that gives a
-/// key twice (any property, or a member the reader reads: `FeatureDraft.repeated`).
+/// key twice (any property, or a member the reader reads: `FeatureDraft.repeated`). What
+/// reading can tell: no id, no or another geometry, a Point without a radius, a setting that
+/// does not read. Shapes (rings, self-intersections, coordinates in range), radii and
+/// duplicate ids are checked when the fences are added (`FenceStore.add`), whose results
+/// `FenceReadResult.rejections(from:)` names by feature.
 ///
 /// The parser reads the bytes in place (a file is memory-mapped), builds nothing for what it
 /// skips and never recurses on the input's nesting; `FenceInputLimits` bounds what one feature
@@ -23,7 +27,9 @@ import Foundation
 public enum GeoJSONFences {
     public struct Report: Sendable {
         public var fences: [Fence]
-        /// Per bad feature: `line` is the feature's 1-based number in the collection.
+        /// Per feature refused while reading (see the type's comment for what the store's
+        /// `add` checks after): `line` is the feature's 1-based number in the collection, not
+        /// a line of the text, though `FenceError`'s description prints it as "line N".
         public var errors: [FenceError]
     }
 

@@ -22,7 +22,9 @@ extension EventEngine {
     /// (`expireAsOfWatermark`), goes on with the same events. Before the first batch (no clock
     /// yet) such a fence waits for the first batch's end. Cost then: what an edit of the
     /// fence costs (`expireAsOfWatermark`: the partitions that may hold a visit of it, only
-    /// the devices whose key bits meet its key read; nothing when no device holds one).
+    /// the devices whose key bits meet its key read; nothing when no device holds one). Its
+    /// result is still `.added` (it was accepted, then expired): `store.fence(id:)` is nil
+    /// after.
     /// - Returns: per-fence results, and the events, in output order.
     public mutating func add(_ fences: [Fence], repair: Bool = false, threads: Int = FenceStore.defaultThreads)
         -> (results: [FenceAddResult], events: [FenceEvent])
