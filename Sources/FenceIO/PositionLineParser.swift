@@ -173,6 +173,9 @@ struct PositionLineParser: Sendable {
             .failure(PositionLineError(line: lineNumber, reason: reason))
         }
         if device.isEmpty { return fail("empty device") }
+        // Blanks alone are a cell left empty (as a fence's blank id is none), not an id: one
+        // compare for an id that starts with anything else.
+        if device.utf8.allSatisfy({ $0 == 32 || $0 == 9 }) { return fail("blank device") }
         guard let time else {
             guard let text = timeText() else { return fail("time \(TextProblem.notUTF8.reason)") }
             if let timeFormat { return fail("time \"\(text)\" does not match the time format \(timeFormat.pattern)") }

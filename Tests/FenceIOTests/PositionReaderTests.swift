@@ -496,6 +496,12 @@ final class PositionReaderTests: XCTestCase {
             "coord has the wrong type: true (wgs84, gcj02 or bd09ll expected)",
             "empty device",
         ])
+        // Blanks alone are no device id, in CSV and NDJSON; an id with blanks around is one.
+        let (kept, blank) = try read("device,time,lon,lat\n   ,0,1,2\n\t,0,1,2\n v1 ,0,1,2\n")
+        XCTAssertEqual(kept.map(\.device), [" v1 "])
+        XCTAssertEqual(blank.map(\.reason), ["blank device", "blank device"])
+        let (_, blankJSON) = try read(#"{"device":"  ","time":0,"lon":1,"lat":2}"# + "\n", format: .ndjson)
+        XCTAssertEqual(blankJSON.map(\.reason), ["blank device"])
     }
 
     /// ISO 8601 allows hour 24 only as 24:00:00, the end of the day (24:59:59 was read as the
