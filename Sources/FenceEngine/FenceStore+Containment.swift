@@ -140,19 +140,25 @@ extension FenceStore {
     /// Circles: geodesic distance on the WGS84 ellipsoid. Polygons: GEOS `covers` semantics.
     /// - Parameters:
     ///   - position: the point, in `coord`.
+    ///   - time: when given, fences that have expired by then (`hasExpired`) are not there, as
+    ///     in `nearestBoundary(at:)` and the event engine; without it every stored fence counts
+    ///     (a store drops expired fences only when told: `removeExpired`, or the event
+    ///     engine at a batch's end).
     /// - Complexity: O(log n + k·v) for k candidates of v vertices each.
-    public func fences(covering position: LonLat, coord: CoordinateSystem = .wgs84) -> [FenceHandle] {
+    public func fences(covering position: LonLat, coord: CoordinateSystem = .wgs84, at time: Double? = nil) -> [FenceHandle] {
         var scratch = ContainmentScratch()
         var slab = CandidateSlab()
         defer { slab.deallocate() }
         var out = ContiguousArray<FenceHandle>()
         tree.withPointQuerier { appendCovering(position, coord: coord, querier: $0, slab: &slab, scratch: &scratch, into: &out) }
+        if let time, expiringCount > 0 { out.removeAll { hasExpired($0, at: time) } }
         return Array(out)
     }
 
-    /// The ids of the fences covering one position, ascending by id.
-    public func ids(covering position: LonLat, coord: CoordinateSystem = .wgs84) -> [String] {
-        UTF8Order.sorted(fences(covering: position, coord: coord).map { id(of: $0) })
+    /// The ids of the fences covering one position, ascending by id (`time` as in
+    /// `fences(covering:coord:at:)`).
+    public func ids(covering position: LonLat, coord: CoordinateSystem = .wgs84, at time: Double? = nil) -> [String] {
+        UTF8Order.sorted(fences(covering: position, coord: coord, at: time).map { id(of: $0) })
     }
 
     /// For each position of a batch, the fences covering it.

@@ -401,3 +401,22 @@ final class StaleHandleTests: XCTestCase {
         expectRemoved(store, handles[2], "past the slots refilled")
     }
 }
+
+final class CoveringAtTimeTests: XCTestCase {
+    /// `fences(covering:at:)` and `ids(covering:at:)` leave out fences expired by the time
+    /// given (at their `expires` exactly, as the event engine), and count every stored fence
+    /// without one.
+    func testCoveringAtATimeLeavesExpiredFencesOut() {
+        var store = FenceStore()
+        let fences = [
+            Fence(id: "old", shape: .circle(center: LonLat(lon: 0, lat: 0), radius: 1000), expires: 100),
+            Fence(id: "new", shape: .circle(center: LonLat(lon: 0, lat: 0), radius: 5000)),
+        ]
+        XCTAssertTrue(store.add(fences).allSatisfy { $0.error == nil })
+        let p = LonLat(lon: 0, lat: 0)
+        XCTAssertEqual(store.ids(covering: p), ["new", "old"])
+        XCTAssertEqual(store.ids(covering: p, at: 99.5), ["new", "old"])
+        XCTAssertEqual(store.ids(covering: p, at: 100), ["new"])
+        XCTAssertEqual(store.fences(covering: p, at: 1e9).map { store.id(of: $0) }, ["new"])
+    }
+}
