@@ -192,7 +192,16 @@ struct PositionLineParser: Sendable {
             coord = c
         }
         let p = Position(device: device, time: time, lon: lon, lat: lat, accuracy: accuracy, coord: coord)
-        if !p.isUsable, let problem = p.problem(countDigits: timeFormat?.epochDigits ?? 0) { return fail(problem) }
+        if !p.isUsable, var problem = p.problem(countDigits: timeFormat?.epochDigits ?? 0) {
+            // A time written as a date (ISO 8601, a layout) is named as written, not as the
+            // epoch seconds it reads as (`time -62135600400.0 is outside ...` for 0001-01-01
+            // in a zone east of UTC: a user audit).
+            let asNumber = "time \(time) "
+            if problem.hasPrefix(asNumber), let text = timeText(), Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) == nil {
+                problem = "time \"\(text.prefix(40))\" " + problem.dropFirst(asNumber.count)
+            }
+            return fail(problem)
+        }
         return .success(p)
     }
 

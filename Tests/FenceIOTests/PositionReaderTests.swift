@@ -535,6 +535,12 @@ final class PositionReaderTests: XCTestCase {
         XCTAssertEqual(p.map { ISO8601.format($0.time) }, ["9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"])
         XCTAssertEqual(e.map(\.line), [4, 5, 6, 7])
         for error in e { XCTAssertTrue(error.reason.contains("outside the years 1-9999"), error.reason) }
+        // A time written as a date is named as written; a number as its value.
+        XCTAssertEqual(e[1].reason, "time 253402300799.9999 is outside the years 1-9999 (to the millisecond it is 10000-01-01T00:00:00.000Z)")
+        XCTAssertEqual(e[2].reason, #"time "9999-12-31T23:59:59.9996Z" is outside the years 1-9999 (to the millisecond it is 10000-01-01T00:00:00.000Z)"#)
+        XCTAssertEqual(e[3].reason, #"time "9999-12-31T24:00:00Z" is outside the years 1-9999"#)
+        let (_, east) = try read("device,time,lon,lat\na,0001-01-01T00:00:00+01:00,0,0\n")
+        XCTAssertEqual(east.map(\.reason), [#"time "0001-01-01T00:00:00+01:00" is outside the years 1-9999"#])
     }
 
     /// The first usable time rounds as the last does: a time events write as
