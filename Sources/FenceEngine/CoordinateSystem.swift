@@ -7,7 +7,7 @@ import Foundation
 ///   China. Equal to WGS84 outside China's box (``CoordinateConversion/isOutsideChina(lon:lat:)``).
 /// - `bd09ll`: Baidu's longitude/latitude, BD-09 on top of GCJ-02 (Baidu's geofence guide calls it
 ///   `bd09ll`). Equal to WGS84 outside China's box. Baidu's Mercator `bd09mc` is not accepted.
-public enum CoordinateSystem: String, Sendable, Hashable, CaseIterable {
+public enum CoordinateSystem: String, Sendable, Hashable, CaseIterable, Codable {
     case wgs84
     case gcj02
     case bd09ll

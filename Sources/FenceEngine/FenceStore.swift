@@ -255,7 +255,9 @@ public struct FenceStore: Sendable {
 
     /// The fence of a handle, in WGS84 (a removed fence: an empty id and no polygon).
     public func fence(_ handle: FenceHandle) -> Fence {
-        isSlot(handle) ? fence(slot: handle.rawValue) : Fence(id: "", shape: .polygons([]))
+        // A removed slot's record is not its own (its word is cleared): not read.
+        guard isSlot(handle), HotWord.isLive(slotHot[Int(handle.rawValue)]) else { return Fence(id: "", shape: .polygons([])) }
+        return fence(slot: handle.rawValue)
     }
 
     /// The fences of a group, sorted by id (`UTF8Order`).

@@ -1,5 +1,7 @@
-/// One fix of one device (SPEC "Positions").
-public struct Position: Sendable, Hashable {
+/// One fix of one device (SPEC "Positions"). `Codable` as its six fields (the coordinate
+/// system by name), for callers that keep fixes, such as a stream's held ones
+/// (`EventStream.Held`).
+public struct Position: Sendable, Hashable, Codable {
     public var device: String
     /// Epoch seconds (UTC), fractional allowed.
     public var time: Double

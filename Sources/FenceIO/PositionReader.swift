@@ -687,8 +687,10 @@ public final class PositionReader {
             return "the input is a JSON array: \(convert); convert it, e.g. jq -c '.[]' FILE"
         }
         // A GeoJSON FeatureCollection's first line (`{"type":"FeatureCollection","features":[`,
-        // one feature a line after it, as `Data/ports.geojson`), or a Feature.
-        let featureCollection = text.hasPrefix("{") && text.contains("\"FeatureCollection\"")
+        // one feature a line after it, as `Data/ports.geojson`), or a Feature. Its key words
+        // alone are no proof (a bad position line may hold them in a value: a review).
+        let featureCollection = text.hasPrefix("{") && text.contains("\"FeatureCollection\"") && text.contains("\"features\"")
+            && (text.contains("\"geometry\"") || Self.opensAnObjectOverLines(text))
         if text == "{" || !featureCollection && Self.opensAnObjectOverLines(text) {
             return "the input is a JSON document spread over lines: \(convert); convert it, e.g. jq -c . FILE"
         }
@@ -701,12 +703,12 @@ public final class PositionReader {
     }
 
     /// Whether `text` (trimmed) starts an object that goes on over the next lines, as
-    /// pretty-printers write one: it starts with `{`, ends with `{`, `[`, `,` or `:`, and
-    /// leaves brackets open (counted outside strings). A first line cut off at random
-    /// seldom ends so; one that does is refused whole, like the document it resembles.
+    /// pretty-printers write one: it starts with `{`, ends with an opening `{` or `[`, and
+    /// leaves brackets open (counted outside strings). A line ending in `,` or `:` is more
+    /// likely a line cut short, one bad line (a review), than a document.
     /// - Complexity: O(characters).
     static func opensAnObjectOverLines(_ text: String) -> Bool {
-        guard text.hasPrefix("{"), let last = text.unicodeScalars.last, "{[,:".unicodeScalars.contains(last) else { return false }
+        guard text.hasPrefix("{"), let last = text.unicodeScalars.last, last == "{" || last == "[" else { return false }
         var depth = 0
         var inString = false
         var escaped = false

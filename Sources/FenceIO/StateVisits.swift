@@ -61,7 +61,7 @@ public enum StateVisits {
     ///     snapshot records.
     ///   - matches: gains the names each of which some visit carries, judged alone.
     /// - Complexity: O(devices + pairs + fences recorded), and the sort of the visits kept;
-    ///   with only `devices` given, O(pairs of the devices named).
+    ///   with only `devices` given, the pairs of the other devices are not read.
     public static func list(
         _ snapshot: TrackerSnapshot, groups given: IDTable<String>? = nil, filter: Filter = Filter(), matches: inout Matches
     ) -> [Visit] {
@@ -111,6 +111,20 @@ public enum StateVisits {
     public static func precedes(_ a: Visit, _ b: Visit) -> Bool {
         let c = UTF8Order.compare(a.fence, b.fence)
         return c != 0 ? c < 0 : UTF8Order.precedes(a.device, b.device)
+    }
+
+    /// The names of `filter` that no visit of `visits` carries (visits already filtered:
+    /// a name can seem unmatched only because another kind's names left its visits out;
+    /// `unmatched(_:matches:)` judges each kind alone).
+    @available(*, deprecated, message: "judge each kind alone: list(_:groups:filter:matches:), then unmatched(_:matches:)")
+    public static func unmatched(_ filter: Filter, in visits: [Visit]) -> [(option: String, names: [String])] {
+        var matches = Matches()
+        for v in visits {
+            matches.fences.insert(Array(v.fence.utf8))
+            if let g = v.group { matches.groups.insert(Array(g.utf8)) }
+            matches.devices.insert(Array(v.device.utf8))
+        }
+        return unmatched(filter, matches: matches)
     }
 
     /// The names of each of `filter`'s lists (option name: fence, group, device) that no

@@ -394,6 +394,16 @@ final class StaleHandleTests: XCTestCase {
         }
         let other = FenceStore()
         for h in handles { expectRemoved(other, h, "another store, \(h)") }
+        // A removed fence whose slot is still there (a review: fence(_:) read another record,
+        // and trapped on a circle's negative longitude read as a ring count).
+        var holey = FenceStore()
+        XCTAssertTrue(holey.add([.circle(id: "w", lon: -74, lat: 40.7, radius: 100), .circle(id: "x", lon: -74, lat: 40.8, radius: 100), fences[2]]).allSatisfy { $0.error == nil })
+        let removed = ["w", "x", "c"].map { holey.handle(id: $0)! }
+        _ = holey.remove(id: "x")
+        _ = holey.remove(id: "w")
+        XCTAssertEqual(holey.id(of: removed[2]), "c")
+        for h in removed.prefix(2) { expectRemoved(holey, h, "removed, slot kept, \(h)") }
+        XCTAssertEqual(holey.fence(removed[0]).shape, .polygons([]))
         _ = store.removeAll()
         for h in handles { expectRemoved(store, h, "after removeAll, \(h)") }
         XCTAssertTrue(store.add([fences[0]]).allSatisfy { $0.error == nil })

@@ -513,6 +513,10 @@ final class StreamLatenessOracleTests: XCTestCase {
     /// never stopped (a library audit: resuming from a flushed stream applied held fixes early
     /// and then dropped a fix dated before them as late).
     func testResumedStreamsAreTheStreamNeverStopped() throws {
+        // Before any fix: nothing held, no clock (and JSON can write it).
+        let fresh = EventStream(engine: EventEngine(), lateness: 5).held
+        XCTAssertEqual(fresh, EventStream.Held(fixes: [], latestSeen: nil, horizon: nil))
+        XCTAssertEqual(try JSONDecoder().decode(EventStream.Held.self, from: JSONEncoder().encode(fresh)), fresh)
         var cuts = 0, heldAtCuts = 0, lateAfterCuts = 0
         for seed in UInt64(1)...24 {
             let s = Self.makeScenario(seed: seed)
@@ -528,7 +532,10 @@ final class StreamLatenessOracleTests: XCTestCase {
                 let bytes = first.engine.snapshot().encoded()
                 var engine = Self.makeEngine(s)
                 XCTAssertEqual(try engine.restore(TrackerSnapshot(decoding: bytes)), 0)
-                var resumed = EventStream(engine: engine, lateness: s.lateness, threads: 2, resuming: first.held)
+                // `held` kept as JSON, as a service would.
+                let held = try JSONDecoder().decode(EventStream.Held.self, from: JSONEncoder().encode(first.held))
+                XCTAssertEqual(held, first.held)
+                var resumed = EventStream(engine: engine, lateness: s.lateness, threads: 2, resuming: held)
                 for f in s.arrivals[cut...] { events += resumed.push(f) }
                 events += resumed.flush()
                 EventOracleTests.assertSame(events, expected, "seed \(seed), resumed after \(cut) of \(s.arrivals.count) arrivals")

@@ -506,7 +506,7 @@ final class CLIProgressTests: XCTestCase {
             XCTAssertGreaterThan(ok.out.split(separator: "\n").count, 50, command)
             let strict = try CLI.run([command, "--fences", fences, "--positions", few, "--max-bad", "0"])
             XCTAssertEqual(strict.status, 1, "\(command): \(strict.err)")
-            XCTAssertTrue(strict.err.contains("1 of 200 lines are bad, more than --max-bad 0.0; stopping"), "\(command): \(strict.err)")
+            XCTAssertTrue(strict.err.contains("1 of the first 51 lines are bad, more than --max-bad 0.0; stopping"), "\(command): \(strict.err)")
             let kept = try CLI.run([command, "--fences", fences, "--positions", short])
             XCTAssertEqual(kept.status, 0, "\(command): \(kept.err)")
             XCTAssertTrue(kept.err.contains("line 3: lat 95.0 is outside [-90, 90]"), "\(command): \(kept.err)")
@@ -518,11 +518,32 @@ final class CLIProgressTests: XCTestCase {
             let stopped = try CLI.run([command, "--fences", fences, "--positions", many])
             XCTAssertEqual(stopped.status, 1, "\(command): \(stopped.err)")
             XCTAssertTrue(stopped.err.contains("line 3: lat 95.0 is outside [-90, 90]"), "\(command): \(stopped.err)")
-            XCTAssertTrue(stopped.err.contains("11 of 14 lines are bad, more than --max-bad 0.01; stopping"), "\(command): \(stopped.err)")
+            XCTAssertTrue(stopped.err.contains("11 of the first 13 lines are bad, more than --max-bad 0.01; stopping"), "\(command): \(stopped.err)")
+            // --max-bad 1 never stops, not even with no good line.
+            XCTAssertEqual(try CLI.run([command, "--fences", fences, "--positions", none, "--max-bad", "1"]).status, 0, command)
             // contains and nearest write the good lines of the batch where they stop; eval
             // evaluates none of it.
             XCTAssertEqual(stopped.out.contains("1970-01-01T00:00:00.000Z"), command != "eval", "\(command): \(stopped.out)")
             XCTAssertEqual(try CLI.run([command, "--fences", fences, "--positions", few, "--max-bad", "2"]).status, 2, command)
+        }
+    }
+
+    /// Whether a run stops on bad lines does not depend on the batches it reads (each bad
+    /// line is judged at its number): 11 bad lines first in 5,000 stop it read whole or in
+    /// batches of 1,000 (a review: read whole, 11 of 5,000 passed).
+    func testMaxBadIsJudgedAtEachBadLine() throws {
+        let fences = try CLI.temp(self, "fences.geojson", CLI.fences)
+        let lines = (0..<11).map { "b\($0),\($0),x,0" } + (11..<5000).map { "v\($0 % 9),\($0),0.001,0.001" }
+        let file = try CLI.temp(self, "p.csv", "device,time,lon,lat\n" + lines.joined(separator: "\n") + "\n")
+        for args in [["eval", "--batch", "1000000"], ["eval", "--batch", "1000"], ["eval", "--batch", "3"], ["contains"], ["nearest"]] {
+            let r = try CLI.run(args + ["--fences", fences, "--positions", file])
+            XCTAssertEqual(r.status, 1, "\(args): \(r.err)")
+            XCTAssertTrue(r.err.contains("11 of the first 12 lines are bad, more than --max-bad 0.01; stopping"), "\(args): \(r.err)")
+        }
+        // Ten bad lines first: never over, whatever the batches.
+        let ten = try CLI.temp(self, "ten.csv", "device,time,lon,lat\n" + lines.dropFirst().joined(separator: "\n") + "\n")
+        for args in [["eval", "--batch", "1000000"], ["eval", "--batch", "3"]] {
+            XCTAssertEqual(try CLI.run(args + ["--fences", fences, "--positions", ten]).status, 0, "\(args)")
         }
     }
 

@@ -176,8 +176,9 @@ final class PositionReaderTests: XCTestCase {
             // a line), and objects opened over lines as pretty-printers write them.
             (#"{"type":"FeatureCollection","features":["# + "\n" + #"{"type":"Feature","properties":{"device":"a","time":0},"geometry":{"type":"Point","coordinates":[1,2]}},"# + "\n]}\n",
              "jq -c '.features[] | {device"),
-            ("{\"device\":\"a\",\n \"time\":0,\"lon\":0.5,\"lat\":0.5}\n", "spread over lines"),
             ("{ \"fix\": {\n \"device\":\"a\",\"time\":0,\"lon\":0.5,\"lat\":0.5}}\n", "spread over lines"),
+            // Brackets inside strings are not counted: "}}}" closes nothing.
+            ("{\"note\":\"}}}\",\"fixes\":[\n{\"device\":\"a\",\"time\":0,\"lon\":0.5,\"lat\":0.5}]}\n", "spread over lines"),
             ("{\"device\":\"a\", \"track\": [\n{\"time\":0,\"lon\":0.5,\"lat\":0.5}]}\n", "spread over lines"),
         ]
         for (text, said) in cases {
@@ -201,7 +202,10 @@ final class PositionReaderTests: XCTestCase {
         // A first line that is bad but not a document's start is one bad line: cut short
         // (unbalanced, not ending at a bracket or comma), or closed, or with a bracket only in
         // a string.
-        for first in [#"{"device":"a","ti"#, #"{"device":"a","time":0,"lon":1}"#, #"{"device":"a{[","time":0,"lon":1},"#] {
+        for first in [
+            #"{"device":"a","ti"#, #"{"device":"a","time":0,"lon":1}"#, #"{"device":"a{[","time":0,"lon":1},"#, #"{"device":"a","time":0,"lon":1,"#,
+            #"{"device":"a","time":0,"lon":1,"lat":95,"layer":"FeatureCollection"}"#,
+        ] {
             let (ok, bad) = try read(first + "\n" + #"{"device":"b","time":1,"lon":1,"lat":2}"# + "\n")
             XCTAssertEqual(ok.count, 1, first)
             XCTAssertEqual(bad.count, 1, first)

@@ -137,7 +137,7 @@ final class StateVisitsTests: XCTestCase {
         let unmatched = StateVisits.unmatched(filter, matches: matches)
         XCTAssertEqual(unmatched.map(\.option), ["fence", "group", "device"])
         XCTAssertEqual(unmatched.map(\.names), [["nope"], ["zz"], ["q"]])
-        // With only devices named, the other devices are not read, and still every name judged.
+        // With only devices named, every name is still judged.
         var byDevice = StateVisits.Matches()
         _ = StateVisits.list(snapshot, filter: .init(devices: ["z", "w"]), matches: &byDevice)
         XCTAssertEqual(StateVisits.unmatched(.init(devices: ["z", "w"]), matches: byDevice).map(\.names), [[], [], ["w"]])

@@ -460,7 +460,7 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertEqual(try FenceCLI.run(["publish", "--nats", u, "--positions", badFile], log: badLog), 1)
         let badText = try String(contentsOfFile: badLog, encoding: .utf8)
         XCTAssertTrue(badText.contains("line 2: lon \"NaN\" is not a number"), badText)
-        XCTAssertTrue(badText.contains("more than --max-bad") && badText.contains("0 fixes in 0 messages"), badText)
+        XCTAssertTrue(badText.contains("2 of 2 lines are bad, none good; stopping") && badText.contains("0 fixes in 0 messages"), badText)
         XCTAssertTrue(badText.contains("stopped for bad input, no flush"), badText)
         // A device id too long for a subject is a bad line; it dropped the connection, and the
         // batch's other fixes with it, after 37 s.

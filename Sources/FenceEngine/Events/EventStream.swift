@@ -45,14 +45,15 @@ public struct EventStream: Sendable {
 
     /// What a stream holds besides its engine's state: the fixes taken and not yet applied
     /// (in arrival order), the latest fix time seen and the horizon (a fix before it is
-    /// late). Kept with the engine's snapshot, it resumes the stream exactly.
-    public struct Held: Sendable, Hashable {
+    /// late). Kept with the engine's snapshot, it resumes the stream exactly. `Codable`
+    /// (`JSONEncoder` writes it as it is: every number in it is finite).
+    public struct Held: Sendable, Hashable, Codable {
         public var fixes: [Position]
-        /// -infinity before any fix.
-        public var latestSeen: Double
-        /// -infinity before any fix.
-        public var horizon: Double
-        public init(fixes: [Position], latestSeen: Double, horizon: Double) {
+        /// nil before any fix.
+        public var latestSeen: Double?
+        /// nil before the first release.
+        public var horizon: Double?
+        public init(fixes: [Position], latestSeen: Double?, horizon: Double?) {
             self.fixes = fixes
             self.latestSeen = latestSeen
             self.horizon = horizon
@@ -61,16 +62,20 @@ public struct EventStream: Sendable {
 
     /// The held fixes and the clock (`Held`), for a checkpoint taken without a flush.
     /// - Complexity: O(1) (the array is shared, copied on the next change).
-    public var held: Held { Held(fixes: pending, latestSeen: latestSeen, horizon: horizon) }
+    public var held: Held {
+        Held(fixes: pending, latestSeen: latestSeen.isFinite ? latestSeen : nil, horizon: horizon.isFinite ? horizon : nil)
+    }
 
     /// A stream resumed from a checkpoint: `engine` restored from the snapshot taken with
-    /// `held`. The counters (`late`, `rejected`, `duplicates`) start at 0. The held fixes are
-    /// taken as they were (not checked again); a NaN clock is -infinity.
+    /// `held`, and the same `lateness` (another one judges the fixes held and to come by
+    /// another horizon: not the stream never stopped). The counters (`late`, `rejected`,
+    /// `duplicates`) start at 0. The held fixes are
+    /// taken as they were (not checked again); a clock that is nil or not finite is none yet.
     public init(engine: EventEngine, lateness: Double, threads: Int = 1, resuming held: Held) {
         self.init(engine: engine, lateness: lateness, threads: threads)
         pending = held.fixes
-        latestSeen = held.latestSeen.isNaN ? -.infinity : held.latestSeen
-        horizon = held.horizon.isNaN ? -.infinity : held.horizon
+        latestSeen = held.latestSeen.flatMap { $0.isFinite ? $0 : nil } ?? -.infinity
+        horizon = held.horizon.flatMap { $0.isFinite ? $0 : nil } ?? -.infinity
     }
 
     /// Takes one fix; returns the events of the fixes this released.
