@@ -306,10 +306,11 @@ extension FenceStore {
         positions.withUnsafeBufferPointer { covering($0, coord: coord, threads: threads) }
     }
 
-    /// Whether one fence covers a WGS84 position, tested directly (no index): the oracle the
-    /// index is checked against.
-    public func fence(_ handle: FenceHandle, covers position: LonLat) -> Bool {
-        guard position.isValidWGS84Range, isSlot(handle), HotWord.isLive(slotHot[Int(handle.rawValue)]) else { return false }
+    /// Whether one fence covers a position (in `coord`, WGS84 by default), tested directly (no
+    /// index): the oracle the index is checked against. False for a position that is not
+    /// valid and for a removed fence.
+    public func fence(_ handle: FenceHandle, covers position: LonLat, coord: CoordinateSystem = .wgs84) -> Bool {
+        guard let position = Self.queryPoint(position, coord: coord), isSlot(handle), HotWord.isLive(slotHot[Int(handle.rawValue)]) else { return false }
         var scratch = ContainmentScratch()
         var unit: (Double, Double, Double)?
         return covers(slot: handle.rawValue, position, unit: &unit, scratch: &scratch)

@@ -429,4 +429,26 @@ final class CoveringAtTimeTests: XCTestCase {
         XCTAssertEqual(store.ids(covering: p, at: 100), ["new"])
         XCTAssertEqual(store.fences(covering: p, at: 1e9).map { store.id(of: $0) }, ["new"])
     }
+
+    /// `fence(_:covers:coord:)` takes the position in any coordinate system, as
+    /// `ids(covering:coord:)` does: the same answers at the edge of a GCJ-02 fence.
+    func testDirectTestTakesACoordinateSystem() {
+        var store = FenceStore()
+        // A 300 m circle in Beijing, in GCJ-02 (about 0.6 km from its WGS84 position there).
+        let center = LonLat(lon: 116.397, lat: 39.909)
+        XCTAssertTrue(store.add([Fence(id: "gcj", shape: .circle(center: center, radius: 300), coord: .gcj02)]).allSatisfy { $0.error == nil })
+        let h = store.handle(id: "gcj")!
+        var agreed = 0
+        for k in 0..<200 {
+            let p = LonLat(lon: center.lon + Double(k % 20 - 10) * 0.0004, lat: center.lat + Double(k / 20 - 5) * 0.0006)
+            for coord in [CoordinateSystem.gcj02, .wgs84, .bd09ll] {
+                XCTAssertEqual(store.fence(h, covers: p, coord: coord), store.ids(covering: p, coord: coord) == ["gcj"], "\(p) \(coord)")
+                agreed += 1
+            }
+        }
+        XCTAssertTrue(store.fence(h, covers: center, coord: .gcj02))
+        XCTAssertFalse(store.fence(h, covers: center), "the GCJ-02 centre read as WGS84 is 0.6 km off")
+        XCTAssertFalse(store.fence(h, covers: LonLat(lon: .nan, lat: 0), coord: .gcj02))
+        XCTAssertEqual(agreed, 600)
+    }
 }
