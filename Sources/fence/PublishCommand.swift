@@ -32,6 +32,7 @@ enum PublishCommand {
                                 of time order
           --max-line-bytes N    refuse (and skip) position lines longer than N bytes
                                 (default 1048576)
+        \(MaxWait.help(column: 24, defaultText: "default 1; what is held is published then"))
           --name NAME           deployment name given to `fence setup` (default FENCE)
         \(BadLines.help(column: 24))
 
@@ -45,7 +46,7 @@ enum PublishCommand {
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {
         let a = try Arguments(
-            args, valued: PositionInput.options.union(["nats", "window", "max-batch", "max-lead", "name", BadLines.option]),
+            args, valued: PositionInput.options.union(["nats", "window", "max-batch", "max-lead", "name", BadLines.option, MaxWait.option]),
             flagNames: ["no-flush"])
         if a.flags.contains("help") {
             printLine(help)
@@ -57,12 +58,18 @@ enum PublishCommand {
         guard window >= 0 else { throw UsageError("--window must be >= 0") }
         let maxBatch = try a.int("max-batch", default: 1000, range: 1...100_000)
         let maxLead = try a.maxLead(default: 3600)
+        let maxWait = try a.maxWait(default: 1)
         let started = Date()
         // Every option checked before connecting: a bad one is a usage error, not a server's.
         let positionInput = try a.positionInput()
         let connection = try NATSConnection(servers: servers, name: "fence-publish")
         let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
         let reader = try positionInput.open(path)
+        // A live pipe (`tail -f ais.csv | fence publish`) is published as it comes: a batch is
+        // what arrived within --max-wait, and what the publisher holds of it goes out then (it
+        // held every fix until 100,000 lines or the input's end: an audit).
+        reader.maxWait = maxWait
+        let batchLimit = 100_000
         let publisher = FixPublisher(connection: connection, topology: topology, window: window, maxFixesPerMessage: maxBatch)
         let stderr = StandardError()
         var batch: [Position] = []
@@ -81,7 +88,7 @@ enum PublishCommand {
             batch.removeAll(keepingCapacity: true)
             errors.removeAll(keepingCapacity: true)
             reader.positionLines.removeAll(keepingCapacity: true)
-            let more = try naming(path) { try reader.read(limit: 100_000, into: &batch, errors: &errors) }
+            let more = try naming(path) { try reader.read(limit: batchLimit, into: &batch, errors: &errors) }
             // A device id becomes a subject token (hex when it is more than letters, digits and
             // -): past a few KB the server drops the connection (its control line is 4 KB), and
             // with it the batch's other fixes. Such a line is a bad line, like any other.
@@ -127,6 +134,9 @@ enum PublishCommand {
             try publisher.add(batch)
             // Over --max-bad: this batch's good lines are done, the rest is not read.
             if !more || badLines.exceeded { break }
+            // A short batch with more to come: the input went quiet for --max-wait (a file
+            // never does): its fixes go out now, each device's window in one more message.
+            if maxWait != nil && batch.count + errors.count + refused.count < batchLimit { try publisher.finish() }
         }
         if let first = firstBackwards {
             stderr.write(

@@ -207,6 +207,43 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertFalse(log("w").contains("--max-lead"), log("w"))
     }
 
+    /// `fence publish` on a live pipe publishes what arrived within --max-wait (default 1 s):
+    /// it held every fix until 100,000 lines or the input's end (an audit). With `off` it
+    /// waits for the input's end, as before.
+    func testPublishOnALivePipeSendsAsItGoes() throws {
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        for (maxWait, early) in [("1", true), ("off", false)] {
+            let before = try connection.streamState(topology.fixStream)!.messages
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: FenceCLI.binary)
+            p.arguments = ["publish", "--nats", urls.joined(separator: ","), "--positions", "-", "--window", "60", "--max-wait", maxWait, "--no-flush"]
+            let input = Pipe()
+            p.standardInput = input
+            let logPath = folder + "/live-\(maxWait).log"
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            p.standardError = FileHandle(forWritingAtPath: logPath)!
+            try p.run()
+            let now = Int(Date().timeIntervalSince1970)
+            input.fileHandleForWriting.write(Data("device,time,lon,lat\nlive-a,\(now),1,1\nlive-b,\(now + 1),1,1\n".utf8))
+            // Sent within a few seconds while the input stays open, or not at all.
+            var seen: UInt64 = 0
+            let deadline = Date().addingTimeInterval(early ? 30 : 4)
+            while Date() < deadline {
+                seen = try connection.streamState(topology.fixStream)!.messages - before
+                if seen >= 2 { break }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            XCTAssertEqual(seen, early ? 2 : 0, "--max-wait \(maxWait)")
+            XCTAssertTrue(p.isRunning, "--max-wait \(maxWait): the input is still open")
+            try input.fileHandleForWriting.close()
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, 0, (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
+            XCTAssertEqual(try connection.streamState(topology.fixStream)!.messages - before, 2, "--max-wait \(maxWait)")
+        }
+    }
+
     /// The small fleet's fixes with one line, halfway, from a device whose clock is 50 years
     /// ahead; its line number.
     func glitchFile(_ fx: Fixture) throws -> (path: String, line: Int) {
