@@ -231,9 +231,19 @@ def _gss(f, a, b, it=80):
     return min(fc, fd, f(a), f(b))
 
 def segment_candidates(idx, p, q, t, cb):
-    """the lon/lat segment p->q, and the fences near it not expired at t (nor at the clock cb)."""
-    from shapely.geometry import LineString
-    seg = LineString([(p[3], p[4]), (q[3], q[4])])
+    """the lon/lat segment p->q, and the fences near it not expired at t (nor at the clock cb).
+    The segment goes the short way across the antimeridian (README: longitudes more than 180
+    apart), as two pieces split at +-180 (session 39's audit: it went the long way round)."""
+    from shapely.geometry import LineString, MultiLineString
+    x1, y1, x2, y2 = p[3], p[4], q[3], q[4]
+    d = x2 - x1
+    if abs(d) > 180:
+        s = 180.0 if d < 0 else -180.0          # the side p leaves by: p east (d < 0) -> +180
+        x2u = x2 + (360 if d < 0 else -360)
+        yc = y1 + (s - x1) / (x2u - x1) * (y2 - y1)
+        seg = MultiLineString([[(x1, y1), (s, yc)], [(-s, yc), (x2, y2)]])
+    else:
+        seg = LineString([(x1, y1), (x2, y2)])
     fs = [idx.f[i] for i in idx.tree.query(seg)]
     return seg, [F for F in fs if not (F.exp_ms is not None and (t >= F.exp_ms or (cb is not None and cb >= F.exp_ms)))]
 

@@ -14,15 +14,65 @@ def local_scales(lat):
     N = A / w; M = A * (1 - E2) / w ** 3
     return M * math.pi / 180, N * math.cos(math.radians(lat)) * math.pi / 180
 
+TOL = 1e-9
+
+def _merge(spans):
+    out = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]: out[-1][1] = max(out[-1][1], hi)
+        else: out.append([lo, hi])
+    return out
+
+def _minus(lo, hi, cover):
+    parts = [(lo, hi)]
+    for clo, chi in cover:
+        nxt = []
+        for a, b in parts:
+            if chi <= a or clo >= b: nxt.append((a, b)); continue
+            if a < clo: nxt.append((a, clo))
+            if chi < b: nxt.append((chi, b))
+        parts = nxt
+    return parts
+
+_boundaries = {}
+
+def real_boundary(F):
+    """A polygon's edges as the README's distance paragraph counts them: edges on +180 / -180
+    over latitudes the other side also covers (an RFC 7946 cut) and edges along latitude +-90
+    (one point on the globe) left out (session 39's audit: margins measured to them)."""
+    if F.id in _boundaries: return _boundaries[F.id]
+    from shapely.geometry import MultiLineString
+    polys = F.sg.geoms if F.sg.geom_type == 'MultiPolygon' else [F.sg]
+    edges = []
+    for p in polys:
+        for r in [p.exterior] + list(p.interiors):
+            c = list(r.coords)
+            edges += list(zip(c, c[1:]))
+    on = lambda a, b, s: (a[0] >= 180 - TOL and b[0] >= 180 - TOL) if s > 0 else (a[0] <= -180 + TOL and b[0] <= -180 + TOL)
+    east = _merge([[min(a[1], b[1]), max(a[1], b[1])] for a, b in edges if on(a, b, 1)])
+    west = _merge([[min(a[1], b[1]), max(a[1], b[1])] for a, b in edges if on(a, b, -1)])
+    lines = []
+    for a, b in edges:
+        if abs(a[1]) >= 90 - TOL and abs(b[1]) >= 90 - TOL and (a[1] > 0) == (b[1] > 0): continue
+        s = 1 if on(a, b, 1) else (-1 if on(a, b, -1) else 0)
+        if s == 0: lines.append([a, b]); continue
+        for lo, hi in _minus(min(a[1], b[1]), max(a[1], b[1]), west if s > 0 else east):
+            lines.append([(a[0], lo), (a[0], hi)])
+    _boundaries[F.id] = MultiLineString(lines)
+    return _boundaries[F.id]
+
 def signed_dist(F, lon, lat):
-    """metres, negative inside."""
+    """metres, negative inside; polygons measured to `real_boundary`, across the antimeridian
+    too (the boundary shifted by +-360)."""
     if F.kind == 'circle':
         return G.Inverse(F.lat, F.lon, lat, lon)['s12'] - F.r
     ky, kx = local_scales(lat)
-    g = shapely.transform(F.sg, lambda c: np.column_stack(((c[:, 0] - lon) * kx, (c[:, 1] - lat) * ky)))
-    p = Point(0, 0)
-    d = g.boundary.distance(p)
-    return -d if g.covers(p) else d
+    b = real_boundary(F)
+    d = math.inf
+    for sh in (0, 360, -360):
+        g = shapely.transform(b, lambda c: np.column_stack(((c[:, 0] + sh - lon) * kx, (c[:, 1] - lat) * ky)))
+        d = min(d, g.distance(Point(0, 0)))
+    return -d if F.sg.covers(Point(lon, lat)) else d
 
 import numpy as np
 
