@@ -67,6 +67,19 @@ public struct PartitionStream: Sendable {
         /// Messages whose payload was not a fix batch.
         public var badMessages = 0
         public init() {}
+
+        /// Each count less `base`'s: what a run added to the counts it restored.
+        public func since(_ base: Counters) -> Counters {
+            var c = self
+            c.received -= base.received
+            c.applied -= base.applied
+            c.late -= base.late
+            c.rejected -= base.rejected
+            c.duplicates -= base.duplicates
+            c.events -= base.events
+            c.badMessages -= base.badMessages
+            return c
+        }
     }
 
     /// - Parameters:

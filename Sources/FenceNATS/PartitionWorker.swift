@@ -14,7 +14,15 @@ public final class StopSignal: Sendable {
 /// What a partition did, for progress lines and the final summary.
 public struct PartitionProgress: Sendable {
     public var partition: Int
+    /// The partition's counts since it first ran, carried in its checkpoints (as `fence
+    /// status` shows them), as of this process's latest checkpoint.
     public var counters = PartitionStream.Counters()
+    /// `counters` as this process's first session found them (restored from the checkpoint,
+    /// or zero): `counters.since(it)` is what this process added (a resume rewinds both to
+    /// the checkpoint, so replays are not counted twice).
+    public var countersAtStart: PartitionStream.Counters?
+    /// What this process added to the counts (`counters` less `countersAtStart`).
+    public var sessionCounters: PartitionStream.Counters { counters.since(countersAtStart ?? counters) }
     public var lastSequence: UInt64 = 0
     public var checkpoints = 0
     /// Sessions started after the first: reconnections and rewinds to the checkpoint.
@@ -142,6 +150,15 @@ final class PartitionWorker: @unchecked Sendable {
             progressLock.withLock { $0.lastSequence = max($0.lastSequence, cp.lastSequence) }
         } else {
             stream = PartitionStream(engine: base, lateness: config.lateness, step: config.step, maxLead: config.maxLead)
+        }
+
+        // The counts this process starts from: restored ones are earlier processes' work.
+        let startCounts = stream.counters
+        progressLock.withLock {
+            if $0.countersAtStart == nil {
+                $0.countersAtStart = startCounts
+                $0.counters = startCounts
+            }
         }
 
         let consumer = topology.consumerName(partition)

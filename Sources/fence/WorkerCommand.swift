@@ -210,8 +210,8 @@ enum WorkerCommand {
         var lastApplied = 0
         var lastTime = Date()
         let failures = worker.run(progressEvery: progressEvery) { progress in
-            let applied = progress.reduce(0) { $0 + $1.counters.received }
-            let events = progress.reduce(0) { $0 + $1.counters.events }
+            let applied = progress.reduce(0) { $0 + $1.sessionCounters.received }
+            let events = progress.reduce(0) { $0 + $1.sessionCounters.events }
             let now = Date()
             let rate = Double(applied - lastApplied) / max(now.timeIntervalSince(lastTime), 1e-9)
             (lastApplied, lastTime) = (applied, now)
@@ -223,7 +223,7 @@ enum WorkerCommand {
         // markers they replaced; one a session has since marked is left alone.
         withdraw()
         for p in worker.progress { stderr.write("fence worker: " + summary(p) + "\n") }
-        let total = worker.progress.reduce(0) { $0 + $1.counters.received }
+        let total = worker.progress.reduce(0) { $0 + $1.sessionCounters.received }
         let first = worker.progress.compactMap(\.firstApplied).min()
         let last = worker.progress.compactMap(\.lastApplied).max()
         var rate = ""
@@ -274,10 +274,12 @@ enum WorkerCommand {
 
     /// A partition's line at the end of a run; one whose sessions never made a consumer (a
     /// stop while loading, or before its first session) says so, where it said "applied
-    /// through 0" (or its checkpoint's) as if it had run.
+    /// through 0" (or its checkpoint's) as if it had run. The counts are this process's
+    /// (`sessionCounters`: they were the partition's since it first ran, restored from its
+    /// checkpoint, beside this run's seconds: an audit); `fence status` shows those.
     static func summary(_ p: PartitionProgress) -> String {
         guard p.started else { return "partition \(p.partition): not started (no session made its consumer); nothing consumed" }
-        let c = p.counters
+        let c = p.sessionCounters
         return "partition \(p.partition): applied through \(p.lastSequence); \(c.received) fixes (\(c.applied) applied, \(c.late) late, "
             + "\(c.duplicates) duplicate, \(c.rejected) rejected, \(c.badMessages) bad messages); \(c.events) events in "
             + "\(p.eventMessages) messages (\(p.duplicateEventMessages) dropped as duplicates); \(p.checkpoints) checkpoints, "
