@@ -202,6 +202,7 @@ final class PartitionWorker: @unchecked Sendable {
         var checkpointsWritten = 0
         // Lines logged about fixes refused under `maxLead` (at most 20 a session).
         var aheadLogged = 0
+        var lateLogged = 0
         // When the consumer was first seen at its `maxAckPending` with messages waiting
         // (`checkAckLimit`).
         var atAckLimitSince: Date?
@@ -399,7 +400,19 @@ final class PartitionWorker: @unchecked Sendable {
                 received += 1
                 let storedAt = stored.map { Double($0) / 1e9 }
                 let aheadBefore = stream.aheadRefused
+                let lateBefore = stream.counters.late
                 let events = stream.receive(fixes, sequence: sequence, storedAt: storedAt)
+                // Late fixes are dropped for good: said (the first 20 messages a session), or a
+                // producer batching more event time than --lateness loses most fixes with
+                // nothing but `fence status`'s count to show for it (an audit).
+                if disposition == .apply, stream.counters.late > lateBefore, lateLogged < 20 {
+                    lateLogged += 1
+                    log(
+                        "message \(sequence): \(stream.counters.late - lateBefore) of \(fixes.count) fixes late, dropped (dated before "
+                            + "the horizon, --lateness \(config.lateness) s behind the partition's latest fix, or before their "
+                            + "device's last fix): is a producer's --window longer than --lateness, or its input out of time order?"
+                            + (lateLogged == 20 ? "; no more such lines this session" : ""))
+                }
                 if stream.aheadRefused > aheadBefore, let (fix, at) = stream.lastAhead, aheadLogged < 20 {
                     aheadLogged += 1
                     log(

@@ -540,6 +540,10 @@ final class NATSClusterTests: XCTestCase {
         let heads = try Deployment.status(connection: try NATSConnection(servers: urls, name: "status"), topology: try Deployment.topology(connection: try NATSConnection(servers: urls, name: "status")))
         XCTAssertEqual(heads.compactMap(\.eventTime).max(), t)
         XCTAssertGreaterThanOrEqual(heads.compactMap(\.late).reduce(0, +), 1)
+        // The worker says so as it drops it (only `fence status` counted it: an audit).
+        XCTAssertTrue(
+            (self.log("w1") + self.log("w2")).contains("1 of 2 fixes late, dropped (dated before the horizon, --lateness 30.0 s behind"),
+            self.log("w1") + self.log("w2"))
         let statusLog = folder + "/status.log"
         XCTAssertEqual(try FenceCLI.run(["status", "--nats", u], log: statusLog), 0)
         let statusText = try String(contentsOfFile: statusLog, encoding: .utf8)
