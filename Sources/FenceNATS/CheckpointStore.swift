@@ -227,7 +227,8 @@ public enum CheckpointError: Error, CustomStringConvertible {
                 + "each partition must be run by one worker at a time"
         case .fingerprintMismatch(let p):
             return "partition \(p): its checkpoint was made with other engine settings, lateness, step or base fences; "
-                + "run the worker with the same ones (or delete the checkpoint to start the partition over)"
+                + "run the worker with the same ones, or start the partition over by deleting its checkpoint's head, key p\(p) "
+                + "of the deployment's state bucket (with the nats tool: nats kv del NAME_STATE p\(p), NAME the --name, FENCE by default)"
         }
     }
 }

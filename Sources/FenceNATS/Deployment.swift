@@ -20,7 +20,16 @@ public enum Deployment {
         fixes.duplicateWindow = 120
         fixes.maxAge = maxAge
         fixes.memory = memory
-        try connection.createStream(fixes)
+        do throws(NATSError) {
+            try connection.createStream(fixes)
+        } catch {
+            // Subjects overlap: another deployment on the server takes this prefix's subjects.
+            guard error.jetStreamCode == 10065 else { throw error }
+            var e = error
+            e.text += "; another deployment takes the subjects \(topology.prefix).*: give this one its own --prefix (and put the "
+                + "mapping setup then prints on every server)"
+            throw e
+        }
         var events = StreamConfig(name: topology.eventStream, subjects: topology.eventSubjects)
         events.replicas = replicas
         events.duplicateWindow = duplicateWindow

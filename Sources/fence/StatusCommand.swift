@@ -65,7 +65,17 @@ enum StatusCommand {
             }
             if late {
                 for s in statuses { printLine(line(s)) }
-                StandardError().write("fence status: not drained after \(timeout) s\n")
+                // Which partitions, and why when it shows: none has ever been run, or its last
+                // worker stopped (a bare "not drained" left the user guessing: an audit).
+                let stuck = statuses.filter { !$0.isDrained(throughChange: lastChange) }
+                var why = ""
+                if !stuck.isEmpty && stuck.allSatisfy({ $0.written == nil && $0.session == nil }) {
+                    why = ": no worker has run \(stuck.count == 1 ? "it" : "them") yet (no checkpoint, no session): start `fence worker`"
+                } else if stuck.contains(where: { $0.session?.phase == .stopped && ($0.pending ?? 0) > 0 }) {
+                    why = ": a partition with fixes pending was last stopped (its session marker says so): start a worker for it"
+                }
+                let names = stuck.map { String($0.partition) }.joined(separator: ",")
+                StandardError().write("fence status: not drained after \(timeout) s (partition\(stuck.count == 1 ? "" : "s") \(names))\(why)\n")
                 return 1
             }
             Thread.sleep(forTimeInterval: 0.25)

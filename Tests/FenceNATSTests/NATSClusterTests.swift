@@ -147,8 +147,14 @@ final class NATSClusterTests: XCTestCase {
         let waited = folder + "/status-undrained.log"
         XCTAssertEqual(try FenceCLI.run(["status", "--nats", urls.joined(separator: ","), "--wait-drained", "--timeout", "0.5"], log: waited), 1)
         let undrained = log("status-undrained")
-        XCTAssertTrue(undrained.contains("fence status: not drained after 0.5 s"), undrained)
+        XCTAssertTrue(
+            undrained.contains(
+                "fence status: not drained after 0.5 s (partitions 0,1,2,3): no worker has run them yet (no checkpoint, no session): start `fence worker`"),
+            undrained)
         XCTAssertEqual(undrained.components(separatedBy: "partition ").count, 5, undrained)
+        // A second deployment under the same subject prefix: refused, and told to take its own.
+        XCTAssertEqual(try FenceCLI.run(["setup", "--nats", urls.joined(separator: ","), "--partitions", "2", "--name", "OTHER"], log: folder + "/setup2.log"), 1)
+        XCTAssertTrue(log("setup2").contains("give this one its own --prefix"), log("setup2"))
         let started = Date()
         let w = try worker(urls, partitions: "0,1,2,3", fences: fx.fences, log: "w")
         try waitDrained(urls, timeout: 600)
