@@ -367,7 +367,7 @@ public final class NATSConnection: @unchecked Sendable {
         let i = info!.pointee
         return ConsumerState(
             pending: i.NumPending, ackPending: UInt64(max(0, i.NumAckPending)), ackFloor: i.AckFloor.Stream,
-            delivered: i.Delivered.Stream, created: i.Created)
+            delivered: i.Delivered.Stream, created: i.Created, waiting: i.NumWaiting, deliveries: i.Delivered.Consumer)
     }
 
     /// A pull subscription on an existing durable consumer (see `NATSPullSubscription`).
@@ -441,6 +441,10 @@ public struct ConsumerState: Sendable {
     public var delivered: UInt64
     /// When the server made the consumer, nanoseconds since 1970.
     public var created: Int64 = 0
+    /// Pull requests waiting on it (a worker's fetch, until it expires).
+    public var waiting: Int64 = 0
+    /// Deliveries made (the consumer's own sequence: redeliveries count).
+    public var deliveries: UInt64 = 0
 }
 
 /// A stream's state, as `js_GetStreamInfo` reports it.

@@ -103,6 +103,23 @@ final class PartitionWorker: @unchecked Sendable {
         }
     }
 
+    /// Whether a process is consuming from `name` now: over about 1.2 s a pull request waits
+    /// on it after the first 0.35 s (a worker's fetch expires in 100 ms and an idle worker
+    /// sends the next at once; a killed one's are gone by then), or its deliveries advance (a
+    /// busy one). False when the consumer does not exist.
+    /// - Complexity: about 12 consumer-info requests.
+    static func consumerIsLive(connection: NATSConnection, stream: String, name: String) throws -> Bool {
+        guard let first = try connection.consumerState(stream: stream, name: name) else { return false }
+        let start = Date()
+        while Date().timeIntervalSince(start) < 1.2 {
+            Thread.sleep(forTimeInterval: 0.1)
+            guard let now = try connection.consumerState(stream: stream, name: name) else { return false }
+            if now.deliveries > first.deliveries { return true }
+            if now.waiting > 0 && Date().timeIntervalSince(start) > 0.35 { return true }
+        }
+        return false
+    }
+
     /// One connection's worth of work, from reading the checkpoint to a stop or a failure.
     private func session() throws {
         let topology = config.topology
@@ -162,6 +179,17 @@ final class PartitionWorker: @unchecked Sendable {
         }
 
         let consumer = topology.consumerName(partition)
+        // A second worker on a running partition is refused here, before it takes the
+        // consumer: the two fought over it (each deleting the other's), and the one refused at
+        // last was whichever next wrote a checkpoint, the first one when the second stopped (an
+        // audit). Only at this process's first session: a later one is this worker's own.
+        if progress.rewinds == 0 && progress.checkpoints == 0,
+            try Self.consumerIsLive(connection: connection, stream: topology.fixStream, name: consumer)
+        {
+            let by = head.map { $0.0.owner == owner ? "" : " (its checkpoint is by \($0.0.owner))" } ?? ""
+            throw CheckpointError.ownershipLost(
+                key: key, detail: "another worker is consuming from \(consumer) now\(by); this one did not start")
+        }
         try connection.deleteConsumer(stream: topology.fixStream, name: consumer)
         // Messages before `replayFrom` are skipped below (at or before `lastReceived`) and
         // acknowledged as redeliveries are.

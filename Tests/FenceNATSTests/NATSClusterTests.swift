@@ -213,6 +213,34 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertFalse(log("w").contains("--max-lead"), log("w"))
     }
 
+    /// A second worker started on a partition a running worker consumes is refused at once
+    /// (status 1, named) and leaves the first alone: the two fought over the consumer for as
+    /// long as both ran, and the first was stopped when the second was (an audit). The first
+    /// drains and gives `fence eval`'s events; a worker started after it stops takes over.
+    func testASecondWorkerOnARunningPartitionIsRefused() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let w = try worker(urls, partitions: "0,1", fences: fx.fences, log: "w")
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        try waitUntil(timeout: 60) { try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(1)) != nil || !w.isRunning }
+        let intruder = try worker(urls, partitions: "1", fences: fx.fences, log: "intruder")
+        try waitUntil(timeout: 60) { !intruder.isRunning }
+        XCTAssertEqual(intruder.terminationStatus, 1, log("intruder"))
+        XCTAssertTrue(log("intruder").contains("another worker is consuming from fence-p1 now"), log("intruder"))
+        _ = try publish(fx, urls)
+        try waitDrained(urls, timeout: 600)
+        XCTAssertTrue(w.isRunning, log("w"))
+        try stop(w)
+        XCTAssertFalse(log("w").contains("reconnecting") || log("w").contains("another worker"), log("w"))
+        try assertEventsEqual(fx, urls)
+        // Stopped, its partitions are free: the next worker starts on them.
+        let next = try worker(urls, partitions: "0,1", fences: fx.fences, log: "next")
+        try waitUntil(timeout: 60) { self.log("next").components(separatedBy: "resuming at").count == 3 || !next.isRunning }
+        XCTAssertTrue(next.isRunning, log("next"))
+        try stop(next)
+    }
+
     /// `fence publish` on a live pipe publishes what arrived within --max-wait (default 1 s):
     /// it held every fix until 100,000 lines or the input's end (an audit). With `off` it
     /// waits for the input's end, as before.
