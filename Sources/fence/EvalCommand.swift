@@ -209,6 +209,9 @@ enum EvalCommand {
         // A live progress line, on a terminal only and only when the input is a file (a pipe's
         // progress belongs to whatever feeds it).
         let progress = isatty(2) == 1 && positionsPath != "-"
+        // Fixes refused by --max-lead are named with their line (it named device and time only:
+        // a user audit), which costs an Int a position only then.
+        reader.recordsLines = maxLead != nil
         let prefetch = PrefetchingReader(reader, limit: batchSize)
         var warnedAboutExpiry = false
         var batchNumber = 0
@@ -243,14 +246,14 @@ enum EvalCommand {
             }
             batchNumber += 1
             // Fixes past --max-lead count as rejected lines, judged with the batch's bad lines.
-            var refused: [Position] = []
+            var refused: [(line: Int, fix: Position)] = []
             if let maxLead {
                 let clock = Date().timeIntervalSince1970
-                refused = refuseAhead(&batch, after: clock + maxLead)
-                for fix in refused.prefix(max(0, 20 - ahead)) {
+                refused = refuseAhead(&batch, lines: prefetch.lines, after: clock + maxLead)
+                for (line, fix) in refused.prefix(max(0, 20 - ahead)) {
                     stderr.write(
-                        "fence: \(positionsPath): device \(fix.device) at \(ISO8601.format(fix.time)) is dated more than --max-lead "
-                            + "\(maxLead) s after the clock (\(ISO8601.format(clock))): refused\n")
+                        "fence: \(positionsPath): line \(line): device \(fix.device) at \(ISO8601.format(fix.time)) is dated more than "
+                            + "--max-lead \(maxLead) s after the clock (\(ISO8601.format(clock))): refused\n")
                 }
                 ahead += refused.count
             }
@@ -320,9 +323,17 @@ enum EvalCommand {
 /// Removes from `batch` the fixes dated after `bound` (in order) and returns them; a NaN time
 /// stays for the engine to refuse with its reason.
 /// - Complexity: O(n).
-func refuseAhead(_ batch: inout [Position], after bound: Double) -> [Position] {
-    let refused = batch.filter { $0.time > bound }
-    if !refused.isEmpty { batch.removeAll { $0.time > bound } }
+/// Takes out of `batch` the fixes dated after `bound`, and returns them with their line
+/// numbers (from `lines`, one per position, when given; else 0).
+func refuseAhead(_ batch: inout [Position], lines: [Int], after bound: Double) -> [(line: Int, fix: Position)] {
+    guard batch.contains(where: { $0.time > bound }) else { return [] }
+    var refused: [(line: Int, fix: Position)] = []
+    var kept: [Position] = []
+    kept.reserveCapacity(batch.count)
+    for (k, fix) in batch.enumerated() {
+        if fix.time > bound { refused.append((k < lines.count ? lines[k] : 0, fix)) } else { kept.append(fix) }
+    }
+    batch = kept
     return refused
 }
 
@@ -336,6 +347,10 @@ final class PrefetchingReader: @unchecked Sendable {
     private let group = DispatchGroup()
     private var result: Result<([Position], [PositionLineError], Bool), FenceError>?
     private var finished = false
+    /// Each position's line number in the batch `next` returned last, when the reader
+    /// `recordsLines` (taken from it on the reading thread, before the next read starts).
+    private(set) var lines: [Int] = []
+    private var pendingLines: [Int] = []
 
     init(_ reader: PositionReader, limit: Int) {
         self.reader = reader
@@ -350,6 +365,10 @@ final class PrefetchingReader: @unchecked Sendable {
             var errors: [PositionLineError] = []
             do throws(FenceError) {
                 let more = try self.reader.read(limit: self.limit, into: &batch, errors: &errors)
+                if self.reader.recordsLines {
+                    self.pendingLines = self.reader.positionLines
+                    self.reader.positionLines.removeAll(keepingCapacity: true)
+                }
                 self.result = .success((batch, errors, more))
             } catch {
                 self.result = .failure(error)
@@ -363,6 +382,8 @@ final class PrefetchingReader: @unchecked Sendable {
         group.wait()
         let r = result!
         result = nil
+        lines = pendingLines
+        pendingLines = []
         switch r {
         case .failure(let e):
             finished = true

@@ -217,7 +217,7 @@ extension CLITests {
         let bounded = try CLI.run(common + ["--max-lead", "3600"], stdin: feed)
         XCTAssertEqual(bounded.status, 0, bounded.err)
         XCTAssertEqual(bounded.out, expected.out)
-        XCTAssertTrue(bounded.err.contains("fence: -: device broken at 2076-"), bounded.err)
+        XCTAssertTrue(bounded.err.contains("fence: -: line 5: device broken at 2076-"), bounded.err)
         XCTAssertTrue(bounded.err.contains("is dated more than --max-lead 3600.0 s after the clock"), bounded.err)
         XCTAssertTrue(bounded.err.contains("6 positions read, 1 rejected (1 dated ahead of the clock), 0 late,"), bounded.err)
 
@@ -235,6 +235,9 @@ extension CLITests {
             ["eval", "--fences", fences, "--positions", "-", "--max-lead", "3600"], stdin: "device,time,lon,lat\n" + wrongZone + "\n")
         XCTAssertEqual(stopped.status, 1, stopped.err)
         XCTAssertTrue(stopped.err.contains("50 of 50 lines are bad"), stopped.err)
+        // Each named with its line (the first 20).
+        XCTAssertTrue(stopped.err.contains("fence: -: line 2: device d0 at ") && stopped.err.contains("fence: -: line 21: device d19 at "), stopped.err)
+        XCTAssertFalse(stopped.err.contains("line 22: device d20"), stopped.err)
         XCTAssertEqual(stopped.out, "")
         let near = try CLI.run(common + ["--max-lead", "3600"], stdin: "device,time,lon,lat\nd1,\(now + 60),0,0\n")
         XCTAssertTrue(near.out.contains(#""event":"enter""#), near.out + near.err)
