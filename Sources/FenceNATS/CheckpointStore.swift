@@ -219,12 +219,19 @@ public enum CheckpointError: Error, CustomStringConvertible {
     case ownershipLost(key: String, detail: String)
     /// The checkpoint was computed with other settings, lateness, step or base fences.
     case fingerprintMismatch(partition: Int)
+    /// Another process consumes the partition now (`PartitionWorker.consumerIsLive`): this
+    /// worker did not start on it.
+    case partitionInUse(partition: Int, consumer: String, checkpointOwner: String?)
 
     public var description: String {
         switch self {
         case .ownershipLost(let key, let detail):
             return "checkpoint \(key) was written by another worker since this one read it (\(detail)); "
                 + "each partition must be run by one worker at a time"
+        case .partitionInUse(let p, let consumer, let checkpointOwner):
+            return "partition \(p): another worker is consuming from \(consumer) now"
+                + (checkpointOwner.map { " (the checkpoint is \($0)'s)" } ?? "")
+                + "; this one did not start on it: each partition must be run by one worker at a time"
         case .fingerprintMismatch(let p):
             return "partition \(p): its checkpoint was made with other engine settings, lateness, step or base fences; "
                 + "run the worker with the same ones, or start the partition over by deleting its checkpoint's head, key p\(p) "

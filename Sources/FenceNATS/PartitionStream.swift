@@ -36,6 +36,9 @@ public struct PartitionStream: Sendable {
     /// Fixes refused for being dated more than `maxLead` after their message was stored, in
     /// this process (counted in `counters.rejected` as well, which a checkpoint keeps), and
     /// the latest of them with its message's stored time: what a worker logs.
+    /// The last `receive`'s own fixes that arrived before the horizon (late, dropped): not the
+    /// fixes of earlier messages its horizon move released and the engine found late.
+    public private(set) var arrivedLate = 0
     public private(set) var aheadRefused = 0
     public private(set) var lastAhead: (fix: Position, storedAt: Double)?
 
@@ -125,6 +128,7 @@ public struct PartitionStream: Sendable {
     /// - Complexity: O(k) for k fixes; when the horizon moves, one `EventEngine.evaluate` over
     ///   the released fixes, plus O(buckets) to find them (`HeldFixes`).
     public mutating func receive(_ fixes: [Position], sequence: UInt64, storedAt: Double? = nil) -> [FenceEvent] {
+        arrivedLate = 0
         // A message without a usable stored time bounds nothing.
         var latestAllowed = Double.infinity
         if let storedAt, !storedAt.isNaN { latestAllowed = storedAt + maxLead }
@@ -155,6 +159,7 @@ public struct PartitionStream: Sendable {
             }
             if fix.time < horizon {
                 counters.late += 1
+                arrivedLate += 1
                 continue
             }
             held.append(fix, sequence: sequence)

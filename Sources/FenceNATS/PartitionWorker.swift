@@ -182,13 +182,11 @@ final class PartitionWorker: @unchecked Sendable {
         // A second worker on a running partition is refused here, before it takes the
         // consumer: the two fought over it (each deleting the other's), and the one refused at
         // last was whichever next wrote a checkpoint, the first one when the second stopped (an
-        // audit). Only at this process's first session: a later one is this worker's own.
-        if progress.rewinds == 0 && progress.checkpoints == 0,
-            try Self.consumerIsLive(connection: connection, stream: topology.fixStream, name: consumer)
-        {
-            let by = head.map { $0.0.owner == owner ? "" : " (its checkpoint is by \($0.0.owner))" } ?? ""
-            throw CheckpointError.ownershipLost(
-                key: key, detail: "another worker is consuming from \(consumer) now\(by); this one did not start")
+        // audit). Until a session of this process has made the consumer (a first session that
+        // failed before this point is no reason to skip it: a review); after, it is this
+        // worker's own.
+        if !progress.started, try Self.consumerIsLive(connection: connection, stream: topology.fixStream, name: consumer) {
+            throw CheckpointError.partitionInUse(partition: partition, consumer: consumer, checkpointOwner: head.map { $0.0.owner })
         }
         try connection.deleteConsumer(stream: topology.fixStream, name: consumer)
         // Messages before `replayFrom` are skipped below (at or before `lastReceived`) and
@@ -428,17 +426,16 @@ final class PartitionWorker: @unchecked Sendable {
                 received += 1
                 let storedAt = stored.map { Double($0) / 1e9 }
                 let aheadBefore = stream.aheadRefused
-                let lateBefore = stream.counters.late
                 let events = stream.receive(fixes, sequence: sequence, storedAt: storedAt)
                 // Late fixes are dropped for good: said (the first 20 messages a session), or a
                 // producer batching more event time than --lateness loses most fixes with
                 // nothing but `fence status`'s count to show for it (an audit).
-                if disposition == .apply, stream.counters.late > lateBefore, lateLogged < 20 {
+                if disposition == .apply, stream.arrivedLate > 0, lateLogged < 20 {
                     lateLogged += 1
                     log(
-                        "message \(sequence): \(stream.counters.late - lateBefore) of \(fixes.count) fixes late, dropped (dated before "
-                            + "the horizon, --lateness \(config.lateness) s behind the partition's latest fix, or before their "
-                            + "device's last fix): is a producer's --window longer than --lateness, or its input out of time order?"
+                        "message \(sequence): \(stream.arrivedLate) of \(fixes.count) fixes late, dropped (dated before the horizon, "
+                            + "--lateness \(config.lateness) s behind the partition's latest fix): is a producer's --window longer "
+                            + "than --lateness, or its input out of time order?"
                             + (lateLogged == 20 ? "; no more such lines this session" : ""))
                 }
                 if stream.aheadRefused > aheadBefore, let (fix, at) = stream.lastAhead, aheadLogged < 20 {

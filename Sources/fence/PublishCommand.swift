@@ -89,6 +89,8 @@ enum PublishCommand {
             errors.removeAll(keepingCapacity: true)
             reader.positionLines.removeAll(keepingCapacity: true)
             let more = try naming(path) { try reader.read(limit: batchLimit, into: &batch, errors: &errors) }
+            // The read's limit counts positions (not bad lines): fewer means it stopped early.
+            let cutShort = batch.count < batchLimit
             // A device id becomes a subject token (hex when it is more than letters, digits and
             // -): past a few KB the server drops the connection (its control line is 4 KB), and
             // with it the batch's other fixes. Such a line is a bad line, like any other.
@@ -136,7 +138,7 @@ enum PublishCommand {
             if !more || badLines.exceeded { break }
             // A short batch with more to come: the input went quiet for --max-wait (a file
             // never does): its fixes go out now, each device's window in one more message.
-            if maxWait != nil && batch.count + errors.count + refused.count < batchLimit { try publisher.finish() }
+            if maxWait != nil && cutShort { try publisher.finish() }
         }
         if let first = firstBackwards {
             stderr.write(

@@ -241,6 +241,36 @@ final class NATSClusterTests: XCTestCase {
         try stop(next)
     }
 
+    /// The start-time check refuses no restart: a worker killed outright or stopped, busy or
+    /// idle, and started again at once takes its partitions (a killed worker's fetches are gone
+    /// within 0.1 s), and the events equal `fence eval`'s (from a review's probe).
+    func testARestartRightAfterAKillOrStopIsNotRefused() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let publisher = try FenceCLI.start(
+            ["publish", "--nats", urls.joined(separator: ","), "--positions", fx.positions, "--window", window], log: folder + "/publish.log")
+        processes.append(publisher)
+        for round in 0..<4 {
+            let w = try worker(urls, partitions: "0,1", fences: fx.fences, log: "w\(round)")
+            if round > 0 { try waitUntil(timeout: 60) { self.log("w\(round)").components(separatedBy: "resuming at").count == 3 || !w.isRunning } }
+            Thread.sleep(forTimeInterval: round == 0 ? 2 : 1)
+            XCTAssertTrue(w.isRunning, log("w\(round)"))
+            if round % 2 == 0 {
+                kill(w.processIdentifier, SIGKILL)
+                w.waitUntilExit()
+            } else {
+                try stop(w)
+            }
+        }
+        let last = try worker(urls, partitions: "0,1", fences: fx.fences, log: "last")
+        try waitUntil(timeout: 120) { !publisher.isRunning }
+        try waitDrained(urls, timeout: 600)
+        XCTAssertTrue(last.isRunning, log("last"))
+        for r in 0..<4 { XCTAssertFalse(log("w\(r)").contains("another worker is consuming"), "round \(r): " + log("w\(r)")) }
+        try stop(last)
+        try assertEventsEqual(fx, urls)
+    }
+
     /// `fence publish` on a live pipe publishes what arrived within --max-wait (default 1 s):
     /// it held every fix until 100,000 lines or the input's end (an audit). With `off` it
     /// waits for the input's end, as before.

@@ -511,3 +511,27 @@ final class PartitionStreamTests: XCTestCase {
         events.map { "\($0.time) \($0.device) \($0.fence) \($0.kind)\($0.reason.map { " \($0)" } ?? "")" }
     }
 }
+
+/// The worker's late line names a message's own late fixes (`arrivedLate`), not fixes of
+/// earlier messages its horizon move released and the engine then found late (a review:
+/// "message 4: 2 of 1 fixes late" for a message whose one fix was on time).
+final class ArrivedLateTests: XCTestCase {
+    func testArrivedLateCountsTheMessagesOwnFixes() throws {
+        var s = PartitionStream(engine: try EventEngine(settings: EventSettings()), lateness: 10, step: 0)
+        func p(_ d: String, _ t: Double) -> Position { Position(device: d, time: t, lon: 1, lat: 1) }
+        _ = s.receive([p("a", 100), p("b", 100)], sequence: 1)
+        var errors: [String] = []
+        _ = s.apply(FenceChange(.flush), sequence: 2, errors: &errors)
+        // Held, not late (within the lateness of 100), though before the devices' last fixes.
+        _ = s.receive([p("a", 95), p("b", 95)], sequence: 3)
+        XCTAssertEqual(s.arrivedLate, 0)
+        // Message 4's one fix is on time; the release finds message 3's two late.
+        let late = s.counters.late
+        _ = s.receive([p("c", 200)], sequence: 4)
+        XCTAssertEqual(s.counters.late - late, 2)
+        XCTAssertEqual(s.arrivedLate, 0)
+        // One before the horizon (190) and one after: one of two.
+        _ = s.receive([p("d", 150), p("d", 199)], sequence: 5)
+        XCTAssertEqual(s.arrivedLate, 1)
+    }
+}
