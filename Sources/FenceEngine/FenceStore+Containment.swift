@@ -310,7 +310,7 @@ extension FenceStore {
     /// index): the oracle the index is checked against. False for a position that is not
     /// valid and for a removed fence.
     public func fence(_ handle: FenceHandle, covers position: LonLat, coord: CoordinateSystem = .wgs84) -> Bool {
-        guard let position = Self.queryPoint(position, coord: coord), isSlot(handle), HotWord.isLive(slotHot[Int(handle.rawValue)]) else { return false }
+        guard let position = Self.queryPoint(position, coord: coord), isLive(handle) else { return false }
         var scratch = ContainmentScratch()
         var unit: (Double, Double, Double)?
         return covers(slot: handle.rawValue, position, unit: &unit, scratch: &scratch)

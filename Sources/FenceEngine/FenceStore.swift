@@ -217,6 +217,10 @@ public struct FenceStore: Sendable {
     @inline(__always)
     func isSlot(_ handle: FenceHandle) -> Bool { handle.rawValue >= 0 && Int(handle.rawValue) < slotHot.count }
 
+    /// Whether `handle` names a stored fence: one of this store's slots, not removed.
+    @inline(__always)
+    func isLive(_ handle: FenceHandle) -> Bool { isSlot(handle) && HotWord.isLive(slotHot[Int(handle.rawValue)]) }
+
     /// The id of a handle returned by a query on this store, unchanged since ("" for a
     /// removed fence: `FenceHandle`).
     public func id(of handle: FenceHandle) -> String { isSlot(handle) ? slotSettings[Int(handle.rawValue)].id : "" }
@@ -256,7 +260,7 @@ public struct FenceStore: Sendable {
     /// The fence of a handle, in WGS84 (a removed fence: an empty id and no polygon).
     public func fence(_ handle: FenceHandle) -> Fence {
         // A removed slot's record is not its own (its word is cleared): not read.
-        guard isSlot(handle), HotWord.isLive(slotHot[Int(handle.rawValue)]) else { return Fence(id: "", shape: .polygons([])) }
+        guard isLive(handle) else { return Fence(id: "", shape: .polygons([])) }
         return fence(slot: handle.rawValue)
     }
 

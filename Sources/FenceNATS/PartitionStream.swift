@@ -36,11 +36,11 @@ public struct PartitionStream: Sendable {
     /// Fixes refused for being dated more than `maxLead` after their message was stored, in
     /// this process (counted in `counters.rejected` as well, which a checkpoint keeps), and
     /// the latest of them with its message's stored time: what a worker logs.
+    public private(set) var aheadRefused = 0
+    public private(set) var lastAhead: (fix: Position, storedAt: Double)?
     /// The last `receive`'s own fixes that arrived before the horizon (late, dropped): not the
     /// fixes of earlier messages its horizon move released and the engine found late.
     public private(set) var arrivedLate = 0
-    public private(set) var aheadRefused = 0
-    public private(set) var lastAhead: (fix: Position, storedAt: Double)?
 
     /// Fixes waiting for the horizon, in buckets of `step` (at least 1) seconds of event time.
     var held: HeldFixes

@@ -320,11 +320,10 @@ enum EvalCommand {
     }
 }
 
-/// Removes from `batch` the fixes dated after `bound` (in order) and returns them; a NaN time
-/// stays for the engine to refuse with its reason.
+/// Removes from `batch` the fixes dated after `bound` (in order) and returns them with their
+/// line numbers (from `lines`, one per position, when given; else 0); a NaN time stays for
+/// the engine to refuse with its reason.
 /// - Complexity: O(n).
-/// Takes out of `batch` the fixes dated after `bound`, and returns them with their line
-/// numbers (from `lines`, one per position, when given; else 0).
 func refuseAhead(_ batch: inout [Position], lines: [Int], after bound: Double) -> [(line: Int, fix: Position)] {
     guard batch.contains(where: { $0.time > bound }) else { return [] }
     var refused: [(line: Int, fix: Position)] = []

@@ -35,11 +35,10 @@ struct FenceLoading {
         }
     }
 
-    /// Writes each refusal to standard error as `fence: SOURCE: layer L, feature N: ...`, then
-    /// `missingIDHint` when it applies.
-    /// Writes the refused features to standard error: the first `reportLimit`, then how many
-    /// more (`fence check` lists every one), and a hint when the source looks like no fence
-    /// file at all (no ids, or no geometry in any feature: positions given as fences).
+    /// Writes each refusal to standard error as `fence: SOURCE: layer L, feature N: ...`, the
+    /// first `reportLimit` of them, then how many more (`fence check` lists every one); then
+    /// `missingIDHint` when it applies, and a hint when no feature had a geometry (positions
+    /// given as fences).
     func report(_ rejected: [RejectedFeature]) {
         let stderr = StandardError()
         for r in rejected.prefix(Self.reportLimit) { stderr.write("fence: \(source): \(r)\n") }
