@@ -222,6 +222,12 @@ public enum CheckpointError: Error, CustomStringConvertible {
     /// Another process consumes the partition now (`PartitionWorker.consumerIsLive`): this
     /// worker did not start on it.
     case partitionInUse(partition: Int, consumer: String, checkpointOwner: String?)
+    /// Another worker holds the partition's lease and renewed it while this one watched
+    /// (`PartitionLease`): this worker did not start on it.
+    case partitionLeased(partition: Int, holder: String)
+    /// The partition's lease was taken by another worker (`holder`, when it says) while this
+    /// one went without renewing it for longer than the lease's timeout.
+    case leaseLost(partition: Int, key: String, holder: String?)
 
     public var description: String {
         switch self {
@@ -232,6 +238,13 @@ public enum CheckpointError: Error, CustomStringConvertible {
             return "partition \(p): another worker is consuming from \(consumer) now"
                 + (checkpointOwner.map { " (the checkpoint is \($0)'s)" } ?? "")
                 + "; this one did not start on it: each partition must be run by one worker at a time"
+        case .partitionLeased(let p, let holder):
+            return "partition \(p): worker \(holder) runs it (it renewed the partition's lease while this one watched); "
+                + "this one did not start on it: each partition must be run by one worker at a time"
+        case .leaseLost(let p, let key, let holder):
+            return "partition \(p): its lease (\(key)) was taken over by " + (holder.map { "worker \($0)" } ?? "another worker")
+                + " while this one went more than \(Int(PartitionLease.timeout)) s without renewing it; each partition must be "
+                + "run by one worker at a time"
         case .fingerprintMismatch(let p):
             return "partition \(p): its checkpoint was made with other engine settings, lateness, step or base fences; "
                 + "run the worker with the same ones, or start the partition over by deleting its checkpoint's head, key p\(p) "

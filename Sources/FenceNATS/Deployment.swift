@@ -107,6 +107,11 @@ public enum Deployment {
         public var sessionRevision: UInt64?
         /// When the server stored the marker and made the consumer, nanoseconds since 1970.
         public var sessionWritten: Int64?
+        /// The worker holding the partition's lease (`PartitionLease`), nil when none does (never
+        /// taken, or marked free by a clean stop), and the server's time of its latest renewal
+        /// (nanoseconds since 1970).
+        public var leaseHolder: String?
+        public var leaseRenewed: Int64?
         public var consumerCreated: Int64?
         /// A `starting` marker older than the partition's consumer: a session made its
         /// consumer since, without a marker of its own (a worker from before markers, after
@@ -138,7 +143,7 @@ public enum Deployment {
     /// Every partition's checkpoint head, session marker and, with `consumers`, its consumer
     /// backlog.
     ///
-    /// Cost: opening the state bucket, two or three key-value gets per partition (the state
+    /// Cost: opening the state bucket, three or four key-value gets per partition (the state
     /// stream), and with `consumers` a consumer info request and a key-value get each. Poll the
     /// consumers sparingly. In nats-server 2.9's file store, counting a filtered consumer's
     /// pending messages can load the stream's message block and then force it out of the
@@ -167,6 +172,12 @@ public enum Deployment {
                 s.session = SessionMarker(decoding: bytes)
                 s.sessionRevision = revision
                 s.sessionWritten = written
+            }
+            if let (bytes, _, written) = try store.kv.entry(topology.leaseKey(p)),
+                let lease = PartitionLease.Record(decoding: bytes), lease.held
+            {
+                s.leaseHolder = lease.owner
+                s.leaseRenewed = written
             }
             out.append(s)
         }

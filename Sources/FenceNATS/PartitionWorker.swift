@@ -63,6 +63,27 @@ final class PartitionWorker: @unchecked Sendable {
     let owner: String
     private let progressLock = Mutex(PartitionProgress(partition: 0))
     private var knownOwners: Set<String>
+    /// The partition's lease once a session has taken it, kept across sessions (a reconnect
+    /// renews it), and the latest session's bucket to renew and release it through. Read and
+    /// written only on the partition's thread.
+    private var lease: PartitionLease?
+    private var leaseBucket: NATSKeyValue?
+    /// A worker's partitions take their leases one after another, in partition order
+    /// (`Worker.run`): signalled by the partition before this one once it holds its lease or
+    /// has ended. So two workers started together on the same partitions do not split them
+    /// (each then refused one and stopped both): the one that takes the first takes all.
+    var turn: DispatchSemaphore?
+    /// Signalled once (`passTurn`) for the partition after this one.
+    let turnDone = DispatchSemaphore(value: 0)
+    private var waitedTurn = false
+    private var passedTurn = false
+
+    /// Lets the partition after this one take its lease; once.
+    func passTurn() {
+        if passedTurn { return }
+        passedTurn = true
+        turnDone.signal()
+    }
 
     init(partition: Int, config: WorkerConfiguration, base: EventEngine, stop: StopSignal, owner: String) {
         self.partition = partition
@@ -81,6 +102,13 @@ final class PartitionWorker: @unchecked Sendable {
     /// Runs sessions until stopped. - Throws: only what no retry can fix (another owner, other
     /// settings, a damaged checkpoint).
     func run() throws {
+        // However the partition ends (a stop, or an error no retry fixes), its lease is
+        // marked free, so the next worker takes it at once.
+        defer {
+            if let lease, let leaseBucket { lease.release(leaseBucket) }
+            lease = nil
+            leaseBucket = nil
+        }
         var backoff = 0.25
         var first = true
         while !stop.isRequested {
@@ -126,6 +154,27 @@ final class PartitionWorker: @unchecked Sendable {
         let key = topology.checkpointKey(partition)
         let connection = try NATSConnection(servers: config.servers, name: "fence-worker-p\(partition)", connectWait: 5)
         let store = CheckpointStore(kv: try connection.keyValue(bucket: topology.stateBucket))
+        // One worker at a time: the partition's lease, taken before anything is read (a first
+        // session may wait for a holder that went away), renewed by every later session.
+        leaseBucket = store.kv
+        if lease == nil {
+            if let turn, !waitedTurn {
+                while turn.wait(timeout: .now() + 0.25) == .timedOut { if stop.isRequested { return } }
+                waitedTurn = true
+            }
+            let taken = try PartitionLease.acquire(
+                store.kv, key: topology.leaseKey(partition), partition: partition, owner: owner, stop: { stop.isRequested },
+                waiting: { holder in
+                    self.log(
+                        "its lease is held by \(holder); watching it up to \(Int(PartitionLease.timeout)) s for a renewal "
+                            + "(none: that worker is gone, and this one takes the partition over)")
+                })
+            guard let taken else { return }
+            lease = taken
+            passTurn()
+        } else {
+            try lease!.renew(store.kv, partition: partition)
+        }
         let changes = ChangeLog(connection: connection, topology: topology)
         func learnChanges() throws {
             for (sequence, reason) in try changes.refresh() {
@@ -340,6 +389,7 @@ final class PartitionWorker: @unchecked Sendable {
         }
 
         while true {
+            try lease!.renewIfDue(store.kv, partition: partition)
             if stop.isRequested {
                 // Drain: what was fetched is applied; checkpoint and acknowledge, then leave,
                 // marked `stopped` rather than `consuming` by a process that is gone.

@@ -12,6 +12,7 @@
 /// | checkpoints | bucket `FENCE_STATE`, key `p<p>` and its chunks |
 /// | consumer of partition p | durable `fence-p<p>` |
 /// | the latest worker's session on p | bucket `FENCE_STATE`, key `p<p>.session` (`SessionMarker`) |
+/// | which worker runs p | bucket `FENCE_STATE`, key `p<p>.lease` (`PartitionLease`) |
 public struct Topology: Sendable, Hashable {
     /// Subject prefix producers publish fixes under.
     public var prefix: String
@@ -52,6 +53,7 @@ public struct Topology: Sendable, Hashable {
     public func consumerName(_ p: Int) -> String { "\(name.lowercased())-p\(p)" }
     public func checkpointKey(_ p: Int) -> String { "p\(p)" }
     public func sessionKey(_ p: Int) -> String { "p\(p).session" }
+    public func leaseKey(_ p: Int) -> String { "p\(p).lease" }
     /// Key of the record that pins the partition count, so that every tool agrees on it.
     public static let topologyKey = "topology"
 

@@ -42,11 +42,15 @@ public final class Worker: @unchecked Sendable {
 
     /// Runs every partition until `stop` is requested and each has drained and checkpointed.
     /// A partition that cannot go on (another owner, other settings, a damaged checkpoint)
-    /// requests the stop for all.
+    /// requests the stop for all. The partitions take their leases (`PartitionLease`) one
+    /// after another in partition order, so two workers started together on the same
+    /// partitions do not split them.
     /// - Returns: the errors of partitions that could not go on (empty when all stopped well).
     public func run(progressEvery: Double = 0, report: (([PartitionProgress]) -> Void)? = nil) -> [Int: Error] {
         let group = DispatchGroup()
         let failures = FailureList()
+        let ordered = partitions.sorted { $0.partition < $1.partition }
+        for (before, after) in zip(ordered, ordered.dropFirst()) { after.turn = before.turnDone }
         for pw in partitions {
             let thread = Thread {
                 do {
@@ -58,6 +62,9 @@ public final class Worker: @unchecked Sendable {
                     pw.config.log("partition \(pw.partition): stopped: \(error)")
                     pw.stop.request()
                 }
+                // After the stop request: a partition refused its lease stops the worker
+                // before the next one takes its own.
+                pw.passTurn()
                 group.leave()
             }
             thread.name = "fence-p\(pw.partition)"

@@ -89,6 +89,10 @@ enum StatusCommand {
             + "change \(v(s.lastChangeSequence)), pending \(v(s.pending)), unacknowledged \(v(s.ackPending)), "
             + "checkpoint \(age) by \(s.owner ?? "-")" + eventTime(s, now: Date().timeIntervalSince1970)
             + (s.session.map { ", session \($0.phase.rawValue) by \($0.owner)" + (s.sessionIsStale ? " (stale: a consumer was made since)" : "") } ?? "")
+            + (s.leaseHolder.map { holder in
+                ", lease held by \(holder)"
+                    + (s.leaseRenewed.map { String(format: ", renewed %.1f s ago", Date().timeIntervalSince1970 - Double($0) / 1e9) } ?? "")
+            } ?? "")
     }
 
     /// ", event time T, late N" when the partition's clock record has them, with a warning when

@@ -25,6 +25,10 @@ enum WorkerCommand {
         a session that stops cleanly marks its partition "stopped".
         A lost connection: reconnect, resume from the checkpoint; nothing is acknowledged that
         is not applied, published and checkpointed.
+        One worker a partition: each holds its partitions' leases (key p<N>.lease), renewed every
+        2 s. A partition whose lease another worker renews is refused (exit status 1); one not
+        renewed for 7 s is taken over (at once when its holder was a process of this host that
+        has ended, or stopped cleanly).
 
         Options:
           --nats URLS             server URLs, comma-separated (all of a cluster's)
@@ -63,7 +67,7 @@ enum WorkerCommand {
         fingerprint: a partition resumes only with the same base fences.
 
         Exit status: 0 after a requested stop, 1 when a partition cannot go on (another worker
-        took it, its checkpoint was made with other settings, a damaged checkpoint), 2 bad usage.
+        runs it or took it, its checkpoint was made with other settings, a damaged checkpoint), 2 bad usage.
         """
 
     static func run(_ args: ArraySlice<String>) throws -> Int32 {

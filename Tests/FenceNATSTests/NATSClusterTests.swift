@@ -227,7 +227,7 @@ final class NATSClusterTests: XCTestCase {
         let intruder = try worker(urls, partitions: "1", fences: fx.fences, log: "intruder")
         try waitUntil(timeout: 60) { !intruder.isRunning }
         XCTAssertEqual(intruder.terminationStatus, 1, log("intruder"))
-        XCTAssertTrue(log("intruder").contains("another worker is consuming from fence-p1 now"), log("intruder"))
+        XCTAssertTrue(log("intruder").contains("partition 1: worker ") && log("intruder").contains("renewed the partition's lease"), log("intruder"))
         _ = try publish(fx, urls)
         try waitDrained(urls, timeout: 600)
         XCTAssertTrue(w.isRunning, log("w"))
@@ -239,6 +239,82 @@ final class NATSClusterTests: XCTestCase {
         try waitUntil(timeout: 60) { self.log("next").components(separatedBy: "resuming at").count == 3 || !next.isRunning }
         XCTAssertTrue(next.isRunning, log("next"))
         try stop(next)
+    }
+
+    /// Two workers started together on partitions nobody runs: the start-time look at the
+    /// consumer saw none for either, and the two fought over it until a checkpoint settled it
+    /// (a review). The lease lets one take them, the other is refused (status 1) without taking
+    /// any: a worker's partitions take their leases in order, so two workers do not split them
+    /// and stop each other. Then the events equal `fence eval`'s.
+    func testTwoWorkersStartedTogetherOneRuns() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let a = try worker(urls, partitions: "0,1", fences: fx.fences, log: "a")
+        let b = try worker(urls, partitions: "1,0", fences: fx.fences, log: "b")
+        try waitUntil(timeout: 90) { !a.isRunning || !b.isRunning }
+        Thread.sleep(forTimeInterval: 3)
+        XCTAssertNotEqual(a.isRunning, b.isRunning, log("a") + log("b"))
+        let (runner, refused) = a.isRunning ? ("a", b) : ("b", a)
+        XCTAssertEqual(refused.terminationStatus, 1, log(runner == "a" ? "b" : "a"))
+        XCTAssertTrue(log(runner == "a" ? "b" : "a").contains("renewed the partition's lease"), log(runner == "a" ? "b" : "a"))
+        _ = try publish(fx, urls)
+        try waitDrained(urls, timeout: 600)
+        // `fence status` names the holder of each lease while it runs, and none after a clean stop.
+        let owner = try XCTUnwrap(log(runner).components(separatedBy: "owner ").dropFirst().first?.split(separator: "\n").first)
+        func status(_ name: String) throws -> String {
+            XCTAssertEqual(try FenceCLI.run(["status", "--nats", urls.joined(separator: ",")], output: folder + "/\(name).out", log: folder + "/\(name).log"), 0)
+            return try String(contentsOfFile: folder + "/\(name).out", encoding: .utf8)
+        }
+        let running = try status("status-running")
+        XCTAssertEqual(running.components(separatedBy: "lease held by \(owner), renewed ").count, 3, running)
+        try stop(runner == "a" ? a : b)
+        XCTAssertFalse(log(runner).contains("reconnecting"), log(runner))
+        let stopped = try status("status-stopped")
+        XCTAssertFalse(stopped.contains("lease held"), stopped)
+        try assertEventsEqual(fx, urls)
+    }
+
+    /// A lease held by a worker of another host: while that worker renews it, a new worker is
+    /// refused; once it stops renewing (killed, or cut off), the new worker waits out the
+    /// lease's timeout and takes the partition over. A running worker whose lease another
+    /// takes (it went without renewing for too long) stops, status 1, named.
+    func testTheLeaseDecidesWhoRunsAPartition() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let elsewhere = "another-host:4242:x"
+        var lease = try XCTUnwrap(PartitionLease.acquire(kv, key: topology.leaseKey(1), partition: 1, owner: elsewhere))
+        // Renewed meanwhile: refused.
+        let refused = try worker(urls, partitions: "1", fences: fx.fences, log: "refused")
+        let watchStart = Date()
+        while refused.isRunning && Date().timeIntervalSince(watchStart) < 60 {
+            try lease.renewIfDue(kv, partition: 1, every: 1)
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTAssertFalse(refused.isRunning)
+        XCTAssertEqual(refused.terminationStatus, 1, log("refused"))
+        XCTAssertTrue(log("refused").contains("partition 1: worker another-host:4242:x runs it"), log("refused"))
+        // Not renewed: taken over after the timeout, not before.
+        let started = Date()
+        let taker = try worker(urls, partitions: "1", fences: fx.fences, log: "taker")
+        func holder() throws -> String? { try kv.get(topology.leaseKey(1)).flatMap { PartitionLease.Record(decoding: $0.value) }?.owner }
+        try waitUntil(timeout: 90) { try holder() != elsewhere || !taker.isRunning }
+        XCTAssertNotEqual(try holder(), elsewhere)
+        XCTAssertTrue(taker.isRunning, log("taker"))
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), PartitionLease.timeout - 0.5, log("taker"))
+        XCTAssertTrue(log("taker").contains("its lease is held by another-host:4242:x"), log("taker"))
+        // Taken from under it: the renewal finds another owner's write, and the worker stops.
+        XCTAssertThrowsError(try lease.renew(kv, partition: 1)) { error in
+            guard case CheckpointError.leaseLost = error else { return XCTFail("\(error)") }
+        }
+        let seen = try XCTUnwrap(kv.get(topology.leaseKey(1)))
+        _ = try kv.update(topology.leaseKey(1), PartitionLease.Record(held: true, owner: elsewhere).encoded(), last: seen.revision)
+        try waitUntil(timeout: 30) { !taker.isRunning }
+        XCTAssertFalse(taker.isRunning, log("taker"))
+        XCTAssertEqual(taker.terminationStatus, 1, log("taker"))
+        XCTAssertTrue(log("taker").contains("its lease (p1.lease) was taken over by worker another-host:4242:x"), log("taker"))
     }
 
     /// The start-time check refuses no restart: a worker killed outright or stopped, busy or
@@ -267,6 +343,9 @@ final class NATSClusterTests: XCTestCase {
         try waitDrained(urls, timeout: 600)
         XCTAssertTrue(last.isRunning, log("last"))
         for r in 0..<4 { XCTAssertFalse(log("w\(r)").contains("another worker is consuming"), "round \(r): " + log("w\(r)")) }
+        // Neither a killed worker's lease (its process is gone from this host) nor a stopped
+        // one's (marked free) is waited for.
+        for name in ["w1", "w2", "w3", "last"] { XCTAssertFalse(log(name).contains("its lease is held by"), name + ": " + log(name)) }
         try stop(last)
         try assertEventsEqual(fx, urls)
     }

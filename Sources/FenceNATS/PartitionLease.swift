@@ -1,0 +1,179 @@
+import Foundation
+
+/// Which worker process runs a partition: a lease in the state bucket, key `p<N>.lease`, one
+/// line of text, `held <owner>` or `free <owner>`, written only by a conditioned write (on the
+/// revision the writer last read), so two workers can never both believe they took it.
+///
+/// The holder renews it (writes it again) every `renewal` seconds from its fetch loop. A worker
+/// that finds it held by another owner watches it: renewed within `timeout` seconds means the
+/// holder is alive, and the newcomer is refused (`CheckpointError.partitionLeased`); not
+/// renewed for that long means the holder is gone (killed, or cut off from the servers), and
+/// the newcomer takes it over, conditioned on the revision it watched. A holder on this host
+/// whose process no longer exists (a restart right after `kill -9`: owner names carry the host
+/// and process id) is taken over at once, without the wait. A holder whose renewal finds
+/// another owner's write stops (`CheckpointError.leaseLost`): it was cut off longer than the
+/// timeout and its partition has moved on. A clean stop writes `free`, so the next worker
+/// takes the lease at once.
+///
+/// This closes what the start-time look at the consumer (`PartitionWorker.consumerIsLive`)
+/// leaves open: two workers started within the same second on a partition nobody runs (both
+/// saw no consumer; one now loses the conditioned write), and a running worker over a second
+/// without a fetch waiting (it still renews within `timeout`). The checkpoint's own
+/// conditioned write stays the last word on what a partition has applied.
+///
+/// Judged by renewals seen, not by clocks: nothing compares one machine's time with
+/// another's. The price: after a worker is killed on another host, its partitions wait up to
+/// `timeout` seconds before a new worker takes them.
+struct PartitionLease {
+    /// What the key says.
+    struct Record: Equatable {
+        var held: Bool
+        var owner: String
+
+        func encoded() -> [UInt8] { Array("\(held ? "held" : "free") \(owner)".utf8) }
+
+        /// Nil for anything but `held <owner>` or `free <owner>` with a non-empty owner.
+        init?(decoding bytes: [UInt8]) {
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let space = text.firstIndex(of: " ") else { return nil }
+            let state = text[..<space]
+            let owner = String(text[text.index(after: space)...])
+            guard state == "held" || state == "free", !owner.isEmpty else { return nil }
+            self.init(held: state == "held", owner: owner)
+        }
+
+        init(held: Bool, owner: String) {
+            self.held = held
+            self.owner = owner
+        }
+    }
+
+    let key: String
+    let owner: String
+    /// The revision of this process's latest write of the key.
+    private(set) var revision: UInt64
+    private(set) var renewed: Date
+    /// The latest renewal tried (`renewIfDue`).
+    private var attempted = Date.distantPast
+
+    /// Seconds between renewals, and seconds without one after which a holder is taken for gone.
+    static let renewal = 2.0
+    static let timeout = 7.0
+
+    /// Takes the lease of `key` for `owner`: at once when it is free, missing, unreadable or
+    /// held by a process of this host that no longer runs; after watching it for `timeout`
+    /// seconds without a renewal when another process holds it.
+    /// - Parameters:
+    ///   - waiting: called once, with the holder, before a wait.
+    ///   - stop: ends a wait early (the lease not taken: nil).
+    /// - Throws: `CheckpointError.partitionLeased` when the holder renews it meanwhile, or
+    ///   another newcomer takes it first; `NATSError` when the bucket cannot be reached.
+    /// - Complexity: a read and a conditioned write; while waiting, a read every quarter second.
+    static func acquire(
+        _ kv: NATSKeyValue, key: String, partition: Int, owner: String, timeout: Double = PartitionLease.timeout,
+        stop: () -> Bool = { false }, waiting: (String) -> Void = { _ in }
+    ) throws -> PartitionLease? {
+        var saidWaiting = false
+        while true {
+            let seen = try kv.get(key)
+            let record = seen.flatMap { Record(decoding: $0.value) }
+            if let seen, let record, record.held, record.owner != owner, !isGoneFromThisHost(record.owner) {
+                // Held by a process that may be alive: watch for a renewal.
+                if !saidWaiting {
+                    waiting(record.owner)
+                    saidWaiting = true
+                }
+                let start = Date()
+                var renewedBy: String?
+                while Date().timeIntervalSince(start) < timeout {
+                    if stop() { return nil }
+                    Thread.sleep(forTimeInterval: 0.25)
+                    let now = try kv.get(key)
+                    if now?.revision != seen.revision {
+                        renewedBy = now.flatMap { Record(decoding: $0.value) }.map { $0.held ? $0.owner : "" } ?? ""
+                        break
+                    }
+                }
+                if let renewedBy {
+                    // Written meanwhile: renewed by its holder, taken by another newcomer,
+                    // or released (then look again).
+                    if renewedBy.isEmpty { continue }
+                    throw CheckpointError.partitionLeased(partition: partition, holder: renewedBy)
+                }
+            }
+            // Free, missing, unreadable, or its holder is gone: take it on the revision seen.
+            // Another worker writing it first refuses this write: then look again (and be
+            // refused while it holds it).
+            do {
+                let revision = try kv.update(key, Record(held: true, owner: owner).encoded(), last: seen?.revision ?? 0)
+                return PartitionLease(key: key, owner: owner, revision: revision, renewed: Date())
+            } catch {
+                if !error.isWrongLastSequence { throw error }
+            }
+        }
+    }
+
+    /// Renews the lease when `renewal` seconds have passed since the last write. A write that
+    /// fails for another reason than another owner's write (a timeout while the bucket's
+    /// leader is elected) is tried again half a second later, and does not end the session:
+    /// the fetch loop judges the connection.
+    /// - Throws: `CheckpointError.leaseLost` when another owner has written it since.
+    /// - Complexity: nothing, or a conditioned write (and a read when it is refused).
+    mutating func renewIfDue(_ kv: NATSKeyValue, partition: Int, every renewal: Double = PartitionLease.renewal) throws {
+        let now = Date()
+        guard now.timeIntervalSince(renewed) >= renewal, now.timeIntervalSince(attempted) >= 0.5 else { return }
+        attempted = now
+        do {
+            try renew(kv, partition: partition)
+        } catch let e as NATSError where !e.isWrongLastSequence {
+            // Tried again at the next due call.
+        }
+    }
+
+    /// Writes the lease again, conditioned on this process's last write. A write refused
+    /// because this process's own last write did land (its reply was lost) is taken as done.
+    mutating func renew(_ kv: NATSKeyValue, partition: Int) throws {
+        let mine = Record(held: true, owner: owner).encoded()
+        var tries = 0
+        while true {
+            tries += 1
+            let written: UInt64?
+            do {
+                written = try kv.update(key, mine, last: revision)
+            } catch {
+                guard error.isWrongLastSequence, tries < 5 else { throw error }
+                written = nil
+            }
+            if let written {
+                revision = written
+                renewed = Date()
+                return
+            }
+            let now = try kv.get(key)
+            let record = now.flatMap { Record(decoding: $0.value) }
+            guard let now, let record, record.held, record.owner == owner else {
+                throw CheckpointError.leaseLost(partition: partition, key: key, holder: record?.held == true ? record?.owner : nil)
+            }
+            revision = now.revision
+        }
+    }
+
+    /// Marks the lease free, where this process's write is still the latest. Best effort, and
+    /// skipped while the connection is down: a lease left `held` is taken over after `timeout`.
+    func release(_ kv: NATSKeyValue) {
+        guard kv.connection.isConnected else { return }
+        _ = try? kv.update(key, Record(held: false, owner: owner).encoded(), last: revision)
+    }
+
+    /// Whether `owner` (`Worker.newOwner()`'s `host:pid:suffix`) names a process of this host
+    /// that has ended: this process under another name (a container's restarted worker often
+    /// has the same process id), or a process id that no longer exists.
+    static func isGoneFromThisHost(_ owner: String) -> Bool {
+        let parts = owner.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), pid > 0 else { return false }
+        let host = parts[0..<(parts.count - 2)].joined(separator: ":")
+        guard host == ProcessInfo.processInfo.hostName else { return false }
+        if pid == getpid() { return true }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+}
