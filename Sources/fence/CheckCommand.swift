@@ -40,6 +40,7 @@ enum CheckCommand {
         OutputFailure.statusOnClose = bad.isEmpty ? 0 : 1
         for (_, line) in lines { printLine(line) }
         if let hint = loading.missingIDHint { StandardError().write(hint + "\n") }
+        if let note = loading.silentFencesNote(command: "check") { StandardError().write(note + "\n") }
         let layers = loading.read.layers.count
         StandardError().write(
             "fence check: \(loading.read.featureCount) features in \(layers) layer\(layers == 1 ? "" : "s") "

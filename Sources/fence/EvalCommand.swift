@@ -123,6 +123,7 @@ enum EvalCommand {
         let (results, _) = engine.add(fences, repair: a.flags.contains("repair"), threads: threads)
         let badFences = loading.rejected(after: results)
         loading.report(badFences)
+        if let note = loading.silentFencesNote(command: "eval") { stderr.write(note + "\n") }
         let loadedCount = engine.store.count
         if loadedCount == 0 && !badFences.isEmpty {
             // Every fence refused is a wrong option (no --id-field for ogr2ogr's GeoJSON, say)

@@ -51,6 +51,19 @@ struct FenceLoading {
         }
     }
 
+    /// A line for fences read with an empty `actions` (`"actions": []` or `""`): loaded and
+    /// tracked, they report no event at all. A deliberate mute is possible, a mistake more
+    /// likely, and the run is otherwise silent about it. Nil when there are none.
+    /// - Complexity: O(fences).
+    func silentFencesNote(command: String) -> String? {
+        let silent = read.fences.filter { $0.actions?.isEmpty == true }
+        guard !silent.isEmpty else { return nil }
+        let named = silent.prefix(3).map { FenceError.printable($0.id) }.joined(separator: ", ")
+        return "fence \(command): note: \(source): \(silent.count) fence\(silent.count == 1 ? " has" : "s have") an empty "
+            + "\"actions\" and report\(silent.count == 1 ? "s" : "") no event (\(named)\(silent.count > 3 ? ", ..." : "")): "
+            + "list the events to report, or leave \"actions\" out for the engine's (--actions)"
+    }
+
     /// Refused features written one a line before the rest are counted.
     static let reportLimit = 100
 

@@ -208,6 +208,7 @@ enum WorkerCommand {
         }
         let rejected = loading.rejected(after: worker.baseResults)
         loading.report(rejected)
+        if let note = loading.silentFencesNote(command: "worker") { stderr.write(note + "\n") }
         stderr.write(
             "fence worker: \(fences.count - (rejected.count - loading.read.rejected.count)) fences (\(rejected.count) rejected), partitions \(partitions.map(String.init).joined(separator: ",")) of "
                 + "\(topology.partitions), lateness \(lateness) s, owner \(worker.owner)\n")

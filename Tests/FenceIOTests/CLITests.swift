@@ -359,6 +359,34 @@ extension CLITests {
         XCTAssertEqual(try crossed(["--actions", "enter,exit,cross"]), ["gate", "wall"])
         XCTAssertEqual(try crossed(["--cross"]), ["gate", "wall"])
     }
+
+    /// A fence whose own `actions` is empty is loaded and reports nothing: `eval` and `check`
+    /// say so once (it was silent), naming the first three; none is said without one.
+    func testFencesWithEmptyActionsAreNoted() throws {
+        func fence(_ id: String, _ actions: String?) -> String {
+            let member = actions.map { ",\"actions\":\($0)" } ?? ""
+            return #"{"type":"Feature","properties":{"id":"\#(id)"\#(member)},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}}"#
+        }
+        let fixes = "device,time,lon,lat\nd,1,0.5,0.5\n"
+        for (actions, silent) in [(["[]", "[]", "[]", "[]", nil], 4), (["\"enter\"", nil], 0), (["[]", "\"exit\""], 1)] {
+            let features = actions.enumerated().map { fence("f\($0.offset)", $0.element) }
+            let path = try CLI.temp(self, "silent\(silent).geojson", #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}")
+            let eval = try CLI.run(["eval", "--fences", path, "--positions", "-", "--format", "csv"], stdin: fixes)
+            let check = try CLI.run(["check", "--fences", path])
+            XCTAssertEqual(eval.status, 0, eval.err)
+            XCTAssertEqual(check.status, 0, check.err)
+            let enters = eval.out.split(separator: "\n").dropFirst().map { String($0.split(separator: ",")[2]) }
+            XCTAssertEqual(Set(enters), Set(actions.indices.filter { actions[$0] != "[]" && actions[$0] != "\"exit\"" }.map { "f\($0)" }))
+            for err in [eval.err, check.err] {
+                if silent == 0 {
+                    XCTAssertFalse(err.contains("note:"), err)
+                } else {
+                    let said = silent == 1 ? "1 fence has an empty \"actions\" and reports no event (f0)" : "4 fences have an empty \"actions\" and report no event (f0, f1, f2, ...)"
+                    XCTAssertTrue(err.contains(said), err)
+                }
+            }
+        }
+    }
 }
 
 final class CLICheckAndNearestTests: XCTestCase {
