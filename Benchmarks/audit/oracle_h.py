@@ -40,7 +40,9 @@ def real_boundary(F):
     """A polygon's edges as the README's distance paragraph counts them: edges on +180 / -180
     over latitudes the other side also covers (an RFC 7946 cut) and edges along latitude +-90
     (one point on the globe) left out (session 39's audit: margins measured to them)."""
-    if F.id in _boundaries: return _boundaries[F.id]
+    # cached on the fence itself: keyed by id alone, a process running many worlds (fuzz.py)
+    # measured margins to another world's fence of the same id (session 40's audit)
+    if getattr(F, '_real_boundary', None) is not None: return F._real_boundary
     from shapely.geometry import MultiLineString
     polys = F.sg.geoms if F.sg.geom_type == 'MultiPolygon' else [F.sg]
     edges = []
@@ -58,8 +60,8 @@ def real_boundary(F):
         if s == 0: lines.append([a, b]); continue
         for lo, hi in _minus(min(a[1], b[1]), max(a[1], b[1]), west if s > 0 else east):
             lines.append([(a[0], lo), (a[0], hi)])
-    _boundaries[F.id] = MultiLineString(lines)
-    return _boundaries[F.id]
+    F._real_boundary = MultiLineString(lines)
+    return F._real_boundary
 
 def signed_dist(F, lon, lat):
     """metres, negative inside; polygons measured to `real_boundary`, across the antimeridian
