@@ -66,12 +66,17 @@ struct PartitionLease {
     /// - Parameters:
     ///   - waiting: called once, with the holder, before a wait.
     ///   - stop: ends a wait early (the lease not taken: nil).
+    ///   - silentSince: the key's revision as read earlier, and when: a holder whose lease
+    ///     still has that revision has not renewed it since then, and the wait counts from
+    ///     there (a worker's partitions read their leases at its start, then take them one
+    ///     after another: without it each waited out the timeout in turn, the last of N
+    ///     partitions N timeouts).
     /// - Throws: `CheckpointError.partitionLeased` when the holder renews it meanwhile, or
     ///   another newcomer takes it first; `NATSError` when the bucket cannot be reached.
     /// - Complexity: a read and a conditioned write; while waiting, a read every quarter second.
     static func acquire(
         _ kv: NATSKeyValue, key: String, partition: Int, owner: String, timeout: Double = PartitionLease.timeout,
-        stop: () -> Bool = { false }, waiting: (String) -> Void = { _ in }
+        stop: () -> Bool = { false }, waiting: (String) -> Void = { _ in }, silentSince: (revision: UInt64, at: Date)? = nil
     ) throws -> PartitionLease? {
         var saidWaiting = false
         while true {
@@ -83,7 +88,7 @@ struct PartitionLease {
                     waiting(record.owner)
                     saidWaiting = true
                 }
-                let start = Date()
+                let start = silentSince.flatMap { $0.revision == seen.revision ? $0.at : nil } ?? Date()
                 var renewedBy: String?
                 while Date().timeIntervalSince(start) < timeout {
                     if stop() { return nil }

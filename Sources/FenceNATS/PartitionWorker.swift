@@ -158,17 +158,25 @@ final class PartitionWorker: @unchecked Sendable {
         // session may wait for a holder that went away), renewed by every later session.
         leaseBucket = store.kv
         if lease == nil {
+            // Read before the turn: a holder that has not renewed it by the turn has been
+            // silent since this read, so the partitions of a worker gone elsewhere are taken
+            // over after one timeout, not one each in turn.
+            var silentSince: (revision: UInt64, at: Date)?
             if let turn, !waitedTurn {
+                silentSince = try store.kv.get(topology.leaseKey(partition)).map { ($0.revision, Date()) }
                 while turn.wait(timeout: .now() + 0.25) == .timedOut { if stop.isRequested { return } }
                 waitedTurn = true
             }
+            // The partition before this one may have been refused its lease, and requested
+            // the stop before passing the turn: then this one takes nothing.
+            if stop.isRequested { return }
             let taken = try PartitionLease.acquire(
                 store.kv, key: topology.leaseKey(partition), partition: partition, owner: owner, stop: { stop.isRequested },
                 waiting: { holder in
                     self.log(
                         "its lease is held by \(holder); watching it up to \(Int(PartitionLease.timeout)) s for a renewal "
                             + "(none: that worker is gone, and this one takes the partition over)")
-                })
+                }, silentSince: silentSince)
             guard let taken else { return }
             lease = taken
             passTurn()

@@ -317,6 +317,53 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertTrue(log("taker").contains("its lease (p1.lease) was taken over by worker another-host:4242:x"), log("taker"))
     }
 
+    /// A worker killed on another host holds all its partitions up for one lease timeout, not
+    /// one per partition: the partitions take their leases in order, and each watched its
+    /// holder only once its turn came, so the last of four waited about 4 x 7 s (a review).
+    func testALeaseHolderGoneElsewhereIsTakenOverOnceForAllItsPartitions() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 4)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let elsewhere = "another-host:4242:x"
+        for p in 0..<4 { _ = try XCTUnwrap(PartitionLease.acquire(kv, key: topology.leaseKey(p), partition: p, owner: elsewhere)) }
+        let started = Date()
+        let taker = try worker(urls, partitions: "0,1,2,3", fences: fx.fences, log: "taker")
+        func holders() throws -> [String?] {
+            try (0..<4).map { try kv.get(topology.leaseKey($0)).flatMap { PartitionLease.Record(decoding: $0.value) }?.owner }
+        }
+        try waitUntil(timeout: 120) { try !holders().contains(elsewhere) || !taker.isRunning }
+        let seconds = Date().timeIntervalSince(started)
+        XCTAssertTrue(taker.isRunning, log("taker"))
+        XCTAssertFalse(try holders().contains(elsewhere), log("taker"))
+        XCTAssertGreaterThanOrEqual(seconds, PartitionLease.timeout - 0.5, log("taker"))
+        // One timeout, and the worker's start (fences, connections): well under two timeouts.
+        XCTAssertLessThan(seconds, 2 * PartitionLease.timeout, log("taker"))
+        try stop(taker)
+    }
+
+    /// A worker refused one partition's lease stops without taking the others: a partition
+    /// whose turn came after the refusal went on to take its free lease, make its consumer and
+    /// mark its session (a review), though the worker was stopping.
+    func testAWorkerRefusedOnePartitionTakesNoOther() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let a = try worker(urls, partitions: "0", fences: fx.fences, log: "a")
+        try waitUntil(timeout: 60) { try kv.get(topology.leaseKey(0)) != nil || !a.isRunning }
+        let b = try worker(urls, partitions: "0,1", fences: fx.fences, log: "b")
+        try waitUntil(timeout: 60) { !b.isRunning }
+        XCTAssertEqual(b.terminationStatus, 1, log("b"))
+        XCTAssertTrue(log("b").contains("partition 0: worker "), log("b"))
+        XCTAssertTrue(a.isRunning, log("a"))
+        XCTAssertNil(try kv.get(topology.leaseKey(1)).map { String(decoding: $0.value, as: UTF8.self) }, log("b"))
+        XCTAssertNil(try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(1)), log("b"))
+        try stop(a)
+    }
+
     /// The start-time check refuses no restart: a worker killed outright or stopped, busy or
     /// idle, and started again at once takes its partitions (a killed worker's fetches are gone
     /// within 0.1 s), and the events equal `fence eval`'s (from a review's probe).
