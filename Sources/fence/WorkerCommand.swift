@@ -27,8 +27,8 @@ enum WorkerCommand {
         is not applied, published and checkpointed.
         One worker a partition: each holds its partitions' leases (key p<N>.lease), renewed every
         2 s. A partition whose lease another worker renews is refused (exit status 1); one not
-        renewed for 7 s is taken over (at once when its holder was a process of this host that
-        has ended, or stopped cleanly).
+        renewed for 7 s is taken over (at once when its holder was a process of this host and
+        process id namespace that has ended, or stopped cleanly).
 
         Options:
           --nats URLS             server URLs, comma-separated (all of a cluster's)

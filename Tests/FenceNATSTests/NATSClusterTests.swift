@@ -364,6 +364,59 @@ final class NATSClusterTests: XCTestCase {
         try stop(a)
     }
 
+    /// A worker in another process id namespace (a container) of the same host name is not
+    /// taken for a process of this host that has ended: its process id means nothing here (a
+    /// container's worker is often process 1 of its own), and a newcomer took its lease at once
+    /// and stopped it (a review). The newcomer must watch the lease and be refused.
+    func testALeaseHolderInAnotherPidNamespaceIsNotTakenForGone() throws {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--pid", "--fork", "true"]
+        probe.standardError = FileHandle.nullDevice
+        var usable = false
+        if (try? probe.run()) != nil {
+            probe.waitUntilExit()
+            usable = probe.terminationStatus == 0
+        }
+        try XCTSkipUnless(usable, "unshare --pid is not available (needs root or user namespaces)")
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        func contained(_ name: String) throws -> Process {
+            let p = try FenceCLI.start(
+                [
+                    "--pid", "--fork", "--kill-child", FenceCLI.binary, "worker", "--nats", urls.joined(separator: ","), "--partitions", "0",
+                    "--fences", fx.fences, "--lateness", window, "--progress", "0",
+                ], log: folder + "/\(name).log", executable: "/usr/bin/unshare")
+            processes.append(p)
+            return p
+        }
+        func holder() throws -> String? { try kv.get(topology.leaseKey(0)).flatMap { PartitionLease.Record(decoding: $0.value) }.flatMap { $0.held ? $0.owner : nil } }
+        // A worker of this namespace, then one in a namespace of its own (the first's process id
+        // does not exist there); then two in namespaces of their own (both process 1).
+        for (first, second) in [("a", "b"), ("c", "d")] {
+            let running = first == "a" ? try worker(urls, partitions: "0", fences: fx.fences, log: first) : try contained(first)
+            try waitUntil(timeout: 60) { try holder() != nil || !running.isRunning }
+            Thread.sleep(forTimeInterval: 1)
+            let taken = try holder()
+            let newcomer = try contained(second)
+            try waitUntil(timeout: 60) { !newcomer.isRunning || !running.isRunning }
+            Thread.sleep(forTimeInterval: 1)
+            XCTAssertTrue(running.isRunning, "\(first): " + log(first))
+            XCTAssertFalse(newcomer.isRunning, "\(second): " + log(second))
+            XCTAssertTrue(log(second).contains("its lease is held by"), "\(second): " + log(second))
+            XCTAssertTrue(log(second).contains("renewed the partition's lease"), "\(second): " + log(second))
+            XCTAssertEqual(try holder(), taken)
+            // `unshare` passes no SIGTERM on; it kills its child when killed (--kill-child).
+            if running.isRunning {
+                kill(running.processIdentifier, first == "a" ? SIGTERM : SIGKILL)
+                running.waitUntilExit()
+            }
+        }
+    }
+
     /// The start-time check refuses no restart: a worker killed outright or stopped, busy or
     /// idle, and started again at once takes its partitions (a killed worker's fetches are gone
     /// within 0.1 s), and the events equal `fence eval`'s (from a review's probe).
