@@ -342,6 +342,16 @@ final class PartitionWorker: @unchecked Sendable {
                 log("failpoint: SIGKILL after \(received) messages, \(messagesOut) event messages past the last checkpoint")
                 kill(getpid(), SIGKILL)
             }
+            if let file = config.stallFile, checkpointsWritten > 0, FileManager.default.fileExists(atPath: file) {
+                log("failpoint: stalled before a checkpoint while \(file) exists")
+                while FileManager.default.fileExists(atPath: file) { Thread.sleep(forTimeInterval: 0.05) }
+            }
+            // The lease first, when a renewal is due: a worker that went more than the lease's
+            // timeout without one (a stalled process, in the fetch or the batch that led
+            // here) may have lost the partition to a worker that has read the checkpoint and
+            // not written one yet. Its write would then succeed and stop that worker
+            // (ownership lost), and its own next renewal stop this one: both stopped.
+            try lease!.renewIfDue(store.kv, partition: partition)
             let cp = stream.checkpoint(partition: partition, fingerprint: config.fingerprint, owner: owner)
             let written = try store.write(cp, key: key, previous: head?.0, revision: head?.1 ?? 0)
             head = written

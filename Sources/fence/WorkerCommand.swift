@@ -193,6 +193,7 @@ enum WorkerCommand {
         config.killAfterMessages = killAfterMessages
         config.writesSessionMarkers = writesMarkers
         (config.dropCheckpointAcknowledgements, config.dropReacknowledgements) = dropAcknowledgements
+        config.stallFile = ProcessInfo.processInfo.environment["FENCE_TEST_STALL_FILE"]
         // Log lines carry ids from the stream (a fence change's, a device's): control
         // characters are escaped and a line is cut at 2,000 characters, so a hostile id can
         // neither drive the terminal nor flood the log.

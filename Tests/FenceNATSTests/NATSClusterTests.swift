@@ -317,6 +317,44 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertTrue(log("taker").contains("its lease (p1.lease) was taken over by worker another-host:4242:x"), log("taker"))
     }
 
+    /// A holder stalled for longer than the lease's timeout (a stopped or swapped-out process)
+    /// in the middle of its fetch loop: a newcomer takes the lease over and reads the
+    /// checkpoint; the holder, going on, wrote its checkpoint before its next renewal (a
+    /// review), so the newcomer's first checkpoint found the head moved and stopped it
+    /// (ownership lost), and the holder's renewal stopped the holder: both stopped. The holder
+    /// must find the lease lost before it writes, and the newcomer run on.
+    func testAStalledHolderDoesNotWriteOverItsSuccessor() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let stall = folder + "/stall"
+        XCTAssertTrue(FileManager.default.createFile(atPath: stall, contents: nil))
+        // A checkpoint after every message: the first is written, the second stalls.
+        let w1 = try worker(
+            urls, partitions: "0", fences: fx.fences, log: "w1", checkpointEvery: "0", fetch: "1", environment: ["FENCE_TEST_STALL_FILE": stall])
+        try waitUntil(timeout: 60) { try kv.get(topology.leaseKey(0)) != nil || !w1.isRunning }
+        _ = try publish(fx, urls)
+        try waitUntil(timeout: 60) { self.log("w1").contains("failpoint: stalled") || !w1.isRunning }
+        let w2 = try worker(urls, partitions: "0", fences: fx.fences, log: "w2")
+        // w2 has taken the lease over and read the checkpoint; it makes its consumer about a
+        // second later (the look at the consumer), and checkpoints after that.
+        try waitUntil(timeout: 60) { self.log("w2").contains("resuming at") || !w2.isRunning }
+        XCTAssertTrue(log("w2").contains("its lease is held by"), log("w2"))
+        try FileManager.default.removeItem(atPath: stall)
+        try waitUntil(timeout: 60) { !w1.isRunning }
+        XCTAssertEqual(w1.terminationStatus, 1, log("w1"))
+        XCTAssertTrue(log("w1").contains("its lease (p0.lease) was taken over by worker"), log("w1"))
+        // w2 checkpoints (what w1 had applied since its first checkpoint) and runs on.
+        let owner = try XCTUnwrap(log("w2").range(of: #"owner \S+"#, options: .regularExpression).map { String(log("w2")[$0].dropFirst(6)) })
+        try waitUntil(timeout: 60) { try CheckpointStore(kv: kv).head(key: topology.checkpointKey(0))?.0.owner == owner || !w2.isRunning }
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertTrue(w2.isRunning, log("w2"))
+        XCTAssertFalse(log("w2").contains("written by another worker"), log("w2"))
+        try stop(w2)
+    }
+
     /// A worker killed on another host holds all its partitions up for one lease timeout, not
     /// one per partition: the partitions take their leases in order, and each watched its
     /// holder only once its turn came, so the last of four waited about 4 x 7 s (a review).
