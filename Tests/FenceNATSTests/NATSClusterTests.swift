@@ -355,6 +355,27 @@ final class NATSClusterTests: XCTestCase {
         try stop(w2)
     }
 
+    /// A lease key that holds a delete marker (an operator's `nats kv del`) is taken at once:
+    /// `kvStore_Create` (an update on revision 0) writes over the marker, not refused as a key
+    /// that exists, so `acquire` does not go round reading nil and failing to create.
+    func testALeaseKeyDeletedByHandIsTaken() throws {
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let key = topology.leaseKey(0)
+        _ = try XCTUnwrap(PartitionLease.acquire(kv, key: key, partition: 0, owner: "another-host:4242:x"))
+        try kv.delete(key)
+        XCTAssertNil(try kv.get(key))
+        let started = Date()
+        let taken = try XCTUnwrap(PartitionLease.acquire(kv, key: key, partition: 0, owner: "this-host:1:y"))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1)
+        XCTAssertEqual(try kv.get(key).map { PartitionLease.Record(decoding: $0.value) }, PartitionLease.Record(held: true, owner: "this-host:1:y"))
+        // A second create on the key now held is refused as a write in between (then watched).
+        XCTAssertThrowsError(try kv.update(key, Array("held z".utf8), last: 0)) { XCTAssertTrue(($0 as? NATSError)?.isWrongLastSequence == true, "\($0)") }
+        _ = taken
+    }
+
     /// A worker killed on another host holds all its partitions up for one lease timeout, not
     /// one per partition: the partitions take their leases in order, and each watched its
     /// holder only once its turn came, so the last of four waited about 4 x 7 s (a review).
