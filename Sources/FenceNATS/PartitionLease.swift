@@ -9,8 +9,8 @@ import Foundation
 /// holder is alive, and the newcomer is refused (`CheckpointError.partitionLeased`); not
 /// renewed for that long means the holder is gone (killed, or cut off from the servers), and
 /// the newcomer takes it over, conditioned on the revision it watched. A holder on this host
-/// whose process no longer exists (a restart right after `kill -9`: owner names carry the host
-/// and process id) is taken over at once, without the wait. A holder whose renewal finds
+/// whose process no longer exists (a restart right after `kill -9`: owner names carry the host,
+/// the process id and its namespace, `isGoneFromThisHost`) is taken over at once, without the wait. A holder whose renewal finds
 /// another owner's write stops (`CheckpointError.leaseLost`): it was cut off longer than the
 /// timeout and its partition has moved on. A clean stop writes `free`, so the next worker
 /// takes the lease at once.
@@ -66,12 +66,17 @@ struct PartitionLease {
     /// - Parameters:
     ///   - waiting: called once, with the holder, before a wait.
     ///   - stop: ends a wait early (the lease not taken: nil).
+    ///   - silentSince: the key's revision as read earlier, and when: a holder whose lease
+    ///     still has that revision has not renewed it since then, and the wait counts from
+    ///     there (a worker's partitions read their leases at its start, then take them one
+    ///     after another: without it each waited out the timeout in turn, the last of N
+    ///     partitions N timeouts).
     /// - Throws: `CheckpointError.partitionLeased` when the holder renews it meanwhile, or
     ///   another newcomer takes it first; `NATSError` when the bucket cannot be reached.
     /// - Complexity: a read and a conditioned write; while waiting, a read every quarter second.
     static func acquire(
         _ kv: NATSKeyValue, key: String, partition: Int, owner: String, timeout: Double = PartitionLease.timeout,
-        stop: () -> Bool = { false }, waiting: (String) -> Void = { _ in }
+        stop: () -> Bool = { false }, waiting: (String) -> Void = { _ in }, silentSince: (revision: UInt64, at: Date)? = nil
     ) throws -> PartitionLease? {
         var saidWaiting = false
         while true {
@@ -83,7 +88,7 @@ struct PartitionLease {
                     waiting(record.owner)
                     saidWaiting = true
                 }
-                let start = Date()
+                let start = silentSince.flatMap { $0.revision == seen.revision ? $0.at : nil } ?? Date()
                 var renewedBy: String?
                 while Date().timeIntervalSince(start) < timeout {
                     if stop() { return nil }
@@ -165,15 +170,38 @@ struct PartitionLease {
         _ = try? kv.update(key, Record(held: false, owner: owner).encoded(), last: revision)
     }
 
-    /// Whether `owner` (`Worker.newOwner()`'s `host:pid:suffix`) names a process of this host
-    /// that has ended: this process under another name (a container's restarted worker often
-    /// has the same process id), or a process id that no longer exists.
+    /// Whether `owner` (`Worker.newOwner()`'s `host:pid:random.space`) names a process of this
+    /// host's process id namespace that has ended: this process under another name (a
+    /// restarted worker can get the same process id), or a process id that no longer exists.
+    ///
+    /// A process id means something only in its own namespace: a worker in another container
+    /// (host networking gives it this host's name; a container's worker is often process 1)
+    /// is no process here, or another one. So the owner must carry this process's `space`
+    /// (the boot and the pid namespace), else it is never judged gone here: an owner of
+    /// another namespace, another machine of the same host name, or an older worker's name
+    /// waits out the timeout, as one of another host does.
     static func isGoneFromThisHost(_ owner: String) -> Bool {
+        guard let space = processSpace else { return false }
         let parts = owner.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), pid > 0 else { return false }
+        guard let dot = parts[parts.count - 1].lastIndex(of: "."), parts[parts.count - 1][parts[parts.count - 1].index(after: dot)...] == space
+        else { return false }
         let host = parts[0..<(parts.count - 2)].joined(separator: ":")
         guard host == ProcessInfo.processInfo.hostName else { return false }
         if pid == getpid() { return true }
         return kill(pid, 0) != 0 && errno == ESRCH
     }
+
+    /// This process's boot and process id namespace, `<boot id>-<pid namespace inode>`
+    /// (Linux: `/proc/sys/kernel/random/boot_id`, `/proc/self/ns/pid`): within it a process
+    /// id names one process. Nil where they cannot be read; then no holder is judged gone.
+    static let processSpace: String? = {
+        guard let boot = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8),
+            let ns = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid")
+        else { return nil }
+        let b = boot.filter(\.isHexDigit).prefix(12)
+        let inode = ns.filter(\.isNumber)
+        guard !b.isEmpty, !inode.isEmpty else { return nil }
+        return "\(b)-\(inode)"
+    }()
 }

@@ -158,17 +158,25 @@ final class PartitionWorker: @unchecked Sendable {
         // session may wait for a holder that went away), renewed by every later session.
         leaseBucket = store.kv
         if lease == nil {
+            // Read before the turn: a holder that has not renewed it by the turn has been
+            // silent since this read, so the partitions of a worker gone elsewhere are taken
+            // over after one timeout, not one each in turn.
+            var silentSince: (revision: UInt64, at: Date)?
             if let turn, !waitedTurn {
+                silentSince = try store.kv.get(topology.leaseKey(partition)).map { ($0.revision, Date()) }
                 while turn.wait(timeout: .now() + 0.25) == .timedOut { if stop.isRequested { return } }
                 waitedTurn = true
             }
+            // The partition before this one may have been refused its lease, and requested
+            // the stop before passing the turn: then this one takes nothing.
+            if stop.isRequested { return }
             let taken = try PartitionLease.acquire(
                 store.kv, key: topology.leaseKey(partition), partition: partition, owner: owner, stop: { stop.isRequested },
                 waiting: { holder in
                     self.log(
                         "its lease is held by \(holder); watching it up to \(Int(PartitionLease.timeout)) s for a renewal "
                             + "(none: that worker is gone, and this one takes the partition over)")
-                })
+                }, silentSince: silentSince)
             guard let taken else { return }
             lease = taken
             passTurn()
@@ -334,6 +342,16 @@ final class PartitionWorker: @unchecked Sendable {
                 log("failpoint: SIGKILL after \(received) messages, \(messagesOut) event messages past the last checkpoint")
                 kill(getpid(), SIGKILL)
             }
+            if let file = config.stallFile, checkpointsWritten > 0, FileManager.default.fileExists(atPath: file) {
+                log("failpoint: stalled before a checkpoint while \(file) exists")
+                while FileManager.default.fileExists(atPath: file) { Thread.sleep(forTimeInterval: 0.05) }
+            }
+            // The lease first, when a renewal is due: a worker that went more than the lease's
+            // timeout without one (a stalled process, in the fetch or the batch that led
+            // here) may have lost the partition to a worker that has read the checkpoint and
+            // not written one yet. Its write would then succeed and stop that worker
+            // (ownership lost), and its own next renewal stop this one: both stopped.
+            try lease!.renewIfDue(store.kv, partition: partition)
             let cp = stream.checkpoint(partition: partition, fingerprint: config.fingerprint, owner: owner)
             let written = try store.write(cp, key: key, previous: head?.0, revision: head?.1 ?? 0)
             head = written

@@ -32,9 +32,12 @@ public final class Worker: @unchecked Sendable {
         }
     }
 
-    /// A name for a worker process: host, process id and a random suffix.
+    /// A name for a worker process: host, process id and a random suffix, followed by the
+    /// process's boot and pid namespace where known (`PartitionLease.processSpace`: a lease
+    /// holder's process id is judged only within its own namespace).
     public static func newOwner() -> String {
         "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+            + (PartitionLease.processSpace.map { ".\($0)" } ?? "")
     }
 
     /// Progress of every partition, in the order they were given.

@@ -53,6 +53,11 @@ public struct WorkerConfiguration: Sendable {
     /// well (`=all`), on acknowledging the redeliveries.
     public var dropCheckpointAcknowledgements = false
     public var dropReacknowledgements = false
+    /// For tests only: a stalled process (`FENCE_TEST_STALL_FILE=PATH`). Once a partition has
+    /// written a checkpoint, at its next one, after the events are stored and before the
+    /// checkpoint is written, it waits while the file exists (doing nothing: no renewal of its
+    /// lease), as a process stopped, swapped out or waiting on a disk would.
+    public var stallFile: String?
     /// Sessions mark their partitions `consuming`, and `stopped` at a clean stop
     /// (`SessionMarker`). For tests only, off: a worker from before markers
     /// (`FENCE_TEST_NO_SESSION_MARKERS=1`).

@@ -27,8 +27,8 @@ enum WorkerCommand {
         is not applied, published and checkpointed.
         One worker a partition: each holds its partitions' leases (key p<N>.lease), renewed every
         2 s. A partition whose lease another worker renews is refused (exit status 1); one not
-        renewed for 7 s is taken over (at once when its holder was a process of this host that
-        has ended, or stopped cleanly).
+        renewed for 7 s is taken over (at once when its holder was a process of this host and
+        process id namespace that has ended, or stopped cleanly).
 
         Options:
           --nats URLS             server URLs, comma-separated (all of a cluster's)
@@ -193,6 +193,7 @@ enum WorkerCommand {
         config.killAfterMessages = killAfterMessages
         config.writesSessionMarkers = writesMarkers
         (config.dropCheckpointAcknowledgements, config.dropReacknowledgements) = dropAcknowledgements
+        config.stallFile = ProcessInfo.processInfo.environment["FENCE_TEST_STALL_FILE"]
         // Log lines carry ids from the stream (a fence change's, a device's): control
         // characters are escaped and a line is cut at 2,000 characters, so a hostile id can
         // neither drive the terminal nor flood the log.

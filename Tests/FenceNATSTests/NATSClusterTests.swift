@@ -317,6 +317,165 @@ final class NATSClusterTests: XCTestCase {
         XCTAssertTrue(log("taker").contains("its lease (p1.lease) was taken over by worker another-host:4242:x"), log("taker"))
     }
 
+    /// A holder stalled for longer than the lease's timeout (a stopped or swapped-out process)
+    /// in the middle of its fetch loop: a newcomer takes the lease over and reads the
+    /// checkpoint; the holder, going on, wrote its checkpoint before its next renewal (a
+    /// review), so the newcomer's first checkpoint found the head moved and stopped it
+    /// (ownership lost), and the holder's renewal stopped the holder: both stopped. The holder
+    /// must find the lease lost before it writes, and the newcomer run on.
+    func testAStalledHolderDoesNotWriteOverItsSuccessor() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let stall = folder + "/stall"
+        XCTAssertTrue(FileManager.default.createFile(atPath: stall, contents: nil))
+        // A checkpoint after every message: the first is written, the second stalls.
+        let w1 = try worker(
+            urls, partitions: "0", fences: fx.fences, log: "w1", checkpointEvery: "0", fetch: "1", environment: ["FENCE_TEST_STALL_FILE": stall])
+        try waitUntil(timeout: 60) { try kv.get(topology.leaseKey(0)) != nil || !w1.isRunning }
+        _ = try publish(fx, urls)
+        try waitUntil(timeout: 60) { self.log("w1").contains("failpoint: stalled") || !w1.isRunning }
+        let w2 = try worker(urls, partitions: "0", fences: fx.fences, log: "w2")
+        // w2 has taken the lease over and read the checkpoint; it makes its consumer about a
+        // second later (the look at the consumer), and checkpoints after that.
+        try waitUntil(timeout: 60) { self.log("w2").contains("resuming at") || !w2.isRunning }
+        XCTAssertTrue(log("w2").contains("its lease is held by"), log("w2"))
+        try FileManager.default.removeItem(atPath: stall)
+        try waitUntil(timeout: 60) { !w1.isRunning }
+        XCTAssertEqual(w1.terminationStatus, 1, log("w1"))
+        XCTAssertTrue(log("w1").contains("its lease (p0.lease) was taken over by worker"), log("w1"))
+        // w2 checkpoints (what w1 had applied since its first checkpoint) and runs on.
+        let owner = try XCTUnwrap(log("w2").range(of: #"owner \S+"#, options: .regularExpression).map { String(log("w2")[$0].dropFirst(6)) })
+        try waitUntil(timeout: 60) { try CheckpointStore(kv: kv).head(key: topology.checkpointKey(0))?.0.owner == owner || !w2.isRunning }
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertTrue(w2.isRunning, log("w2"))
+        XCTAssertFalse(log("w2").contains("written by another worker"), log("w2"))
+        try stop(w2)
+    }
+
+    /// A lease key that holds a delete marker (an operator's `nats kv del`) is taken at once:
+    /// `kvStore_Create` (an update on revision 0) writes over the marker, not refused as a key
+    /// that exists, so `acquire` does not go round reading nil and failing to create.
+    func testALeaseKeyDeletedByHandIsTaken() throws {
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let key = topology.leaseKey(0)
+        _ = try XCTUnwrap(PartitionLease.acquire(kv, key: key, partition: 0, owner: "another-host:4242:x"))
+        try kv.delete(key)
+        XCTAssertNil(try kv.get(key))
+        let started = Date()
+        let taken = try XCTUnwrap(PartitionLease.acquire(kv, key: key, partition: 0, owner: "this-host:1:y"))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1)
+        XCTAssertEqual(try kv.get(key).map { PartitionLease.Record(decoding: $0.value) }, PartitionLease.Record(held: true, owner: "this-host:1:y"))
+        // A second create on the key now held is refused as a write in between (then watched).
+        XCTAssertThrowsError(try kv.update(key, Array("held z".utf8), last: 0)) { XCTAssertTrue(($0 as? NATSError)?.isWrongLastSequence == true, "\($0)") }
+        _ = taken
+    }
+
+    /// A worker killed on another host holds all its partitions up for one lease timeout, not
+    /// one per partition: the partitions take their leases in order, and each watched its
+    /// holder only once its turn came, so the last of four waited about 4 x 7 s (a review).
+    func testALeaseHolderGoneElsewhereIsTakenOverOnceForAllItsPartitions() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 4)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let elsewhere = "another-host:4242:x"
+        for p in 0..<4 { _ = try XCTUnwrap(PartitionLease.acquire(kv, key: topology.leaseKey(p), partition: p, owner: elsewhere)) }
+        let started = Date()
+        let taker = try worker(urls, partitions: "0,1,2,3", fences: fx.fences, log: "taker")
+        func holders() throws -> [String?] {
+            try (0..<4).map { try kv.get(topology.leaseKey($0)).flatMap { PartitionLease.Record(decoding: $0.value) }?.owner }
+        }
+        try waitUntil(timeout: 120) { try !holders().contains(elsewhere) || !taker.isRunning }
+        let seconds = Date().timeIntervalSince(started)
+        XCTAssertTrue(taker.isRunning, log("taker"))
+        XCTAssertFalse(try holders().contains(elsewhere), log("taker"))
+        XCTAssertGreaterThanOrEqual(seconds, PartitionLease.timeout - 0.5, log("taker"))
+        // One timeout, and the worker's start (fences, connections): well under two timeouts.
+        XCTAssertLessThan(seconds, 2 * PartitionLease.timeout, log("taker"))
+        try stop(taker)
+    }
+
+    /// A worker refused one partition's lease stops without taking the others: a partition
+    /// whose turn came after the refusal went on to take its free lease, make its consumer and
+    /// mark its session (a review), though the worker was stopping.
+    func testAWorkerRefusedOnePartitionTakesNoOther() throws {
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        let a = try worker(urls, partitions: "0", fences: fx.fences, log: "a")
+        try waitUntil(timeout: 60) { try kv.get(topology.leaseKey(0)) != nil || !a.isRunning }
+        let b = try worker(urls, partitions: "0,1", fences: fx.fences, log: "b")
+        try waitUntil(timeout: 60) { !b.isRunning }
+        XCTAssertEqual(b.terminationStatus, 1, log("b"))
+        XCTAssertTrue(log("b").contains("partition 0: worker "), log("b"))
+        XCTAssertTrue(a.isRunning, log("a"))
+        XCTAssertNil(try kv.get(topology.leaseKey(1)).map { String(decoding: $0.value, as: UTF8.self) }, log("b"))
+        XCTAssertNil(try connection.consumerState(stream: topology.fixStream, name: topology.consumerName(1)), log("b"))
+        try stop(a)
+    }
+
+    /// A worker in another process id namespace (a container) of the same host name is not
+    /// taken for a process of this host that has ended: its process id means nothing here (a
+    /// container's worker is often process 1 of its own), and a newcomer took its lease at once
+    /// and stopped it (a review). The newcomer must watch the lease and be refused.
+    func testALeaseHolderInAnotherPidNamespaceIsNotTakenForGone() throws {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--pid", "--fork", "true"]
+        probe.standardError = FileHandle.nullDevice
+        var usable = false
+        if (try? probe.run()) != nil {
+            probe.waitUntilExit()
+            usable = probe.terminationStatus == 0
+        }
+        try XCTSkipUnless(usable, "unshare --pid is not available (needs root or user namespaces)")
+        let fx = try small()
+        let urls = try startSingleServer(partitions: 2)
+        let connection = try NATSConnection(servers: urls, name: "test")
+        let topology = try Deployment.topology(connection: connection)
+        let kv = try connection.keyValue(bucket: topology.stateBucket)
+        func contained(_ name: String) throws -> Process {
+            let p = try FenceCLI.start(
+                [
+                    "--pid", "--fork", "--kill-child", FenceCLI.binary, "worker", "--nats", urls.joined(separator: ","), "--partitions", "0",
+                    "--fences", fx.fences, "--lateness", window, "--progress", "0",
+                ], log: folder + "/\(name).log", executable: "/usr/bin/unshare")
+            processes.append(p)
+            return p
+        }
+        func holder() throws -> String? { try kv.get(topology.leaseKey(0)).flatMap { PartitionLease.Record(decoding: $0.value) }.flatMap { $0.held ? $0.owner : nil } }
+        // A worker of this namespace, then one in a namespace of its own (the first's process id
+        // does not exist there); then two in namespaces of their own (both process 1).
+        for (first, second) in [("a", "b"), ("c", "d")] {
+            let running = first == "a" ? try worker(urls, partitions: "0", fences: fx.fences, log: first) : try contained(first)
+            try waitUntil(timeout: 60) { try holder() != nil || !running.isRunning }
+            Thread.sleep(forTimeInterval: 1)
+            let taken = try holder()
+            let newcomer = try contained(second)
+            try waitUntil(timeout: 60) { !newcomer.isRunning || !running.isRunning }
+            Thread.sleep(forTimeInterval: 1)
+            XCTAssertTrue(running.isRunning, "\(first): " + log(first))
+            XCTAssertFalse(newcomer.isRunning, "\(second): " + log(second))
+            XCTAssertTrue(log(second).contains("its lease is held by"), "\(second): " + log(second))
+            XCTAssertTrue(log(second).contains("renewed the partition's lease"), "\(second): " + log(second))
+            XCTAssertEqual(try holder(), taken)
+            // `unshare` passes no SIGTERM on; it kills its child when killed (--kill-child).
+            if running.isRunning {
+                kill(running.processIdentifier, first == "a" ? SIGTERM : SIGKILL)
+                running.waitUntilExit()
+            }
+        }
+    }
+
     /// The start-time check refuses no restart: a worker killed outright or stopped, busy or
     /// idle, and started again at once takes its partitions (a killed worker's fetches are gone
     /// within 0.1 s), and the events equal `fence eval`'s (from a review's probe).

@@ -125,9 +125,10 @@ enum FenceCLI {
     }
 
     /// Starts `fence` with its output in `log` (appended).
-    static func start(_ args: [String], log: String, environment: [String: String] = [:]) throws -> Process {
+    /// `executable`: another program to start (e.g. `unshare` running `fence`).
+    static func start(_ args: [String], log: String, environment: [String: String] = [:], executable: String? = nil) throws -> Process {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
+        p.executableURL = URL(fileURLWithPath: executable ?? binary)
         p.arguments = args
         if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
