@@ -52,9 +52,10 @@ struct PartitionLease {
     let owner: String
     /// The revision of this process's latest write of the key.
     private(set) var revision: UInt64
-    private(set) var renewed: Date
+    /// When this process last wrote it, in `clock()` seconds.
+    private(set) var renewed: Double
     /// The latest renewal tried (`renewIfDue`).
-    private var attempted = Date.distantPast
+    private var attempted = -Double.infinity
 
     /// Seconds between renewals, and seconds without one after which a holder is taken for gone.
     static let renewal = 2.0
@@ -76,7 +77,7 @@ struct PartitionLease {
     /// - Complexity: a read and a conditioned write; while waiting, a read every quarter second.
     static func acquire(
         _ kv: NATSKeyValue, key: String, partition: Int, owner: String, timeout: Double = PartitionLease.timeout,
-        stop: () -> Bool = { false }, waiting: (String) -> Void = { _ in }, silentSince: (revision: UInt64, at: Date)? = nil
+        stop: () -> Bool = { false }, waiting: (String) -> Void = { _ in }, silentSince: (revision: UInt64, at: Double)? = nil
     ) throws -> PartitionLease? {
         var saidWaiting = false
         while true {
@@ -88,9 +89,9 @@ struct PartitionLease {
                     waiting(record.owner)
                     saidWaiting = true
                 }
-                let start = silentSince.flatMap { $0.revision == seen.revision ? $0.at : nil } ?? Date()
+                let start = silentSince.flatMap { $0.revision == seen.revision ? $0.at : nil } ?? clock()
                 var renewedBy: String?
-                while Date().timeIntervalSince(start) < timeout {
+                while clock() - start < timeout {
                     if stop() { return nil }
                     Thread.sleep(forTimeInterval: 0.25)
                     let now = try kv.get(key)
@@ -111,7 +112,7 @@ struct PartitionLease {
             // refused while it holds it).
             do {
                 let revision = try kv.update(key, Record(held: true, owner: owner).encoded(), last: seen?.revision ?? 0)
-                return PartitionLease(key: key, owner: owner, revision: revision, renewed: Date())
+                return PartitionLease(key: key, owner: owner, revision: revision, renewed: clock())
             } catch {
                 if !error.isWrongLastSequence { throw error }
             }
@@ -125,8 +126,8 @@ struct PartitionLease {
     /// - Throws: `CheckpointError.leaseLost` when another owner has written it since.
     /// - Complexity: nothing, or a conditioned write (and a read when it is refused).
     mutating func renewIfDue(_ kv: NATSKeyValue, partition: Int, every renewal: Double = PartitionLease.renewal) throws {
-        let now = Date()
-        guard now.timeIntervalSince(renewed) >= renewal, now.timeIntervalSince(attempted) >= 0.5 else { return }
+        let now = Self.clock()
+        guard now - renewed >= renewal, now - attempted >= 0.5 else { return }
         attempted = now
         do {
             try renew(kv, partition: partition)
@@ -151,7 +152,7 @@ struct PartitionLease {
             }
             if let written {
                 revision = written
-                renewed = Date()
+                renewed = Self.clock()
                 return
             }
             let now = try kv.get(key)
@@ -169,6 +170,11 @@ struct PartitionLease {
         guard kv.connection.isConnected else { return }
         _ = try? kv.update(key, Record(held: false, owner: owner).encoded(), last: revision)
     }
+
+    /// Seconds on a clock that only moves forward (`CLOCK_MONOTONIC`): renewals and watches
+    /// are timed by it, so a step of the system's wall clock (an NTP correction) neither
+    /// stops a holder's renewals nor cuts a newcomer's watch short (a review).
+    static func clock() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// Whether `owner` (`Worker.newOwner()`'s `host:pid:random.space`) names a process of this
     /// host's process id namespace that has ended: this process under another name (a

@@ -161,9 +161,9 @@ final class PartitionWorker: @unchecked Sendable {
             // Read before the turn: a holder that has not renewed it by the turn has been
             // silent since this read, so the partitions of a worker gone elsewhere are taken
             // over after one timeout, not one each in turn.
-            var silentSince: (revision: UInt64, at: Date)?
+            var silentSince: (revision: UInt64, at: Double)?
             if let turn, !waitedTurn {
-                silentSince = try store.kv.get(topology.leaseKey(partition)).map { ($0.revision, Date()) }
+                silentSince = try store.kv.get(topology.leaseKey(partition)).map { ($0.revision, PartitionLease.clock()) }
                 while turn.wait(timeout: .now() + 0.25) == .timedOut { if stop.isRequested { return } }
                 waitedTurn = true
             }
@@ -245,6 +245,10 @@ final class PartitionWorker: @unchecked Sendable {
         if !progress.started, try Self.consumerIsLive(connection: connection, stream: topology.fixStream, name: consumer) {
             throw CheckpointError.partitionInUse(partition: partition, consumer: consumer, checkpointOwner: head.map { $0.0.owner })
         }
+        // Still this worker's partition after the restore and the look at the consumer (a
+        // large checkpoint takes seconds): renewed before the consumer is taken, so a
+        // newcomer that took the lease over meanwhile keeps its consumer (a review).
+        if PartitionLease.clock() - lease!.renewed >= 1 { try lease!.renew(store.kv, partition: partition) }
         try connection.deleteConsumer(stream: topology.fixStream, name: consumer)
         // Messages before `replayFrom` are skipped below (at or before `lastReceived`) and
         // acknowledged as redeliveries are.
@@ -447,6 +451,8 @@ final class PartitionWorker: @unchecked Sendable {
                     refreshAttempts += 1
                     if refreshAttempts >= 20 || stop.isRequested || !connection.isConnected { throw error }
                     log("\(error) (learning fence changes, attempt \(refreshAttempts))")
+                    // An election can last over the lease's timeout: kept renewed meanwhile.
+                    try lease!.renewIfDue(store.kv, partition: partition)
                     Thread.sleep(forTimeInterval: min(0.1 * Double(refreshAttempts), 1))
                 }
             }

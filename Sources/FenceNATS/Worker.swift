@@ -40,6 +40,14 @@ public final class Worker: @unchecked Sendable {
             + (PartitionLease.processSpace.map { ".\($0)" } ?? "")
     }
 
+    /// An error's text for a line that names its partition already: without the
+    /// `partition N: ` some errors begin with (the summary said `partition 0: partition 0: ...`).
+    public static func describe(_ error: Error, partition p: Int) -> String {
+        let text = "\(error)"
+        let named = "partition \(p): "
+        return text.hasPrefix(named) ? String(text.dropFirst(named.count)) : text
+    }
+
     /// Progress of every partition, in the order they were given.
     public var progress: [PartitionProgress] { partitions.map(\.progress) }
 
@@ -62,7 +70,7 @@ public final class Worker: @unchecked Sendable {
                     // A partition that cannot go on stops the whole worker, so a supervisor
                     // sees the exit status instead of a worker quietly running fewer partitions.
                     failures.add(pw.partition, error)
-                    pw.config.log("partition \(pw.partition): stopped: \(error)")
+                    pw.config.log("partition \(pw.partition): stopped: \(Self.describe(error, partition: pw.partition))")
                     pw.stop.request()
                 }
                 // After the stop request: a partition refused its lease stops the worker

@@ -235,7 +235,7 @@ enum WorkerCommand {
         var rate = ""
         if let first, let last, last > first { rate = String(format: ", %.0f fixes/s while busy", Double(total) / (last - first)) }
         stderr.write(String(format: "fence worker: %d fixes in %.2f s%@\n", total, Date().timeIntervalSince(started), rate))
-        for (p, e) in failures.sorted(by: { $0.key < $1.key }) { stderr.write("fence worker: partition \(p): \(e)\n") }
+        for (p, e) in failures.sorted(by: { $0.key < $1.key }) { stderr.write("fence worker: partition \(p): \(Worker.describe(e, partition: p))\n") }
         return failures.isEmpty ? 0 : 1
     }
 

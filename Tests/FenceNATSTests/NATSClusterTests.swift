@@ -228,6 +228,7 @@ final class NATSClusterTests: XCTestCase {
         try waitUntil(timeout: 60) { !intruder.isRunning }
         XCTAssertEqual(intruder.terminationStatus, 1, log("intruder"))
         XCTAssertTrue(log("intruder").contains("partition 1: worker ") && log("intruder").contains("renewed the partition's lease"), log("intruder"))
+        XCTAssertFalse(log("intruder").contains("partition 1: partition 1:") || log("intruder").contains("stopped: partition"), log("intruder"))
         _ = try publish(fx, urls)
         try waitDrained(urls, timeout: 600)
         XCTAssertTrue(w.isRunning, log("w"))
