@@ -477,55 +477,86 @@ enum PolygonDistance {
                 length += Geodesic.sphericalDistance(lon1: p0.lon, lat1: p0.lat, lon2: p1.lon, lat2: p1.lat)
             }
         }
-        var bestT = min(1, max(0, hint))
-        var bestD = sphere(bestT)
-        var lo = 0.0
-        var hi = 1.0
-        // An edge long beside the distance (or spanning more than 90 degrees of longitude) may
-        // have a second local minimum: sample it, and search beside the best sample.
-        if length > 0.5 * estimate || abs(e.bx - e.ax) > 90 {
-            for k in 0...8 {
-                let t = Double(k) / 8
-                let d = sphere(t)
-                if d < bestD { (bestT, bestD) = (t, d) }
-            }
-            lo = max(0, bestT - 0.125)
-            hi = min(1, bestT + 0.125)
-        }
-        // Golden-section search on the sphere until the bracket is within 0.2% of the
-        // distance along the edge.
-        let onSphere = goldenMinimum(lo, hi, f: sphere) { ($1 - $0) * length <= 0.002 * bestD + 0.01 }
-        if onSphere.f < bestD { (bestT, bestD) = onSphere }
-        // The search's stopping rule suits a minimum inside the edge, where the distance is
-        // flat; at an end it is not, and the bracket (0.2% of the distance: the whole of a
-        // short edge seen from far away) could stop metres short of it. Far across the globe
-        // the nearest point is mostly an end (the distance along the edge is concave there):
-        // the audit found 822 m too much at 17,400 km. So both ends are candidates.
-        for t in [0.0, 1.0] where t != bestT {
-            let d = sphere(t)
-            if d < bestD { (bestT, bestD) = (t, d) }
-        }
-        // The ellipsoid's nearest point lies within about 0.6% of the distance (the sphere's
-        // anisotropy against it) of the sphere's: polish there on the geodesic itself, by the
-        // vertex of the parabola through three geodesics 1% of the distance apart (the
-        // distance is smooth there: an error far below 1e-8 of it).
         func ellipsoid(_ t: Double) -> Double {
             let c = point(t)
             return Geodesic.distance(lon1: p.lon, lat1: p.lat, lon2: c.lon, lat2: c.lat)
         }
-        let atBest = ellipsoid(bestT)
-        let h = length > 0 ? min(0.125, 0.01 * bestD / length) : 0
-        guard h > 1e-12 else { return atBest }
-        // Near an end of the edge the three points move inside it.
-        let mid = min(1 - h, max(h, bestT))
-        let f0 = mid == bestT ? atBest : ellipsoid(mid)
-        let fm = ellipsoid(mid - h)
-        let fp = ellipsoid(mid + h)
-        let curvature = fm - 2 * f0 + fp
-        // Concave (far across the globe): the least is at an end of the edge.
-        guard curvature > 0 else { return min(atBest, f0, fm, fp, ellipsoid(0), ellipsoid(1)) }
-        let vertex = min(1, max(0, mid + h * (fm - fp) / (2 * curvature)))
-        return min(atBest, f0, fm, fp, ellipsoid(vertex))
+        /// The least distance on the ellipsoid near the sphere's least within [lo, hi],
+        /// searched from `start`.
+        func refined(_ lo: Double, _ hi: Double, from start: Double) -> Double {
+            var bestT = start
+            var bestD = sphere(bestT)
+            // Golden-section search on the sphere until the bracket is within 0.2% of the
+            // least distance seen so far along the edge (seen, not the start's: a start one
+            // sample away from a position on the edge would stop the search metres wide).
+            var seen = bestD
+            let onSphere = goldenMinimum(lo, hi, f: { t in
+                let d = sphere(t)
+                seen = min(seen, d)
+                return d
+            }) { ($1 - $0) * length <= 0.002 * seen + 0.01 }
+            if onSphere.f < bestD { (bestT, bestD) = onSphere }
+            // The search's stopping rule suits a minimum inside the edge, where the distance is
+            // flat; at an end it is not, and the bracket (0.2% of the distance: the whole of a
+            // short edge seen from far away) could stop metres short of it. Far across the
+            // globe the nearest point is mostly an end (the distance along the edge is concave
+            // there): the audit found 822 m too much at 17,400 km. So the bracket's ends that
+            // are the edge's are candidates.
+            for t in [0.0, 1.0] where t != bestT && t >= lo && t <= hi {
+                let d = sphere(t)
+                if d < bestD { (bestT, bestD) = (t, d) }
+            }
+            // The ellipsoid's nearest point lies within about 0.6% of the distance (the
+            // sphere's anisotropy against it) of the sphere's: polish there on the geodesic
+            // itself, by the vertex of the parabola through three geodesics 1% of the distance
+            // apart (the distance is smooth there: an error far below 1e-8 of it).
+            let atBest = ellipsoid(bestT)
+            let h = length > 0 ? min(0.125, 0.01 * bestD / length) : 0
+            guard h > 1e-12 else { return atBest }
+            // Near an end of the edge the three points move inside it.
+            let mid = min(1 - h, max(h, bestT))
+            let f0 = mid == bestT ? atBest : ellipsoid(mid)
+            let fm = ellipsoid(mid - h)
+            let fp = ellipsoid(mid + h)
+            let curvature = fm - 2 * f0 + fp
+            // Concave (far across the globe): the least is at an end of the edge.
+            guard curvature > 0 else { return min(atBest, f0, fm, fp, ellipsoid(0), ellipsoid(1)) }
+            let vertex = min(1, max(0, mid + h * (fm - fp) / (2 * curvature)))
+            return min(atBest, f0, fm, fp, ellipsoid(vertex))
+        }
+        // An edge long beside the distance (or spanning more than 90 degrees of longitude) may
+        // have more than one local minimum: sample it (33 points past 90 degrees, 9 below), and
+        // refine beside every sample that is a local least of the samples within 1.2% of the
+        // least, since the sphere can rank two minima otherwise than the ellipsoid does (about
+        // 0.6% apart at most). Beside the best sample only, a second minimum between two
+        // samples, or one the sphere ranked second, was lost: 4 to 51 km too much across edges
+        // of 98-126 degrees (an outside audit against a geodesic scan).
+        guard length > 0.5 * estimate || abs(e.bx - e.ax) > 90 else { return refined(0, 1, from: min(1, max(0, hint))) }
+        let n = abs(e.bx - e.ax) > 90 ? 32 : 8
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: n + 1) { d in
+            for k in 0...n { d[k] = sphere(Double(k) / Double(n)) }
+            var least = Double.infinity
+            for k in 0...n { least = min(least, d[k]) }
+            var best = Double.infinity
+            // The projection's nearest parameter starts the search of the bracket it lies in
+            // when it is nearer than the sample (a position on the edge: exactly there).
+            let start = min(1, max(0, hint))
+            let atStart = sphere(start)
+            var hintSearched = false
+            for k in 0...n where (k == 0 || d[k] <= d[k - 1]) && (k == n || d[k] <= d[k + 1]) && d[k] <= least * 1.012 + 1 {
+                let lo = Double(max(0, k - 1)) / Double(n)
+                let hi = Double(min(n, k + 1)) / Double(n)
+                let fromHint = start >= lo && start <= hi && atStart < d[k]
+                if fromHint { hintSearched = true }
+                best = min(best, refined(lo, hi, from: fromHint ? start : Double(k) / Double(n)))
+            }
+            // And beside the hint itself, when no such bracket holds it: a minimum between two
+            // samples that are both above another sample's.
+            if !hintSearched {
+                best = min(best, refined(max(0, start - 1 / Double(n)), min(1, start + 1 / Double(n)), from: start))
+            }
+            return best
+        }
     }
 
     /// Golden-section search for a minimum of `f` in [lo, hi], until `done(lo, hi)`: the

@@ -304,6 +304,33 @@ final class NearestBoundaryTests: XCTestCase {
         XCTAssertEqual(store.nearestBoundary(to: p).distance, Self.slowBoundaryDistance([ring], p), accuracy: 0.05)
     }
 
+    /// Edges of 90 to 180 degrees of longitude can have two local minima of the distance: the
+    /// one between two of the search's samples, or the one the sphere ranks second, was lost
+    /// (4 to 51 km too much, an outside audit's oracle: the two triangles below). Random
+    /// triangles with such edges against the scan.
+    func testLongEdgesWithTwoMinimaAreMeasuredAtTheNearer() throws {
+        var cases: [([LonLat], LonLat)] = [
+            ([(-102.26, -38.1), (147.02, -56.07), (48.77, 43.75), (-102.26, -38.1)].map { LonLat(lon: $0.0, lat: $0.1) }, LonLat(lon: -172.72, lat: 36.9)),
+            ([(-178.86, -15.6), (107.4, -41.05), (-52.47, 84.3), (-178.86, -15.6)].map { LonLat(lon: $0.0, lat: $0.1) }, LonLat(lon: -139.17, lat: 65.0)),
+        ]
+        var rng = TestRandom(mixing: 4040)
+        while cases.count < 60 {
+            let ring = (0..<3).map { _ in LonLat(lon: rng.uniform(-180, 180), lat: rng.uniform(-85, 85)) }
+            guard zip(ring, ring.dropFirst() + [ring[0]]).contains(where: { abs($0.lon - $1.lon) > 90 }) else { continue }
+            cases.append((ring + [ring[0]], LonLat(lon: rng.uniform(-180, 180), lat: rng.uniform(-89, 89))))
+        }
+        var worst = 0.0
+        for (i, (ring, p)) in cases.enumerated() {
+            var store = FenceStore()
+            guard (try? store.add(.polygon(id: "t\(i)", exterior: ring))) != nil else { continue }
+            let want = Self.slowBoundaryDistance([ring], p)
+            let got = store.boundaryDistance(slot: 0, p, exact: true)
+            XCTAssertEqual(got, want, accuracy: 2e-6 * want + 0.001, "case \(i) \(ring) \(p)")
+            worst = max(worst, abs(got - want) / want)
+        }
+        print("long edges: \(cases.count) triangles, worst relative difference \(worst)")
+    }
+
     /// The search's bound for a box holds over a pole: a circle across the pole, nearer than
     /// it is along the parallels, is found (the old bound, longitude gap x cos(latitude),
     /// passed it by).
