@@ -12,7 +12,7 @@ from shapely.geometry import MultiPolygon, Point, Polygon, box
 from shapely import affinity
 
 GEO = Geodesic.WGS84
-KINDS = ["city", "country", "circles", "polar", "antimeridian", "china", "mixed"]
+KINDS = ["city", "country", "circles", "polar", "antimeridian", "china", "mixed", "dense", "many", "huge", "longedge"]
 
 
 def wrap(lon):
@@ -284,7 +284,110 @@ def world(seed, kind):
                 rings = star_poly(rng, cx, cy, s, s, rng.randint(3, 10))
                 if ring_valid(rings):
                     feats.append(feat_poly(fid(), [rings], cs))
+    if kind == "dense":
+        # polygons of over 64 (up to thousands of) positions: the per-polygon box tree over runs
+        # of 16 edges; long thin diagonal corridors and rings of islands (multi-box fences)
+        for _ in range(rng.randint(1, 3)):
+            c = rng.random()
+            cx, cy = rng.uniform(-170, 170), rng.uniform(-80, 80)
+            if c < 0.45:
+                n = rng.choice([65, 100, 257, 1000, 3000])
+                s = rng.choice([0.01, 0.5, 5, 15])
+                rings = star_poly(rng, cx, cy, s / max(0.3, math.cos(math.radians(cy))), s, n, hole_p=0.4)
+                if ring_valid(rings) and all(abs(p[1]) < 90 and abs(p[0]) < 180 for r in rings for p in r):
+                    feats.append(feat_poly(fid(), [rings]))
+            elif c < 0.75:
+                # corridor: a thin band along a diagonal, densified on both sides
+                L = rng.uniform(1, 40)
+                w = rng.choice([1e-4, 1e-3, 1e-2, 0.2])
+                ang = rng.uniform(0, math.pi)
+                k = rng.randint(2, 400)
+                dx, dy = math.cos(ang), math.sin(ang)
+                x0, y0 = cx - dx * L / 2, max(-80, min(80, cy)) - dy * L / 2
+                side1, side2 = [], []
+                for i in range(k + 1):
+                    t = L * i / k
+                    wig = rng.uniform(-w / 3, w / 3)
+                    side1.append([x0 + dx * t - dy * (w + wig), y0 + dy * t + dx * (w + wig)])
+                    side2.append([x0 + dx * t + dy * (w - wig), y0 + dy * t - dx * (w - wig)])
+                ring = side1 + list(reversed(side2)) + [side1[0]]
+                if ring_valid([ring]) and all(abs(p[1]) < 90 and abs(p[0]) < 180 for p in ring):
+                    feats.append(feat_poly(fid(), [[ring]]))
+            else:
+                # ring of islands
+                R = rng.uniform(1, 30)
+                m = rng.randint(3, 40)
+                polys = []
+                for i in range(m):
+                    a = 2 * math.pi * i / m
+                    px = cx + R * math.cos(a)
+                    py = max(-85, min(85, cy + R * 0.6 * math.sin(a)))
+                    s = rng.uniform(0.001, min(0.5, R * 0.5 / m))
+                    polys.append(star_poly(rng, px, py, s, s, rng.randint(3, 20), hole_p=0.1))
+                ok = all(ring_valid(p) and all(abs(q[1]) < 90 and abs(q[0]) < 180 for r in p for q in r)
+                         for p in polys)
+                if ok and MultiPolygon([Polygon(p[0], p[1:]) for p in polys]).is_valid:
+                    feats.append(feat_poly(fid(), polys))
+    if kind == "many":
+        # hundreds of small fences over the globe: the R-tree search with its far bounds
+        for _ in range(rng.randint(100, 400)):
+            cx = rng.uniform(-180, 180)
+            cy = math.degrees(math.asin(rng.uniform(-1, 1)))
+            if rng.random() < 0.5:
+                feats.append(feat_circle(fid(), cx, cy, 10 ** rng.uniform(0, 5)))
+            else:
+                s = 10 ** rng.uniform(-3, 0)
+                if abs(cy) + s >= 89.9 or abs(cx) + s / max(0.05, math.cos(math.radians(cy))) >= 179.9:
+                    continue
+                rings = star_poly(rng, cx, cy, s / max(0.05, math.cos(math.radians(cy))), s, rng.randint(3, 8), 0)
+                if ring_valid(rings):
+                    feats.append(feat_poly(fid(), [rings]))
+    if kind == "huge":
+        # edges longer than 180 degrees, polygons over a hemisphere, circles up to the limit
+        for _ in range(rng.randint(1, 3)):
+            c = rng.random()
+            if c < 0.35:
+                a = rng.uniform(-180, -90)
+                b = min(180.0, a + rng.uniform(181, 359))
+                l1 = rng.uniform(-85, 60)
+                l2 = min(89.9, l1 + rng.uniform(0.01, 60))
+                ring = [[a, l1], [b, l1], [b, l2], [a, l2], [a, l1]]
+                feats.append(feat_poly(fid(), [[ring]]))
+            elif c < 0.6:
+                ring = [[rng.uniform(-180, -100), rng.uniform(-80, -10)],
+                        [rng.uniform(100, 180), rng.uniform(-80, -10)],
+                        [rng.uniform(-60, 60), rng.uniform(10, 89)]]
+                ring.append(ring[0])
+                if ring_valid([ring]):
+                    feats.append(feat_poly(fid(), [[ring]]))
+            else:
+                feats.append(feat_circle(fid(), rng.uniform(-180, 180), rng.uniform(-90, 90),
+                                         rng.choice([rng.uniform(5e6, 2.0004e7), 2.0004e7, 1.0e7])))
+        for _ in range(40):
+            extra.append((rng.uniform(-180, 180), math.degrees(math.asin(rng.uniform(-1, 1)))))
+    if kind == "longedge":
+        # thin triangles with one edge over 90 degrees of longitude (the engine samples such an
+        # edge at 9 points on the sphere before its golden-section search); positions a few
+        # hundred to a few thousand kilometres off
+        for _ in range(rng.randint(1, 2)):
+            ax, ay = rng.uniform(-180, -10), rng.uniform(-70, 70)
+            bx, by = min(180.0, ax + rng.uniform(91, 250)), rng.uniform(-70, 70)
+            t = rng.uniform(0.2, 0.8)
+            cx, cy = ax + t * (bx - ax), ay + t * (by - ay) + rng.choice((-1, 1)) * rng.uniform(0.5, 10)
+            ring = [[ax, ay], [bx, by], [cx, max(-89, min(89, cy))], [ax, ay]]
+            if ring_valid([ring]):
+                feats.append(feat_poly(fid(), [[ring]]))
+                for _ in range(60):
+                    u = rng.uniform(0, 1)
+                    x = ax + u * (bx - ax)
+                    y = ay + u * (by - ay) + rng.uniform(-30, 30)
+                    extra.append((wrap(x), clamp_lat(y)))
     pts = positions_for(rng, feats, 15, extra)
+    if kind == "many":
+        # not every fence's own points: a sample of them plus far, random and antipodal ones
+        pts = rng.sample(pts, min(len(pts), 250))
+        for _ in range(60):
+            pts.append((rng.uniform(-180, 180), math.degrees(math.asin(rng.uniform(-1, 1)))))
     pos = []
     for i, (x, y) in enumerate(pts):
         coord = rng.choice(["gcj02", "bd09ll", "wgs84"]) if coord_pos else None
