@@ -431,7 +431,7 @@ final class NATSClusterTests: XCTestCase {
     func testALeaseHolderInAnotherPidNamespaceIsNotTakenForGone() throws {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        probe.arguments = ["--pid", "--fork", "true"]
+        probe.arguments = ["--pid", "--fork", "--mount-proc", "true"]
         probe.standardError = FileHandle.nullDevice
         var usable = false
         if (try? probe.run()) != nil {
@@ -447,7 +447,7 @@ final class NATSClusterTests: XCTestCase {
         func contained(_ name: String) throws -> Process {
             let p = try FenceCLI.start(
                 [
-                    "--pid", "--fork", "--kill-child", FenceCLI.binary, "worker", "--nats", urls.joined(separator: ","), "--partitions", "0",
+                    "--pid", "--fork", "--mount-proc", "--kill-child", FenceCLI.binary, "worker", "--nats", urls.joined(separator: ","), "--partitions", "0",
                     "--fences", fx.fences, "--lateness", window, "--progress", "0",
                 ], log: folder + "/\(name).log", executable: "/usr/bin/unshare")
             processes.append(p)
