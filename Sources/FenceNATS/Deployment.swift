@@ -174,9 +174,9 @@ public enum Deployment {
                 s.sessionWritten = written
             }
             if let (bytes, _, written) = try store.kv.entry(topology.leaseKey(p)),
-                let lease = PartitionLease.Record(decoding: bytes), lease.held
+                let holder = PartitionLease.Record(decoding: bytes)?.holder
             {
-                s.leaseHolder = lease.owner
+                s.leaseHolder = holder
                 s.leaseRenewed = written
             }
             out.append(s)

@@ -46,6 +46,9 @@ struct PartitionLease {
             self.held = held
             self.owner = owner
         }
+
+        /// The owner while the lease is held; nil when it is free.
+        var holder: String? { held ? owner : nil }
     }
 
     let key: String
@@ -96,7 +99,7 @@ struct PartitionLease {
                     Thread.sleep(forTimeInterval: 0.25)
                     let now = try kv.get(key)
                     if now?.revision != seen.revision {
-                        renewedBy = now.flatMap { Record(decoding: $0.value) }.map { $0.held ? $0.owner : "" } ?? ""
+                        renewedBy = now.flatMap { Record(decoding: $0.value) }?.holder ?? ""
                         break
                     }
                 }
@@ -157,8 +160,8 @@ struct PartitionLease {
             }
             let now = try kv.get(key)
             let record = now.flatMap { Record(decoding: $0.value) }
-            guard let now, let record, record.held, record.owner == owner else {
-                throw CheckpointError.leaseLost(partition: partition, key: key, holder: record?.held == true ? record?.owner : nil)
+            guard let now, let record, record.holder == owner else {
+                throw CheckpointError.leaseLost(partition: partition, key: key, holder: record?.holder)
             }
             revision = now.revision
         }
@@ -190,8 +193,8 @@ struct PartitionLease {
         guard let space = processSpace else { return false }
         let parts = owner.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), pid > 0 else { return false }
-        guard let dot = parts[parts.count - 1].lastIndex(of: "."), parts[parts.count - 1][parts[parts.count - 1].index(after: dot)...] == space
-        else { return false }
+        let suffix = parts[parts.count - 1]
+        guard let dot = suffix.lastIndex(of: "."), suffix[suffix.index(after: dot)...] == space else { return false }
         let host = parts[0..<(parts.count - 2)].joined(separator: ":")
         guard host == ProcessInfo.processInfo.hostName else { return false }
         if pid == getpid() { return true }

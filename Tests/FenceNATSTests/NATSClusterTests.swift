@@ -453,7 +453,7 @@ final class NATSClusterTests: XCTestCase {
             processes.append(p)
             return p
         }
-        func holder() throws -> String? { try kv.get(topology.leaseKey(0)).flatMap { PartitionLease.Record(decoding: $0.value) }.flatMap { $0.held ? $0.owner : nil } }
+        func holder() throws -> String? { try kv.get(topology.leaseKey(0)).flatMap { PartitionLease.Record(decoding: $0.value) }?.holder }
         // A worker of this namespace, then one in a namespace of its own (the first's process id
         // does not exist there); then two in namespaces of their own (both process 1).
         for (first, second) in [("a", "b"), ("c", "d")] {
