@@ -32,6 +32,8 @@ from scipy.optimize import minimize_scalar
 from shapely.geometry import Point, Polygon, shape
 from shapely.prepared import prep
 
+from coordconv import in_china as in_china_box, wgs_to_gcj
+
 GEO = Geodesic.WGS84
 GEOD = Geod(ellps="WGS84")
 DIST = Geodesic.DISTANCE
@@ -49,43 +51,9 @@ def gdist_vec(lon1, lat1, lons, lats):
 
 
 # ---------------------------------------------------------------- coordinate systems
-_A = 6378245.0
-_EE = 0.00669342162296594323
+# The published forward formulas are coordconv.py's (shared with fuzz3.py's worlds); the
+# inverse below is this oracle's own (fixed-point iteration).
 _XPI = math.pi * 3000.0 / 180.0
-
-
-def in_china_box(lon, lat):
-    return 72.004 <= lon <= 137.8347 and 0.8293 <= lat <= 55.8271
-
-
-def _tlat(x, y):
-    r = -100.0 + 2.0 * x + 3.0 * y + 0.2 * y * y + 0.1 * x * y + 0.2 * math.sqrt(abs(x))
-    r += (20.0 * math.sin(6.0 * x * math.pi) + 20.0 * math.sin(2.0 * x * math.pi)) * 2.0 / 3.0
-    r += (20.0 * math.sin(y * math.pi) + 40.0 * math.sin(y / 3.0 * math.pi)) * 2.0 / 3.0
-    r += (160.0 * math.sin(y / 12.0 * math.pi) + 320.0 * math.sin(y * math.pi / 30.0)) * 2.0 / 3.0
-    return r
-
-
-def _tlon(x, y):
-    r = 300.0 + x + 2.0 * y + 0.1 * x * x + 0.1 * x * y + 0.1 * math.sqrt(abs(x))
-    r += (20.0 * math.sin(6.0 * x * math.pi) + 20.0 * math.sin(2.0 * x * math.pi)) * 2.0 / 3.0
-    r += (20.0 * math.sin(x * math.pi) + 40.0 * math.sin(x / 3.0 * math.pi)) * 2.0 / 3.0
-    r += (150.0 * math.sin(x / 12.0 * math.pi) + 300.0 * math.sin(x / 30.0 * math.pi)) * 2.0 / 3.0
-    return r
-
-
-def wgs_to_gcj(lon, lat):
-    if not in_china_box(lon, lat):
-        return lon, lat
-    dlat = _tlat(lon - 105.0, lat - 35.0)
-    dlon = _tlon(lon - 105.0, lat - 35.0)
-    rad = lat / 180.0 * math.pi
-    magic = math.sin(rad)
-    magic = 1 - _EE * magic * magic
-    sm = math.sqrt(magic)
-    dlat = (dlat * 180.0) / ((_A * (1 - _EE)) / (magic * sm) * math.pi)
-    dlon = (dlon * 180.0) / (_A / sm * math.cos(rad) * math.pi)
-    return lon + dlon, lat + dlat
 
 
 def gcj_to_bd(lon, lat):
