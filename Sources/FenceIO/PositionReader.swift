@@ -37,22 +37,8 @@ public final class PositionReader {
     public let defaultCoord: CoordinateSystem
     public let maxLineBytes: Int
 
-    private let fd: Int32
-    /// How the input's bytes arrive, decided by its first bytes: as they are, or compressed
-    /// (`Compression`: gzip, Zstandard), decoded here into `buffer` as they are read.
-    private enum Encoding: Equatable { case unknown, plain, compressed(Compression) }
-    private var encoding = Encoding.unknown
-    private var decoder: StreamDecoder?
-    /// Compressed bytes read and not yet decoded (`compressed[compressedStart..<compressedEnd]`).
-    private var compressed: [UInt8] = []
-    private var compressedStart = 0
-    private var compressedEnd = 0
-    private var compressedEOF = false
-    /// The decoder filled the output last time, so it may hold more without new input.
-    private var decoderMayHoldOutput = false
-    /// Why a compressed input ended early (`failInput`); thrown once the lines before it are
-    /// read, naming the line after them.
-    private var inputFailure: FenceError?
+    /// The input's bytes, decoded when compressed (`PositionInput`).
+    private let input: PositionInput
     private var buffer: [UInt8]
     private var start = 0
     private var end = 0
@@ -91,7 +77,7 @@ public final class PositionReader {
         columns: [String]? = nil, fields: [PositionField: String] = [:], timeFormat: TimeFormat? = nil
     ) {
         self.timeFormat = timeFormat
-        fd = fileDescriptor
+        input = PositionInput(fileDescriptor: fileDescriptor)
         self.format = columns == nil ? format : .csv
         defaultCoord = coord
         self.maxLineBytes = maxLineBytes
@@ -119,7 +105,7 @@ public final class PositionReader {
         self.init(
             fileDescriptor: fd, format: format, coord: coord, maxLineBytes: maxLineBytes, columns: columns, fields: fields,
             timeFormat: timeFormat)
-        ownsDescriptor = true
+        input.ownsDescriptor = true
     }
 
     /// Refuses column names for a headerless CSV that lack a required field (device, time, lon,
@@ -145,15 +131,9 @@ public final class PositionReader {
         return byAlias ? text + "; names match ignoring case, spaces, _, -, . and /" : text
     }
 
-    private var ownsDescriptor = false
-
     /// Bytes held for reading: one block plus at most one line, so at most
     /// max(2 MiB, maxLineBytes + 2) however long the input's lines are.
     var bufferBytes: Int { buffer.count }
-
-    deinit {
-        if ownsDescriptor { close(fd) }
-    }
 
     /// Workers that parse data lines side by side (`read`): each block of lines already in the
     /// buffer is cut into parts parsed on up to this many threads, and the parts' positions and
@@ -174,130 +154,14 @@ public final class PositionReader {
     /// out; a file is always ready to read, so there it changes nothing. A partial line stays
     /// for the next call.
     public var maxWait: Double?
-    /// The current `read`'s deadline (`DispatchTime` nanoseconds) under `maxWait`.
-    private var deadline: UInt64?
 
-    /// Whether the input can be read before the deadline (always, without one): decoded
-    /// bytes the decoder may hold, compressed bytes not yet decoded, a fault the decoder holds
-    /// (it ends the input without waiting for more), or the descriptor ready.
-    private func inputReady() -> Bool {
-        decoderMayHoldOutput || compressedStart < compressedEnd || decoder?.hasPendingFault == true || descriptorReady()
-    }
-
-    /// Whether the descriptor can be read before the deadline (always, without one): a `poll`
-    /// for the time left. A `poll` failure other than an interruption says yes, and the read
-    /// that follows reports it.
-    private func descriptorReady() -> Bool {
-        guard let deadline else { return true }
-        while true {
-            // Past the deadline the poll still looks once (timeout 0): input that is there is
-            // read (`--max-wait 0` reads what has arrived; a file is always ready).
-            let now = DispatchTime.now().uptimeNanoseconds
-            let ms = now >= deadline ? 0 : Int32(min(Double(Int32.max), (Double(deadline - now) / 1e6).rounded(.up)))
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let r = poll(&p, 1, ms)
-            if r > 0 { return true }
-            if r == 0 { return false }
-            if errno != EINTR { return true }
-        }
-    }
-
-    /// Reads up to `count` input bytes into `buffer` at `end`, as they are or decoded: the
-    /// number read (0 at the input's end), or nil when the deadline passed first (compressed
-    /// bytes arrived that decode to nothing yet). The first read decides the encoding.
-    /// - Throws: a failed read. (A compressed stream that is corrupt, truncated or followed by
-    ///   other data ends the input instead: `failInput`.)
-    private func readInput(count: Int) throws(FenceError) -> Int? {
-        switch encoding {
-        case .plain:
-            return try readDescriptor(into: end, count: count)
-        case .unknown:
-            // A few bytes tell a compressed input: read on while what came is a magic's start.
-            var got = try readDescriptor(into: end, count: count)
-            while got > 0 && got < Compression.magicLength && got < count,
-                buffer.withUnsafeBytes({ Compression.couldStartMagic(UnsafeRawBufferPointer(rebasing: $0[end..<(end + got)])) })
-            {
-                let more = try readDescriptor(into: end + got, count: count - got)
-                if more == 0 { break }
-                got += more
-            }
-            let sniffed = buffer.withUnsafeBytes { Compression.sniff(UnsafeRawBufferPointer(rebasing: $0[end..<(end + got)])) }
-            guard let sniffed else {
-                let unread = buffer.withUnsafeBytes { Compression.unreadFormat(UnsafeRawBufferPointer(rebasing: $0[end..<(end + got)])) }
-                if let unread { throw Compression.unreadFormatError(unread, line: 1) }
-                encoding = .plain
-                return got
-            }
-            encoding = .compressed(sniffed)
-            decoder = sniffed.decoder()
-            // At least what the first read brought (up to the whole buffer).
-            compressed = [UInt8](repeating: 0, count: max(1 << 18, got))
-            compressed.replaceSubrange(0..<got, with: buffer[end..<(end + got)])
-            compressedEnd = got
-            return try decoded(count: count)
-        case .compressed:
-            return try decoded(count: count)
-        }
-    }
-
-    /// Decodes into `buffer` at `end`, reading compressed bytes as needed (`readInput`).
-    private func decoded(count: Int) throws(FenceError) -> Int? {
-        guard let decoder, inputFailure == nil else { return 0 }
-        while true {
-            // Also with no compressed bytes left: the decoder may still hold output.
-            if compressedStart < compressedEnd || decoderMayHoldOutput || decoder.hasPendingFault {
-                let outcome = compressed.withUnsafeBytes { input in
-                    buffer.withUnsafeMutableBytes { output in
-                        Result { () throws(FenceError) in
-                            try decoder.decode(
-                                UnsafeRawBufferPointer(rebasing: input[compressedStart..<compressedEnd]),
-                                into: UnsafeMutableRawBufferPointer(rebasing: output[end..<(end + count)]))
-                        }
-                    }
-                }
-                guard case .success(let (read, written)) = outcome else {
-                    if case .failure(let error) = outcome { failInput(error) }
-                    return 0
-                }
-                compressedStart += read
-                decoderMayHoldOutput = written == count
-                if written > 0 { return written }
-                if read > 0 { continue }
-            }
-            if compressedEOF {
-                do { try decoder.finish() } catch { failInput(error) }
-                return 0
-            }
-            // More compressed bytes, without waiting past the deadline.
-            guard descriptorReady() else { return nil }
-            compressedStart = 0
-            compressedEnd = 0
-            let got = try compressed.withUnsafeMutableBytes { b in Result { () throws(FenceError) in try Self.read(fd, b.baseAddress!, b.count) } }.get()
-            if got == 0 { compressedEOF = true } else { compressedEnd = got }
-        }
-    }
-
-    /// Ends the input at a failure of its compressed stream (corrupt, truncated, followed by
-    /// other data): the complete lines before it are still read, the line it cut is dropped,
-    /// and `read` then throws it, naming that line.
-    private func failInput(_ error: FenceError) {
-        inputFailure = error
-        compressedStart = compressedEnd
-        compressedEOF = true
-        decoderMayHoldOutput = false
-    }
-
-    /// `read(2)` into `buffer` at `offset`, retried when interrupted.
-    private func readDescriptor(into offset: Int, count: Int) throws(FenceError) -> Int {
-        try buffer.withUnsafeMutableBytes { b in Result { () throws(FenceError) in try Self.read(fd, b.baseAddress! + offset, count) } }.get()
-    }
-
-    private static func read(_ fd: Int32, _ to: UnsafeMutableRawPointer, _ count: Int) throws(FenceError) -> Int {
-        while true {
-            let got = Foundation.read(fd, to, count)
-            if got >= 0 { return got }
-            if errno != EINTR { throw FenceError(.malformedInput, reason: "read failed: \(String(cString: strerror(errno)))") }
-        }
+    /// Reads into `buffer` after `end` (`PositionInput.read`): the bytes read, 0 at the
+    /// input's end, nil when the deadline passed first.
+    private func fill() throws(FenceError) -> Int? {
+        let at = end
+        return try buffer.withUnsafeMutableBytes { b in
+            Result { () throws(FenceError) in try input.read(into: UnsafeMutableRawBufferPointer(rebasing: b[at...])) }
+        }.get()
     }
 
     /// Reads positions until `limit` are collected or the input ends.
@@ -313,8 +177,8 @@ public final class PositionReader {
     ///   whole, not one line).
     public func read(limit: Int, into positions: inout [Position], errors: inout [PositionLineError]) throws(FenceError) -> Bool {
         // Clamped: a negative or NaN wait is 0, and at most 1e9 s.
-        deadline = maxWait.map { DispatchTime.now().uptimeNanoseconds + UInt64(($0 > 0 ? min($0, 1e9) : 0) * 1e9) }
-        defer { deadline = nil }
+        input.deadline = maxWait.map { DispatchTime.now().uptimeNanoseconds + UInt64(($0 > 0 ? min($0, 1e9) : 0) * 1e9) }
+        defer { input.deadline = nil }
         var taken = 0
         let errorsBefore = errors.count
         while taken < limit {
@@ -325,7 +189,7 @@ public final class PositionReader {
                 continue
             }
             guard let (lo, hi) = try nextLine() else {
-                if let cause = inputFailure {
+                if let cause = input.failure {
                     // Named at the line after the last one read: the one the failure cut, or
                     // the one after the text's clean end.
                     let failure = FenceError(cause.kind, line: lineNumber + 1, reason: cause.reason)
@@ -418,7 +282,7 @@ public final class PositionReader {
                 // After a compressed stream failed, the unterminated rest may be a cut line
                 // (even after a member or frame that ended cleanly, the text may have gone on
                 // in what the damage took): dropped, never read short.
-                guard start < end, inputFailure == nil else {
+                guard start < end, input.failure == nil else {
                     start = end
                     return nil
                 }
@@ -452,7 +316,7 @@ public final class PositionReader {
                     buffer.append(contentsOf: repeatElement(0, count: min(buffer.count, maxLineBytes + 2 - buffer.count)))
                 }
             }
-            guard inputReady(), let got = try readInput(count: buffer.count - end) else { return (-2, -2) }
+            guard input.ready(), let got = try fill() else { return (-2, -2) }
             if got == 0 { eof = true } else { end += got }
         }
     }
@@ -484,8 +348,8 @@ public final class PositionReader {
         var spans: [LineSpan] = []
         var at = start
         scanLines(from: &at, max: max, into: &spans)
-        while topUp && spans.count < max && end < buffer.count && !eof && inputReady() {
-            guard let got = try readInput(count: buffer.count - end) else { break }
+        while topUp && spans.count < max && end < buffer.count && !eof && input.ready() {
+            guard let got = try fill() else { break }
             if got == 0 { eof = true } else { end += got }
             scanLines(from: &at, max: max, into: &spans)
         }
@@ -509,7 +373,7 @@ public final class PositionReader {
                     lineNumber += 1
                     spans.append(LineSpan(lo: hi - at > limit ? -1 : at, hi: hi, number: lineNumber))
                     at = nl + 1
-                } else if eof && inputFailure == nil {
+                } else if eof && input.failure == nil {
                     lineNumber += 1
                     spans.append(LineSpan(lo: end - at > limit ? -1 : at, hi: end, number: lineNumber))
                     at = end
