@@ -105,6 +105,8 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertEqual(reason("%Y-%m-%d %"), "%Y-%m-%d %: a % ends the pattern")
         XCTAssertEqual(reason("%Y-%m-%d %Y"), "%Y-%m-%d %Y: a field is given twice")
         XCTAssertEqual(reason("%F %H %T"), "%F %H %T: a field is given twice")
+        // An hour of the day and an hour of the clock are one field (their kinds differ).
+        XCTAssertEqual(reason("%F %H %I %p"), "%F %H %I %p: a field is given twice")
         XCTAssertEqual(reason("%F %M"), "%F %M: minutes need an hour, and seconds a minute")
         XCTAssertEqual(reason("%F %H:%M.%f"), "%F %H:%M.%f: %f needs %S")
         XCTAssertEqual(reason("%F %é"), "%F %é: %é is no directive this reader knows")
