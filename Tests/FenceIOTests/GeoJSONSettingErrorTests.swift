@@ -80,4 +80,43 @@ final class GeoJSONSettingErrorTests: XCTestCase {
         XCTAssertEqual(reason(#"{"type":"FeatureCollection","features":{"a":[1]}}"#), #"the FeatureCollection has no "features" array"#)
         XCTAssertEqual(reason(#"{"type":"FeatureCollection","features":[]}"#), "read 0 fences")
     }
+
+    /// The OGR reader refuses what the built-in reader refuses, with the same kinds and
+    /// reasons: a radius that is no number, and a geometry past the position or polygon limit
+    /// (coverage audit: OGR's radius and limit refusals had never run).
+    func testBothReadersRefuseABadRadiusAndAGeometryPastTheLimitsAlike() throws {
+        let ring5 = "[[0,0],[1,0],[1,1],[0,1],[0,0]]"
+        let ring6 = "[[0,0],[1,0],[2,1],[1,1],[0,1],[0,0]]"
+        func polygon(_ id: String, _ type: String, _ coordinates: String) -> String {
+            #"{"type":"Feature","id":"\#(id)","properties":{},"geometry":{"type":"\#(type)","coordinates":\#(coordinates)}}"#
+        }
+        let doc = collection([
+            point("text", #""radius":"abc""#),
+            point("unit", #""radius":"12 m""#),
+            point("ok-circle", #""radius":"15""#),
+            polygon("five", "Polygon", "[\(ring5)]"),
+            polygon("six", "Polygon", "[\(ring6)]"),
+            polygon("two", "MultiPolygon", "[[\(ring5)],[\(ring5)]]"),
+        ])
+        let path = NSTemporaryDirectory() + "setting-errors-\(UUID().uuidString).geojson"
+        try Data(doc.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var described: [[String]] = []
+        for reader in [FenceInputOptions.Reader.native, .ogr] {
+            var options = FenceInputOptions()
+            options.reader = reader
+            options.limits.geometry.maxPositions = 5
+            options.limits.geometry.maxPolygons = 1
+            let read = try FenceInput.read(path, options: options)
+            XCTAssertEqual(read.fences.map(\.id), ["ok-circle", "five"], "\(reader)")
+            described.append(read.rejected.map { "\($0.origin.index) \($0.error.fence ?? "-") \($0.error.kind) \($0.error.reason)" })
+        }
+        XCTAssertEqual(described[0], [
+            #"1 text invalidRadius radius "abc" is not a number"#,
+            #"2 unit invalidRadius radius "12 m" is not a number"#,
+            "5 six limitExceeded 6 positions exceed the limit of 5",
+            "6 two limitExceeded 2 polygons exceed the limit of 1",
+        ])
+        XCTAssertEqual(described[1], described[0])
+    }
 }
