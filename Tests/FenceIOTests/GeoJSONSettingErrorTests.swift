@@ -119,4 +119,31 @@ final class GeoJSONSettingErrorTests: XCTestCase {
         ])
         XCTAssertEqual(described[1], described[0])
     }
+
+    /// Values shown in a reason are cut at 40 characters (a repeated key, a group that is an
+    /// object); nesting past the limit in a feature id, or in `properties` that is no object,
+    /// refuses the feature naming where (coverage audit: none of these had run).
+    func testLongValuesAreShortenedAndDeepNestingIsNamed() throws {
+        let longKey = String(repeating: "k", count: 45)
+        let longGroup = #"{"a":"\#(String(repeating: "x", count: 50))"}"#
+        let deep = String(repeating: "[", count: 5) + String(repeating: "]", count: 5)
+        let doc = collection([
+            point("repeated", #""radius":10,"\#(longKey)":1,"\#(longKey)":2"#),
+            point("group", #""radius":10,"group":\#(longGroup)"#),
+            #"{"type":"Feature","id":\#(deep),"properties":{"radius":10},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+            #"{"type":"Feature","id":"props","properties":\#(deep),"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+            point("fine", #""radius":10,"deep":[[[1]]]"#),
+        ])
+        var options = FenceInputOptions()
+        options.limits.maxNesting = 4
+        let read = try GeoJSONFences.read(Data(doc.utf8), layer: "t", options: options)
+        XCTAssertEqual(read.fences.map(\.id), ["fine"])
+        let nesting = "levels deep, over the limit of 4 (--max-json-nesting; FenceInputLimits.maxNesting in the library)"
+        XCTAssertEqual(read.rejected.map { "\($0.error.kind) \($0.error.reason)" }, [
+            #"malformedInput key "\#(String(repeating: "k", count: 40))..." appears twice in the feature's properties"#,
+            #"invalidSetting property "group" must be a string or a number, not {"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."#,
+            #"limitExceeded "id" is nested 5 "# + nesting,
+            #"limitExceeded "properties" is nested 5 "# + nesting,
+        ])
+    }
 }
