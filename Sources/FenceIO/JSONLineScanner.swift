@@ -243,7 +243,7 @@ struct JSONLineScanner {
             case 114: out.append(13)
             case 116: out.append(9)
             case 117:
-                guard var code = hex4(raw, k) else { throw fail("bad \\u escape") }
+                guard var code = hex4(raw, k) else { throw failAtEscape(k - 2, "bad \\u escape", textStart: s) }
                 k += 4
                 if TextProblem.isHighSurrogate(code), k + 6 <= raw.count, raw[k] == 92, raw[k + 1] == 117,
                     let low = hex4(raw, k + 2), TextProblem.isLowSurrogate(low)
@@ -257,11 +257,18 @@ struct JSONLineScanner {
                     continue
                 }
                 out.append(contentsOf: String(Character(scalar)).utf8)
-            default: throw fail("bad escape")
+            default: throw failAtEscape(k - 2, "bad escape", textStart: s)
             }
         }
         if let problem { return .failure(problem) }
         return out.withUnsafeBufferPointer { String.validating($0) }
+    }
+
+    /// A bad escape found once the string was scanned (`i` past its closing quote): the
+    /// failure names the escape's backslash, at `k` in the string's text starting at `textStart`.
+    mutating func failAtEscape(_ k: Int, _ what: String, textStart: Int) -> Failure {
+        i = textStart + k
+        return fail(what)
     }
 
     func hex4(_ raw: UnsafeBufferPointer<UInt8>, _ k: Int) -> UInt32? {

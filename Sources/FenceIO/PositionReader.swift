@@ -459,6 +459,7 @@ public final class PositionReader {
 
     private func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
         if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return .success(nil) }
+        let contentBefore = sawContent
         sawContent = true
         // memchr, not `contains`: a byte loop here was a tenth of the reader's instructions.
         if memchr(line.baseAddress!, 0, line.count) != nil {
@@ -500,6 +501,14 @@ public final class PositionReader {
                 if data.count >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
                     data = UnsafeBufferPointer(rebasing: data[3...])
                     if data.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { return .success(nil) }
+                }
+                // A row of empty cells (`,,,`) is no line, as a blank one is: before the first
+                // data line it neither makes the input non-empty nor chooses the delimiter
+                // (an input of nothing else was read as 0 positions, where blank lines are
+                // "the input is empty").
+                if data.allSatisfy({ $0 == 44 || $0 == 9 || $0 == 59 || $0 == 32 || $0 == 13 }) {
+                    sawContent = contentBefore
+                    return .success(nil)
                 }
                 let text = String(decoding: data, as: UTF8.self)
                 if text.first(where: { $0 != " " && $0 != "\t" }) == "{" {

@@ -79,8 +79,10 @@ enum ChangeCommand {
         if !groups.isEmpty { operations.append(.removeGroups(groups)) }
         if a.flags.contains("remove-all") { operations.append(.removeAll) }
         if a.flags.contains("flush") { operations.append(.flush) }
+        // A bad --name is a usage error (status 2) whether or not a server answers.
+        let deploymentName = try a.deploymentName()
         let connection = try NATSConnection(servers: servers, name: "fence-change")
-        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        let topology = try Deployment.topology(connection: connection, name: deploymentName)
         let seq = try Deployment.publishChange(operations[0], connection: connection, topology: topology)
         printLine("\(seq)")
         StandardError().write("fence change: published at stream sequence \(seq) of \(topology.fixStream)\n")

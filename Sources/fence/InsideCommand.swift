@@ -176,8 +176,10 @@ enum InsideCommand {
             refused = !rejected.isEmpty
             base = engine
         }
+        // A bad --name is a usage error (status 2) whether or not a server answers.
+        let deploymentName = try a.deploymentName()
         let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-inside")
-        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        let topology = try Deployment.topology(connection: connection, name: deploymentName)
         let partitions = try ClusterVisits.checkpoints(connection: connection, topology: topology)
         let checkpoints = partitions.compactMap(\.checkpoint)
         let groups = try base.map { try ClusterVisits.groups(for: checkpoints, base: $0, connection: connection, topology: topology) }

@@ -62,8 +62,10 @@ enum PublishCommand {
         let started = Date()
         // Every option checked before connecting: a bad one is a usage error, not a server's.
         let positionInput = try a.positionInput()
+        // A bad --name is a usage error (status 2) whether or not a server answers.
+        let deploymentName = try a.deploymentName()
         let connection = try NATSConnection(servers: servers, name: "fence-publish")
-        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        let topology = try Deployment.topology(connection: connection, name: deploymentName)
         let reader = try positionInput.open(path)
         // A live pipe (`tail -f ais.csv | fence publish`) is published as it comes: a batch is
         // what arrived within --max-wait, and what the publisher holds of it goes out then (it

@@ -31,12 +31,14 @@ enum StatusCommand {
             printLine(help)
             return 0
         }
-        let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-status")
-        let topology = try Deployment.topology(connection: connection, name: try a.deploymentName())
+        // A bad --name or --timeout is a usage error (status 2) whether or not a server answers.
+        let deploymentName = try a.deploymentName()
         let timeout = try a.double("timeout", default: 600)!
         guard timeout >= 0, timeout <= Arguments.maxSeconds else {
             throw UsageError("--timeout takes seconds, from 0 to \(Int(Arguments.maxSeconds))")
         }
+        let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-status")
+        let topology = try Deployment.topology(connection: connection, name: deploymentName)
         let waiting = a.flags.contains("wait-drained")
         let deadline = Date().addingTimeInterval(timeout)
         while true {

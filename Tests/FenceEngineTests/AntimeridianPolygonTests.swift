@@ -87,4 +87,24 @@ final class AntimeridianPolygonTests: XCTestCase {
         XCTAssertEqual(store.ids(covering: LonLat(lon: -180, lat: 65)), ["russia-like"])
         XCTAssertEqual(store.ids(covering: LonLat(lon: 0, lat: 90)), ["pole"])
     }
+
+    /// The same tolerance on the negative side: -180 and -90 less a trace are the bound, a
+    /// coordinate further out is refused (coverage audit: only +180 and +90 were tested).
+    func testCoordinatesWithinNoisePastTheNegativeBoundsAreTheBound() throws {
+        let noisy = -180 - 1e-12
+        var store = FenceStore()
+        let results = store.add([
+            Fence(id: "chukotka-like", shape: .polygons([Polygon(exterior: ring([(noisy, 60), (-170, 60), (-170, 70), (noisy, 70), (noisy, 60)]))])),
+            .circle(id: "south-pole", lon: 0, lat: -90 - 1e-12, radius: 1000),
+            .circle(id: "edge", lon: -180 - 0.5e-9, lat: -90 + 0.5, radius: 1000),
+            Fence(id: "too-far", shape: .polygons([Polygon(exterior: ring([(-180.000001, 0), (-170, 0), (-170, 5), (-180.000001, 5), (-180.000001, 0)]))])),
+            .circle(id: "too-far-south", lon: 0, lat: -90 - 2e-9, radius: 1000),
+        ])
+        XCTAssertEqual(results.map(\.error?.kind), [nil, nil, nil, .coordinateOutOfRange, .coordinateOutOfRange])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: -180, lat: 65)), ["chukotka-like"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 180, lat: 65)), ["chukotka-like"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0, lat: -90)), ["south-pole"])
+        guard case .circle(let centre, _)? = store.fence(id: "edge")?.shape else { return XCTFail("edge is not a circle") }
+        XCTAssertEqual(centre.lon, -180)
+    }
 }

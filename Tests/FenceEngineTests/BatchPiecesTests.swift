@@ -271,5 +271,16 @@ final class BatchPiecesTests: XCTestCase {
         let oneTime = batch.map { var f = $0; f.time = 1_700_000_000.25; return f }
         XCTAssertNil(engine.pieces(of: oneTime, matchBudget: 1))
         XCTAssertNil(engine.pieces(of: batch, matchBudget: EventEngine.defaultMatchBudget))
+        // Nothing to apply: every fix refused, so no sample to estimate from (coverage audit:
+        // never run; without the guard the estimate divided by zero and Int(nan) trapped).
+        // The batch is one piece, every fix refused with its reason.
+        let refused = batch.map { var f = $0; f.device = ""; return f }
+        XCTAssertNil(engine.pieces(of: refused, matchBudget: 1))
+        var copy = engine
+        let r = copy.evaluate(refused, threads: 2, matchBudget: 1)
+        XCTAssertEqual(r.rejected.count, refused.count)
+        XCTAssertTrue(r.rejected.map(\.reason).contains("empty device id"))
+        XCTAssertEqual(r.events.count, 0)
+        XCTAssertEqual(r.applied, 0)
     }
 }

@@ -90,4 +90,23 @@ final class PositionCheckTests: XCTestCase {
                 p.problem?.hasSuffix("(epoch seconds expected, not \(unit): --time-format \(directive) reads them)") == true, "\(t): \(p.problem ?? "nil")")
         }
     }
+
+    /// A time still out of range when read as a count of a finer unit names the unit that
+    /// would read it, and names none when no unit finer than the one given exists (nanoseconds)
+    /// or the count is beyond nanoseconds since the year 1 (coverage audit: neither was tested).
+    func testCountStillOutOfRangeNamesAFinerUnitOnlyWhenThereIsOne() {
+        func problem(_ seconds: Double, _ digits: Int) -> String? {
+            Position(device: "v", time: seconds, lon: 0, lat: 0).problem(countDigits: digits)
+        }
+        // 1.7e18 microseconds read as 1.7e12 seconds: a count of nanoseconds.
+        XCTAssertEqual(
+            problem(1.7e12, 6), "time 1700000000000.0 is outside the years 1-9999 (a count of nanoseconds, not microseconds: --time-format %s%9N reads them)")
+        // Nanoseconds already: nothing finer to suggest.
+        XCTAssertEqual(problem(1.7e12, 9), "time 1700000000000.0 is outside the years 1-9999")
+        XCTAssertEqual(problem(-1.7e12, 9), "time -1700000000000.0 is outside the years 1-9999")
+        XCTAssertEqual(problem(5e11, 9), "time 500000000000.0 is outside the years 1-9999")
+        // A count of 1e21 or more is no unit's (past the year 9999 even in nanoseconds).
+        XCTAssertEqual(problem(1e18, 3), "time 1e+18 is outside the years 1-9999")
+        XCTAssertNil(problem(1.7e9, 9))
+    }
 }

@@ -444,6 +444,55 @@ final class CompressedInputTests: XCTestCase {
         XCTAssertEqual(errors, expected.errors)
     }
 
+    /// A Zstandard stream may open with a skippable frame (magic 0x184D2A50-5F, RFC 8878
+    /// 3.1.2: metadata a reader passes over), and hold one between frames: it is read as
+    /// zstd, from a file and from a pipe whose first bytes arrive one at a time (the reader
+    /// must wait for four before deciding). Coverage audit: no test had sent one.
+    func testAZstdStreamOpeningWithASkippableFrameIsRead() throws {
+        guard let codec = Self.zstdCodec else { throw XCTSkip("zstd is not installed") }
+        var rng = SplitMix64(seed: 11)
+        let text = positionsText(&rng, count: 3_000, ndjson: false)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let cut = lines.count / 2
+        let first = try Self.compress(Data((lines[..<cut].joined(separator: "\n") + "\n").utf8), codec)
+        let second = try Self.compress(Data(lines[cut...].joined(separator: "\n").utf8), codec)
+        func skippable(_ nibble: UInt8, _ payload: [UInt8]) -> Data {
+            let n = UInt32(payload.count)
+            return Data([0x50 | nibble, 0x2A, 0x4D, 0x18, UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24)] + payload)
+        }
+        let stream = skippable(0x0, Array("device,time,lon,lat\nnot,data,read,here\n".utf8)) + first + skippable(0xF, [0, 1, 2]) + second
+        let dir = try folder()
+        let plain = dir + "/p.csv"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: plain))
+        let expected = try readAll(plain, threads: 1, limit: 1 << 20)
+        XCTAssertGreaterThan(expected.positions.count, 2_000)
+        let path = dir + "/p.csv.zst"
+        try stream.write(to: URL(fileURLWithPath: path))
+        let got = try readAll(path, threads: 1, limit: 1 << 20)
+        XCTAssertNil(got.failure)
+        assertSame(got.positions, expected.positions)
+        XCTAssertEqual(got.errors, expected.errors)
+        // Through a pipe, the magic's bytes one at a time.
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer { close(fds[0]) }
+        let writeEnd = fds[1]
+        let writer = DispatchQueue(label: "skippable-feed")
+        for k in 0..<3 {
+            writer.asyncAfter(deadline: .now() + 0.05 * Double(k)) { Self.write(stream.subdata(in: k..<(k + 1)), to: writeEnd) }
+        }
+        writer.asyncAfter(deadline: .now() + 0.2) {
+            Self.write(stream.subdata(in: 3..<stream.count), to: writeEnd)
+            close(writeEnd)
+        }
+        let reader = PositionReader(fileDescriptor: fds[0])
+        var piped: [Position] = []
+        var errors: [PositionLineError] = []
+        while try reader.read(limit: 1 << 20, into: &piped, errors: &errors) {}
+        assertSame(piped, expected.positions)
+        XCTAssertEqual(errors, expected.errors)
+    }
+
     // MARK: Fences
 
     static let fences = GDALFixtures.collection([

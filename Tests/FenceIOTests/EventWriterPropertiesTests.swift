@@ -115,4 +115,20 @@ final class EventWriterPropertiesTests: XCTestCase {
         let rows = String(decoding: out, as: UTF8.self)
         XCTAssertEqual(rows.components(separatedBy: expected).count - 1, 2, rows)
     }
+
+    /// An event of a fence the writer was not given (an exit `fence-removed` for a fence a
+    /// state file knew and this run does not load) carries no properties: an empty object in
+    /// NDJSON, empty cells in CSV, the columns in their places (coverage audit: never written).
+    func testAnEventOfAFenceNotLoadedCarriesNoProperties() {
+        let loaded = Fence(id: "a", shape: .polygons([Polygon(exterior: square(0, 0))]), properties: ["name": "\"A\"", "zone": "7"])
+        let gone = FenceEvent(time: 60, device: "v", fence: "gone", group: nil, kind: .exit, lon: 1, lat: 2, reason: .fenceRemoved, insideSeconds: 60)
+        var out: [UInt8] = []
+        EventWriter(format: .ndjson, propertyNames: ["name", "zone"], fences: [loaded]).append(gone, to: &out)
+        XCTAssertEqual(
+            String(decoding: out, as: UTF8.self),
+            #"{"time":"1970-01-01T00:01:00.000Z","device":"v","fence":"gone","event":"exit","lon":1.0,"lat":2.0,"reason":"fence-removed","inside_s":60,"properties":{}}"# + "\n")
+        out = []
+        EventWriter(format: .csv, propertyNames: ["name", "zone"], fences: [loaded]).append(gone, to: &out)
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), "1970-01-01T00:01:00.000Z,v,gone,,exit,1.0,2.0,,fence-removed,60,,\n")
+    }
 }

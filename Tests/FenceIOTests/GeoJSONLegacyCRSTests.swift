@@ -30,6 +30,8 @@ final class GeoJSONLegacyCRSTests: XCTestCase {
             #"{"type":"OGC","properties":{"urn":"urn:ogc:def:crs:OGC:1.3:CRS84"}}"#,
             #"{"type":"link","properties":{"href":"http://spatialreference.org/ref/epsg/4326/proj4/","type":"proj4"}}"#,
             #"{"type":"link","properties":{"href":"https://epsg.io/4326.wkt"}}"#,
+            // A registry's address with "www." (coverage audit: never read).
+            #"{"type":"link","properties":{"href":"http://www.spatialreference.org/ref/epsg/4326/"}}"#,
             #"{"type":"URL","properties":{"url":"http://www.opengis.net/def/crs/OGC/1.3/CRS84"}}"#,
             #"{"type":"link","properties":{"href":"http://www.opengis.net/def/crs/EPSG/0/4326"}}"#,
             #"{"type":"name","properties":{"name":"WGS84"}}"#,
@@ -79,6 +81,14 @@ final class GeoJSONLegacyCRSTests: XCTestCase {
             (#"{"type":"EPSG","properties":{}}"#, #"the document has a "crs" member of type "EPSG" without a "code" in its properties, "# + reads + ignores),
             (#"{"type":"name","properties":{"name":7}}"#, #"the document has a "crs" member of type "name" without a "name" in its properties, "# + reads + ignores),
             (#"{}"#, #"the document has a "crs" member without a "type", "# + reads + ignores),
+            // Coverage audit: a link without its address, an OGC member without its urn, and a
+            // registry address whose code is followed by other text, had no test.
+            (#"{"type":"link","properties":{"type":"proj4"}}"#, #"the document has a "crs" member of type "link" without an "href" in its properties, "# + reads + ignores),
+            (#"{"type":"OGC","properties":{"code":4326}}"#, #"the document has a "crs" member of type "OGC" without a "urn" in its properties, "# + reads + ignores),
+            (
+                #"{"type":"link","properties":{"href":"https://epsg.io/4326abc"}}"#,
+                #"the document has a "crs" member of type "link" (https://epsg.io/4326abc), "# + reads + fetches
+            ),
             (#""EPSG:4326""#, #"the document has a "crs" member that is not an object ("EPSG:4326"), "# + reads + ignores),
             (
                 #"{"type":"link","properties":{"href":"http://example.com/zones.prj","type":"esriwkt"}}"#,

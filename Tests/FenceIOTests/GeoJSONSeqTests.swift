@@ -79,6 +79,28 @@ final class GeoJSONSeqTests: XCTestCase {
         ])
     }
 
+    /// Without RS, a bad record skips every line up to the next one whose first byte past
+    /// white space is `{` (an indented one too), or to the end when none follows; an RS at a
+    /// line's start also starts a record (coverage audit: only the next line had been tried).
+    func testABadRecordSkipsToTheNextObjectLine() throws {
+        let lines = [
+            Self.circle("\"a\""), #"{"type":"Feature","id":"b" "properties":{}"#, #"  "x": 1,"#, "  }", "   " + Self.circle("\"c\""),
+            Self.circle("\"d\"").replacingOccurrences(of: "Point", with: "Point\""), "\t" + Self.rs + Self.circle("\"e\""), #"{"type":"#,
+            "not json", "]",
+        ]
+        let read = try Self.read(lines.joined(separator: "\n") + "\n")
+        XCTAssertEqual(read.fences.map(\.id), ["a", "c", "e"])
+        XCTAssertEqual(read.origins.map(\.index), [1, 3, 5])
+        XCTAssertEqual(Self.described(read), [
+            "layer seq, feature 2: fence #2: malformed-input: the record at line 2 is not valid JSON: expected , or } in an object at line 2, column 28; "
+                + "lines 2-4 are skipped",
+            "layer seq, feature 4: fence #4: malformed-input: the record at line 6 is not valid JSON: expected , or } in an object at line 6, column 80; "
+                + "the line is skipped",
+            "layer seq, feature 6: fence #6: malformed-input: the record at line 8 is not valid JSON: expected a JSON value at line 9, column 1; "
+                + "the rest of the file is skipped",
+        ])
+    }
+
     /// What was refused as a whole still is: a FeatureCollection followed by anything, a
     /// Feature followed by text on its own line, a first record that is not JSON.
     func testWholeDocumentsAreStillRefusedAsTheyWere() {

@@ -95,6 +95,29 @@ final class HeaderlessCSVTests: XCTestCase {
         }
     }
 
+    /// The reader refuses what `checkColumns` refuses up front, for a library caller that did
+    /// not ask it: columns lacking a field refuse the whole input at its first line, naming
+    /// the columns (not a CSV header). An empty input with columns is empty, without the hint
+    /// about a header line (coverage audit: neither path had run).
+    func testReaderRefusesColumnsLackingAFieldAndAnEmptyInput() throws {
+        XCTAssertThrowsError(try read("a,7,1,2\nb,8,1,2\n", columns: ["device", "when", "lon", "lat"])) { error in
+            let e = error as? FenceError
+            XCTAssertEqual(e?.line, 1)
+            XCTAssertEqual(e?.reason.hasPrefix(#"the columns "device,when,lon,lat" lacks time"#), true, "\(error)")
+            XCTAssertEqual(e?.reason.contains("CSV header"), false, "\(error)")
+        }
+        // Rows of empty cells are no lines (README), before the data as after it: an input of
+        // nothing else is empty, and they do not choose the delimiter of the data after them.
+        for empty in ["", "\n\n", ",,,\n", "\u{FEFF},,,\r\n\n;;;\n\t\t\t\n"] {
+            XCTAssertThrowsError(try read(empty, columns: ["device", "time", "lon", "lat"]), empty.debugDescription) { error in
+                XCTAssertEqual((error as? FenceError)?.reason, "the input is empty", empty.debugDescription)
+            }
+        }
+        let (p, e) = try read(",,,\nb\t3\t1\t2\n\t\t\t\nc\t4\t1\t2\n", columns: ["device", "time", "lon", "lat"])
+        XCTAssertEqual(e, [])
+        XCTAssertEqual(p.map(\.device), ["b", "c"])
+    }
+
     /// Without columns, a headerless file is refused as a whole, and the message says how to
     /// read it.
     func testHeaderlessFileWithoutColumnsPointsToThem() throws {

@@ -221,6 +221,31 @@ final class PositionReaderTests: XCTestCase {
 
     /// UTF-16 text (with its byte-order mark) is named, with the command that converts it,
     /// not "binary data" (an outside audit).
+    /// The first-line check counts brackets as JSON does (coverage audit: closing brackets and
+    /// escaped quotes had never been counted in a test): an escaped quote does not end a
+    /// string, a closing bracket closes, a byte-order mark before a JSON array is passed over.
+    /// A first line whose brackets all close is a bad line, not a document.
+    func testFirstLineBracketsAreCountedAsJSON() throws {
+        let fix = #"{"device":"a","time":0,"lon":1,"lat":2}"#
+        for (text, said) in [
+            (#"{"note":"\"{[","fixes":["# + "\n" + fix + "]}\n", "spread over lines"),
+            (#"{"meta":[1,2],"fixes":["# + "\n" + fix + "]}\n", "spread over lines"),
+            ("\u{FEFF}[\n" + fix + "\n]\n", "a JSON array"),
+        ] {
+            XCTAssertThrowsError(try read(text), text) { error in
+                let reason = (error as? FenceError)?.reason ?? "\(error)"
+                XCTAssertTrue(reason.contains(said) && reason.contains("convert it, e.g. jq"), reason)
+            }
+        }
+        // Read as NDJSON, the first line reaches the check with its byte-order mark.
+        XCTAssertThrowsError(try read("\u{FEFF}[" + fix + ",\n" + fix + "]\n", format: .ndjson)) { error in
+            XCTAssertTrue(((error as? FenceError)?.reason ?? "").hasPrefix("the input is a JSON array: "), "\(error)")
+        }
+        let (p, e) = try read(#"{"device":"a","time":0,"lon":1,"lat":2}}["# + "\n" + fix + "\n", format: .ndjson)
+        XCTAssertEqual(p.map(\.device), ["a"])
+        XCTAssertEqual(e.map(\.line), [1])
+    }
+
     func testUTF16IsNamed() throws {
         for (bom, name) in [([UInt8(0xFF), 0xFE], "FF FE"), ([UInt8(0xFE), 0xFF], "FE FF")] {
             var bytes = bom

@@ -90,6 +90,19 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertNil(compact.parse("20200101 93000"))
     }
 
+    /// README: "a blank matches any run of blanks", also a run of blanks in the pattern
+    /// (coverage audit: a pattern with two blanks in a row had no test), and, as in
+    /// `strptime`, no blank at all; a letter is no blank.
+    func testARunOfBlanksInThePatternMatchesAnyRunOfBlanks() throws {
+        let f = try TimeFormat("%Y-%m-%d  \t %H:%M")
+        let want = 1_577_934_240.0  // 2020-01-02T03:04:00Z
+        for text in ["2020-01-02 03:04", "2020-01-02     03:04", "2020-01-02\t03:04", "2020-01-02 \t 03:04"] {
+            XCTAssertEqual(f.parse(text), want, text.debugDescription)
+        }
+        XCTAssertEqual(f.parse("2020-01-0203:04"), want)
+        XCTAssertNil(f.parse("2020-01-02x03:04"))
+    }
+
     func testPatternsThatCannotBeReadAreRefusedWithTheReason() {
         func reason(_ pattern: String) -> String? {
             do {
@@ -105,6 +118,8 @@ final class TimeFormatTests: XCTestCase {
         XCTAssertEqual(reason("%Y-%m-%d %"), "%Y-%m-%d %: a % ends the pattern")
         XCTAssertEqual(reason("%Y-%m-%d %Y"), "%Y-%m-%d %Y: a field is given twice")
         XCTAssertEqual(reason("%F %H %T"), "%F %H %T: a field is given twice")
+        // An hour of the day and an hour of the clock are one field (their kinds differ).
+        XCTAssertEqual(reason("%F %H %I %p"), "%F %H %I %p: a field is given twice")
         XCTAssertEqual(reason("%F %M"), "%F %M: minutes need an hour, and seconds a minute")
         XCTAssertEqual(reason("%F %H:%M.%f"), "%F %H:%M.%f: %f needs %S")
         XCTAssertEqual(reason("%F %é"), "%F %é: %é is no directive this reader knows")

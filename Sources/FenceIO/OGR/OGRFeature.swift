@@ -86,6 +86,10 @@ final class OGRFeature {
             return v.isFinite ? "\(v)" : "null"
         case OFTDateTime:
             return epoch(i).map { OutputEscaping.jsonString(ISO8601.format($0)) } ?? OutputEscaping.jsonString(text(i))
+        case OFTDate:
+            // GDAL gives a date's text as `2020/01/31`: carried as the ISO 8601 date it is, as
+            // a date-time is carried in ISO 8601.
+            return epoch(i).map { OutputEscaping.jsonString(String(ISO8601.format($0).prefix(10))) } ?? OutputEscaping.jsonString(text(i))
         case OFTIntegerList, OFTInteger64List:
             // Each type has its own getter: OGR_F_GetFieldAsInteger64List gives NULL for an
             // IntegerList (GDAL 3.6), which was carried as `[]`.

@@ -196,7 +196,19 @@ struct OGRLayerReader {
             }
             var properties: [String: String] = [:]
             // A null column is an absent property, as a GeoJSON feature without it.
-            for field in propertyFields where feature.isSet(field) { properties[field.name] = feature.json(field) }
+            for field in propertyFields where feature.isSet(field) {
+                // GDAL's GeoJSON driver gives a column one type for every feature and hands
+                // its value back in that type's form: `2` in a column of reals is `2.0`, `5`
+                // in a column of text `"5"`, a date `2020/01/01`, `...T12:30:00.5+02:00` is
+                // `...T10:30:00.500Z`. The feature's own GeoJSON (`nativeGeoJSON`, json-c's
+                // text of it: numbers and strings as written, `\u` escapes as the characters)
+                // has the value the built-in reader keeps ("both readers give the same values").
+                if let json = native()?.properties[field.name] {
+                    properties[field.name] = json
+                    continue
+                }
+                properties[field.name] = feature.json(field)
+            }
             if let column = feature.invalidTextColumn {
                 let fieldName = fields.first { Int32($0.index) == column }?.name ?? "#\(column)"
                 reject(
