@@ -223,6 +223,22 @@ final class GeoJSONFencesTests: XCTestCase {
         ])
     }
 
+    /// The escapes no test had sent (coverage audit): `\b`, `\f` and upper-case hex decode in
+    /// an id; a lone low surrogate in a property's value refuses the feature, as a lone high
+    /// one does.
+    func testBackspaceFormFeedUpperHexAndALoneLowSurrogate() throws {
+        let doc = Self.collection([
+            Self.feature(Array(#""id":"a\b\f\u00C9\u00e9","properties":{"k":"\u00C9"}"#.utf8)),
+            Self.feature(Array(#""properties":{"id":"m","note":["x","\uDC00"]}"#.utf8)),
+        ])
+        let report = try GeoJSONFences.read(doc)
+        XCTAssertEqual(report.fences.map(\.id), ["a\u{8}\u{C}\u{C9}\u{E9}"])
+        XCTAssertEqual(report.fences.first?.properties, ["k": #""\u00C9""#])
+        XCTAssertEqual(report.errors, [
+            FenceError(.malformedInput, fence: "m", line: 2, reason: #"property "note" holds a lone surrogate escape \udc00"#),
+        ])
+    }
+
     /// A numeric id keeps the number's text as written (RFC 7946 allows a number id): it went
     /// through Double, so 9007199254740993 became "9007199254740992.0", a false duplicate, and
     /// 1e400 became "inf" (independent audit). An ordinary integer id was and stays "12".
