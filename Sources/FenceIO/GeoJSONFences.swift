@@ -252,9 +252,14 @@ public enum GeoJSONFences {
                 // UTF-16, and a document that stops inside a value (a download cut short), are
                 // named as such.
                 if let utf16 = TextProblem.utf16(bytes, reads: "GeoJSON is") { return .failure(FenceError(.malformedInput, reason: utf16)) }
+                func blank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+                // Nothing but white space: no place in it to name, and nothing was cut short.
+                if bytes.allSatisfy(blank) {
+                    return .failure(FenceError(.malformedInput, reason: bytes.isEmpty ? "the document is empty" : "the document is empty (white space only)"))
+                }
                 let (line, column) = document.scanner.lineAndColumn(failure.offset)
                 var reason = "not valid JSON: \(failure.message) at line \(line), column \(column)"
-                if bytes[min(failure.offset, bytes.count)...].allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }), failure.offset > 0 {
+                if bytes[min(failure.offset, bytes.count)...].allSatisfy(blank), failure.offset > 0 {
                     reason += ", where the document ends: it is cut short (truncated?)"
                 }
                 return .failure(FenceError(.malformedInput, reason: reason))

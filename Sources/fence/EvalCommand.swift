@@ -104,6 +104,8 @@ enum EvalCommand {
         var settings = try a.engineSettings()
         settings.idleEviction = try a.double("evict-idle", default: 0)!
         guard settings.idleEviction >= 0 else { throw UsageError("--evict-idle must be >= 0") }
+        // An empty name (`a,,b`, a lost shell variable) is a usage error, as in `fence change`.
+        let propertyNames = try a.names("properties") ?? []
 
         // Held to the end, from before the fences load (after the options are checked): a
         // second run on the same state is refused at once, not left to overwrite it.
@@ -156,8 +158,6 @@ enum EvalCommand {
             try refuseUnwritable(statePath, byRename: true)
             OutputFailure.unfinishedOnClose = "the state file \(statePath) was not written"
         }
-        let propertyNames = (a.values["properties"] ?? "").split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces)) }
-            .filter { !$0.isEmpty }
         let writer = EventWriter(format: format, propertyNames: propertyNames, fences: loading.read.fences)
         // A misspelt name is an always-empty column: said, as `fence inside` says its names.
         if !propertyNames.isEmpty {

@@ -27,6 +27,10 @@ final class CLIUsageErrorTests: XCTestCase {
             (["nearest"] + run + ["--min-delay", "10", "--max-delay", "5"], "--max-speed must be > 0, and 0 <= --min-delay <= --max-delay"),
             (["nearest"] + run + ["--min-delay=-1"], "--max-speed must be > 0, and 0 <= --min-delay <= --max-delay"),
             (["eval"] + run + ["--format", "xml"], "--format must be ndjson or csv"),
+            // An empty property name was dropped without a word (`a,,b`; `--properties ''`
+            // carried nothing); `fence change` already refused empty names.
+            (["eval"] + run + ["--properties", "name,,kind"], "--properties takes names, comma-separated, none empty; got 'name,,kind'"),
+            (["eval"] + run + ["--properties="], "--properties takes names, comma-separated, none empty; got ''"),
             // The cluster commands say so before trying a server (none listens on port 1): a
             // bad --name or --timeout was a failed connection, status 1, when no server answered.
             (["status", "--nats", nowhere, "--name", "bad-name"], "--name takes upper-case letters, digits and _"),
