@@ -590,6 +590,8 @@ final class SnapshotRestoreCheckTests: XCTestCase {
             ("the device id is empty", { $0.devices[0].id = "" }),
             ("appears twice", { s in s.devices.append(s.devices[0]) }),
             ("not within its visit", { $0.devices[0].pairs[0].enterTime = 1050 }),
+            ("not within its visit", { s in s.devices[0].pairs[0].exitPending = true; s.devices[0].pairs[0].pendingSince = 999 }),
+            ("not within its visit", { s in s.devices[0].pairs[0].exitPending = true; s.devices[0].pairs[0].pendingSince = 1001 }),
             ("undetermined with stayed or exit-pending", { s in s.devices[0].pairs[0].undetermined = true; s.devices[0].pairs[0].stayed = true }),
             ("has unknown bits", { $0.engineActions = FenceActions(rawValue: 0xF1) }),
             ("is recorded twice", { s in s.fences.append(s.fences[0]) }),
