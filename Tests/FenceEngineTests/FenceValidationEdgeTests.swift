@@ -47,6 +47,20 @@ final class FenceValidationEdgeTests: XCTestCase {
         XCTAssertTrue(results[3].error?.reason.hasPrefix("Self-intersection") ?? false, "\(String(describing: results[3].error))")
         XCTAssertEqual(store.ids(covering: LonLat(lon: 2.5, lat: 2.5)), [])
         XCTAssertEqual(store.ids(covering: LonLat(lon: 5, lat: 5)), ["ok", "touching"])
+        // A crowded shell (a hedgehog of 3,000 positions, which the single-ring sweep decides)
+        // with a hole in its first spike touching the shell at its tip: valid.
+        var hedgehog: [LonLat] = []
+        for k in 0..<3000 {
+            let a = 2 * Double.pi * Double(k) / 3000
+            let r = k % 2 == 0 ? 1.0 : 0.2
+            hedgehog.append(LonLat(lon: r * cos(a), lat: r * sin(a)))
+        }
+        hedgehog.append(hedgehog[0])
+        let tipHole = ring([(1, 0), (0.6, 0.0001), (0.6, -0.0001), (1, 0)])
+        var spiky = FenceStore()
+        XCTAssertNil(spiky.add([.polygon(id: "spiky", exterior: hedgehog, holes: [tipHole])])[0].error)
+        XCTAssertEqual(spiky.ids(covering: LonLat(lon: 0.5, lat: 0)), ["spiky"])
+        XCTAssertEqual(spiky.ids(covering: LonLat(lon: 0.7, lat: 0)), [])
     }
 
     /// A ring meeting itself is refused, small (a bowtie) or crowded (a hedgehog the sweep
