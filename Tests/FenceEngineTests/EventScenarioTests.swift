@@ -615,6 +615,21 @@ final class SnapshotRestoreCheckTests: XCTestCase {
         XCTAssertEqual(try restored.restore(good), 0)
         XCTAssertEqual(restored.snapshot(), good)
     }
+
+    /// A fence paired twice is found however many pairs the device holds: past the first 16
+    /// the check keeps a set, which must hold the 16th too (a mutation audit found a set
+    /// built one pair short unnoticed).
+    func testAFencePairedTwiceAmongManyPairsIsRefused() throws {
+        let pairs = (0..<16).map { TrackerSnapshot.Pair(fence: "f\($0)", stayed: false, exitPending: false, enterTime: 10, pendingSince: 0) }
+        for twice in [0, 14, 15] {
+            let device = TrackerSnapshot.Device(id: "v", lastTime: 20, lastLon: 0, lastLat: 0, pairs: pairs + [pairs[twice]])
+            XCTAssertThrowsError(try TrackerSnapshot(watermark: 20, devices: [device]).check(), "f\(twice)") { error in
+                XCTAssertTrue("\(error)".contains("fence \"f\(twice)\" is paired twice"), "\(error)")
+            }
+        }
+        let device = TrackerSnapshot.Device(id: "v", lastTime: 20, lastLon: 0, lastLat: 0, pairs: pairs)
+        XCTAssertNoThrow(try TrackerSnapshot(watermark: 20, devices: [device]).check())
+    }
 }
 
 /// One expiring fence among many: batches before its expiry scan no slot for expired fences

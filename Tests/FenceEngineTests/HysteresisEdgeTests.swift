@@ -11,11 +11,7 @@ final class HysteresisEdgeTests: XCTestCase {
         settings.actions = [.exit]
         var e = try EventEngine(settings: settings)
         XCTAssertTrue(e.add([.circle(id: "c", lon: 0, lat: 0, radius: 100)]).results.allSatisfy { $0.error == nil })
-        func at(_ device: String, _ metres: Double) -> Position {
-            let p = Geodesic.destination(lon: 0, lat: 0, azimuth: 90, distance: metres)
-            return Position(device: device, time: 10, lon: p.lon, lat: p.lat)
-        }
-        XCTAssertEqual(summary(e.evaluate([at("u", 90), at("i", 50)]).events), [])
+        XCTAssertEqual(summary(e.evaluate([fixEast("u", 90, 10), fixEast("i", 50, 10)]).events), [])
         XCTAssertEqual(e.status(device: "u", fence: "c"), .unknown)
         XCTAssertEqual(summary(e.setActions([.enter, .exit])), ["10 i c enter actions-changed"])
         XCTAssertEqual(summary(e.setActions(nil, fence: "c")), [])

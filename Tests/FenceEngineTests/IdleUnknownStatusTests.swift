@@ -4,11 +4,6 @@ import XCTest
 /// Idle eviction ends visits (`device-idle` exits); a status still unknown under hysteresis is
 /// no visit, so it ends in silence (a mutation audit found no test of it).
 final class IdleUnknownStatusTests: XCTestCase {
-    func fix(_ device: String, _ metres: Double, _ t: Double) -> Position {
-        let p = Geodesic.destination(lon: 0, lat: 0, azimuth: 90, distance: metres)
-        return Position(device: device, time: t, lon: p.lon, lat: p.lat)
-    }
-
     func testAnUnknownStatusEndsWithoutAnExitWhenTheDeviceGoesIdle() throws {
         var settings = EventSettings()
         settings.hysteresisMargin = 20
@@ -17,9 +12,9 @@ final class IdleUnknownStatusTests: XCTestCase {
         XCTAssertTrue(e.add([.circle(id: "c", lon: 0, lat: 0, radius: 100)]).results.allSatisfy { $0.error == nil })
         // u within the margin (unknown), i deep inside (a visit); then each found idle: u by
         // the batch's end, i by its own next fix.
-        XCTAssertEqual(summary(e.evaluate([fix("u", 90, 0), fix("i", 50, 0)]).events), ["0 i c enter initial"])
+        XCTAssertEqual(summary(e.evaluate([fixEast("u", 90, 0), fixEast("i", 50, 0)]).events), ["0 i c enter initial"])
         XCTAssertEqual(e.status(device: "u", fence: "c"), .unknown)
-        let r = e.evaluate([fix("i", 50, 1000), fix("x", 1000, 1000)])
+        let r = e.evaluate([fixEast("i", 50, 1000), fixEast("x", 1000, 1000)])
         XCTAssertEqual(summary(r.events), ["100 i c exit device-idle 0s", "1000 i c enter initial"])
         XCTAssertEqual(e.status(device: "u", fence: "c"), .unknown, "evicted: no state, as a device never seen")
         XCTAssertEqual(e.snapshot().devices.map(\.id), ["i", "x"])
