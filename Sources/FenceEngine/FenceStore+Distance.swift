@@ -8,7 +8,10 @@ extension FenceStore {
     /// near a pole).
     static func box(around p: LonLat, metres: Double) -> Box {
         let dLat = metres / metresPerDegreeLat * 1.01 + 1e-9
-        let cosLat = cos(min(89.999, abs(p.lat) + dLat) * .pi / 180)
+        // At the latitude of the box's poleward edge, up to the pole itself (cos 0 there, the
+        // box then as wide as the globe): capped below the pole, the box missed fences within
+        // the margin at other longitudes of a fix within about 110 m of the pole.
+        let cosLat = cos(min(90, abs(p.lat) + dLat) * .pi / 180)
         let dLon = dLat / max(cosLat, 1e-9)
         if dLon >= 180 || p.lat + dLat >= 90 || p.lat - dLat <= -90 {
             return Box(minX: -180, minY: max(-90, p.lat - dLat), maxX: 180, maxY: min(90, p.lat + dLat))

@@ -283,4 +283,24 @@ final class BatchPiecesTests: XCTestCase {
         XCTAssertEqual(r.events.count, 0)
         XCTAssertEqual(r.applied, 0)
     }
+
+    /// A fix whose written millisecond is a cut's starts the piece after the cut (README: a
+    /// fix goes to the piece after the last cut at or before its millisecond), and cuts are
+    /// sampled fixes' milliseconds: so every piece but the first starts at a sampled
+    /// millisecond. (A mutation audit found a cut that sent its own millisecond before it
+    /// unnoticed: the pieces were still whole milliseconds in time order.)
+    func testAFixAtACutsMillisecondStartsThePieceAfterIt() {
+        let s = Self.makeScenario(seed: 31)
+        let engine = Self.makeEngine(s)
+        let batch = s.batches[0]
+        let total = Self.matchesPerFix(engine, batch) * Double(batch.count)
+        guard let pieces = engine.pieces(of: batch, matchBudget: Int(total / 6)) else { return XCTFail("not cut") }
+        let m = batch.count
+        let samples = min(m, EventEngine.matchSampleSize)
+        let sampled = Set((0..<samples).map { FenceEvent.outputMillisecond(batch[$0 * m / samples].time) })
+        for (p, piece) in pieces.enumerated().dropFirst() {
+            let first = piece.map { FenceEvent.outputMillisecond(batch[$0].time) }.min()!
+            XCTAssertTrue(sampled.contains(first), "piece \(p) starts at \(first), no cut")
+        }
+    }
 }

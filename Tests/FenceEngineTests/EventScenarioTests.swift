@@ -590,6 +590,8 @@ final class SnapshotRestoreCheckTests: XCTestCase {
             ("the device id is empty", { $0.devices[0].id = "" }),
             ("appears twice", { s in s.devices.append(s.devices[0]) }),
             ("not within its visit", { $0.devices[0].pairs[0].enterTime = 1050 }),
+            ("not within its visit", { s in s.devices[0].pairs[0].exitPending = true; s.devices[0].pairs[0].pendingSince = 999 }),
+            ("not within its visit", { s in s.devices[0].pairs[0].exitPending = true; s.devices[0].pairs[0].pendingSince = 1001 }),
             ("undetermined with stayed or exit-pending", { s in s.devices[0].pairs[0].undetermined = true; s.devices[0].pairs[0].stayed = true }),
             ("has unknown bits", { $0.engineActions = FenceActions(rawValue: 0xF1) }),
             ("is recorded twice", { s in s.fences.append(s.fences[0]) }),
@@ -612,6 +614,21 @@ final class SnapshotRestoreCheckTests: XCTestCase {
         var restored = EventEngine(store: engine.store)
         XCTAssertEqual(try restored.restore(good), 0)
         XCTAssertEqual(restored.snapshot(), good)
+    }
+
+    /// A fence paired twice is found however many pairs the device holds: past the first 16
+    /// the check keeps a set, which must hold the 16th too (a mutation audit found a set
+    /// built one pair short unnoticed).
+    func testAFencePairedTwiceAmongManyPairsIsRefused() throws {
+        let pairs = (0..<16).map { TrackerSnapshot.Pair(fence: "f\($0)", stayed: false, exitPending: false, enterTime: 10, pendingSince: 0) }
+        for twice in [0, 14, 15] {
+            let device = TrackerSnapshot.Device(id: "v", lastTime: 20, lastLon: 0, lastLat: 0, pairs: pairs + [pairs[twice]])
+            XCTAssertThrowsError(try TrackerSnapshot(watermark: 20, devices: [device]).check(), "f\(twice)") { error in
+                XCTAssertTrue("\(error)".contains("fence \"f\(twice)\" is paired twice"), "\(error)")
+            }
+        }
+        let device = TrackerSnapshot.Device(id: "v", lastTime: 20, lastLon: 0, lastLat: 0, pairs: pairs)
+        XCTAssertNoThrow(try TrackerSnapshot(watermark: 20, devices: [device]).check())
     }
 }
 

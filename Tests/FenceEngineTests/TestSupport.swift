@@ -204,3 +204,10 @@ struct RuleCounts {
     mutating func add(_ o: RuleCounts) { counts.merge(o.counts, uniquingKeysWith: +) }
     var description: String { counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
 }
+
+/// A fix of `device` at `t`, `metres` east of (0, 0) on the equator: hand-computed scenarios
+/// against a circle centred there.
+func fixEast(_ device: String, _ metres: Double, _ t: Double) -> Position {
+    let p = Geodesic.destination(lon: 0, lat: 0, azimuth: 90, distance: metres)
+    return Position(device: device, time: t, lon: p.lon, lat: p.lat)
+}

@@ -498,6 +498,33 @@ final class PositionReaderTests: XCTestCase {
         ])
     }
 
+    /// Text after a quoted field's closing quote (`"v"x`, or a blank) is a bad line (RFC 4180),
+    /// as a quote inside an unquoted field is (a mutation audit found it untested).
+    func testTextAfterAClosingQuoteIsABadLine() throws {
+        let (p, e) = try read("device,time,lon,lat\n\"v\"x,0,1,1\nok,0,1,1\n\"w\" ,0,1,1\n\"q\",0,1,1\n")
+        XCTAssertEqual(p.map(\.device), ["ok", "q"])
+        XCTAssertEqual(e, [
+            PositionLineError(line: 2, reason: "text after a closing quote in field 1"),
+            PositionLineError(line: 4, reason: "text after a closing quote in field 1"),
+        ])
+    }
+
+    /// Fields out of their range are no time: minute 60, hour 25, month 13, second 61, a time
+    /// past 24:00, zone offsets of 24 hours or 60 minutes. A leap second (:60) is the next
+    /// minute's start.
+    func testISO8601RefusesFieldsOutOfRange() {
+        for bad in [
+            "2020-01-01T00:60:00Z", "2020-01-01T25:00:00Z", "2020-13-01T00:00:00Z", "2020-01-01T00:00:61Z", "2020-01-01T24:00:01Z",
+            "2020-01-01T12:00:00+24:00", "2020-01-01T12:00:00+01:60", "2020-04-31", "2020-01-01T12:00:00+01:00x",
+            "2020-01-01T12:00:00+01:00:00",
+        ] {
+            XCTAssertNil(ISO8601.parse(bad), bad)
+        }
+        XCTAssertEqual(ISO8601.parse("2020-01-01T00:59:60Z"), 1_577_840_400)
+        XCTAssertEqual(ISO8601.parse("2020-01-01T24:00:00Z"), 1_577_923_200)
+        XCTAssertEqual(ISO8601.parse("2020-01-01T12:00:00+23:59"), 1_577_880_000 - 86_340)
+    }
+
     /// A device or time of the wrong JSON type is named as such (they read as "empty device"
     /// and `time ""`; independent audit), and so is a coord that is not text.
     func testNDJSONValueOfTheWrongTypeIsNamed() throws {
