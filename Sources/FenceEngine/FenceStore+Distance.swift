@@ -73,11 +73,16 @@ extension FenceStore {
                 // around them (`SmallPolygonGrid.clearance`, a lower bound on the distance
                 // below; a 1 µm slack covers the bound's rounding). The rest are measured, a
                 // large polygon's edge tree opening only boxes nearer than the margin.
-                let small = HotWord.kind(hot) == FlatGeometry.Kind.polygon.rawValue
+                //
+                // Above 80 degrees of latitude the scales at `p` no longer hold across a margin
+                // (near a pole a fence round the pole from `p` read 122 m where it is 95 m):
+                // there the grid is not asked and the ellipsoid decides (`exact`).
+                let polar = abs(p.lat) > 80
+                let small = !polar && HotWord.kind(hot) == FlatGeometry.Kind.polygon.rawValue
                 let enough = margin + 1e-6
                 if small && scales == nil { scales = PolygonDistance.scales(lat: p.lat) }
                 far = (small && SmallPolygonGrid.clearance(x: p.lon, y: p.lat, record: record, kx: scales!.east, ky: scales!.north, enough: enough) >= enough)
-                    || boundaryDistance(slot: Int(slot), p, cutoff: margin) >= margin
+                    || boundaryDistance(slot: Int(slot), p, exact: polar, cutoff: margin) >= margin
             }
             let cls: NearFence.Class = covered ? (far ? .deepInside : .insideBand) : (far ? .farOutside : .outsideBand)
             out.append(NearFence(key: slotKey[Int(slot)], slot: slot, cls: cls))
