@@ -9,10 +9,7 @@ import XCTest
 /// its number and reason; the lines around it still load (SPEC "Positions").
 final class PositionLineReasonTests: XCTestCase {
     func read(_ text: String, format: PositionReader.Format? = nil) throws -> ([Position], [PositionLineError]) {
-        let path = NSTemporaryDirectory() + "position-reasons-\(UUID().uuidString)"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return try PositionReader(path: path, format: format).readAll()
+        try PositionReaderTests.readFile(Array(text.utf8), format: format)
     }
 
     /// An accuracy that is no number and a coord system nobody knows are bad lines (never a fix

@@ -5,19 +5,22 @@ import SeededRandom
 import XCTest
 
 final class PositionReaderTests: XCTestCase {
-    func read(_ text: String, format: PositionReader.Format? = nil, maxLine: Int = 1 << 20) throws -> ([Position], [PositionLineError]) {
-        let path = NSTemporaryDirectory() + "positions-\(UUID().uuidString)"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let reader = try PositionReader(path: path, format: format, maxLineBytes: maxLine)
-        return try reader.readAll()
-    }
-
-    func read(bytes: [UInt8], format: PositionReader.Format? = nil) throws -> ([Position], [PositionLineError]) {
+    /// Everything `PositionReader` reads of these bytes as a file (written to a temporary one).
+    static func readFile(_ bytes: [UInt8], format: PositionReader.Format? = nil, maxLine: Int = 1 << 20) throws -> (
+        [Position], [PositionLineError]
+    ) {
         let path = NSTemporaryDirectory() + "positions-\(UUID().uuidString)"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        return try PositionReader(path: path, format: format).readAll()
+        return try PositionReader(path: path, format: format, maxLineBytes: maxLine).readAll()
+    }
+
+    func read(_ text: String, format: PositionReader.Format? = nil, maxLine: Int = 1 << 20) throws -> ([Position], [PositionLineError]) {
+        try Self.readFile(Array(text.utf8), format: format, maxLine: maxLine)
+    }
+
+    func read(bytes: [UInt8], format: PositionReader.Format? = nil) throws -> ([Position], [PositionLineError]) {
+        try Self.readFile(bytes, format: format)
     }
 
     func testCSVWithAISColumnNamesAndISOTimes() throws {
