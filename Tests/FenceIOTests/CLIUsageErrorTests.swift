@@ -31,6 +31,9 @@ final class CLIUsageErrorTests: XCTestCase {
             // carried nothing); `fence change` already refused empty names.
             (["eval"] + run + ["--properties", "name,,kind"], "--properties takes names, comma-separated, none empty; got 'name,,kind'"),
             (["eval"] + run + ["--properties="], "--properties takes names, comma-separated, none empty; got ''"),
+            // An empty layer name read every layer (`--layer ''`) or was dropped (`a,,b`).
+            (["check", "--fences", fences, "--layer="], "--layer takes names, comma-separated, none empty; got ''"),
+            (["eval"] + run + ["--layer", "ports,,anchorages"], "--layer takes names, comma-separated, none empty; got 'ports,,anchorages'"),
             // The cluster commands say so before trying a server (none listens on port 1): a
             // bad --name or --timeout was a failed connection, status 1, when no server answered.
             (["status", "--nats", nowhere, "--name", "bad-name"], "--name takes upper-case letters, digits and _"),
