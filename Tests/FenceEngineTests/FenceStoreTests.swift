@@ -92,6 +92,35 @@ final class FenceStoreTests: XCTestCase {
         XCTAssertEqual(store.ids(covering: LonLat(lon: 1.0, lat: 1.9)), [])
     }
 
+    /// The single-fence `add`: false for a new id, true when it replaces one; a rejected
+    /// fence throws its error and leaves the store as it was (the fence it would have
+    /// replaced still answers), with or without `repair`.
+    func testSingleFenceAddReportsReplacementAndThrowsRejection() throws {
+        let bowtie = ring([(0, 0), (2, 2), (2, 0), (0, 2), (0, 0)])
+        var store = FenceStore()
+        XCTAssertFalse(try store.add(.polygon(id: "a", exterior: square)))
+        XCTAssertTrue(try store.add(.polygon(id: "a", exterior: ring([(5, 5), (6, 5), (6, 6), (5, 6), (5, 5)]))))
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 0.5, lat: 0.5)), [])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 5.5, lat: 5.5)), ["a"])
+        let cases: [(Fence, FenceError.Kind)] = [
+            (.polygon(id: "a", exterior: bowtie), .invalidGeometry),
+            (.circle(id: "a", lon: 1, lat: 1, radius: -3), .invalidRadius),
+            (.polygon(id: "b", exterior: ring([(0, 0), (1, 0), (1, .nan), (0, 0)])), .coordinateOutOfRange),
+            (.polygon(id: "", exterior: square), .missingID),
+        ]
+        for (fence, kind) in cases {
+            XCTAssertThrowsError(try store.add(fence)) { error in
+                XCTAssertEqual((error as? FenceError)?.kind, kind, "\(fence.id): \(error)")
+            }
+            XCTAssertEqual(store.count, 1)
+            XCTAssertEqual(store.ids(covering: LonLat(lon: 5.5, lat: 5.5)), ["a"])
+        }
+        XCTAssertThrowsError(try store.add(.circle(id: "a", lon: 1, lat: 1, radius: .infinity), repair: true))
+        XCTAssertTrue(try store.add(.polygon(id: "a", exterior: bowtie), repair: true))
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 1.9, lat: 1.0)), ["a"])
+        XCTAssertEqual(store.ids(covering: LonLat(lon: 5.5, lat: 5.5)), [])
+    }
+
     func testReplaceRemoveGroupsAndQueries() throws {
         var store = FenceStore()
         let r = store.add([

@@ -277,6 +277,14 @@ final class CLIOutputFailureTests: XCTestCase {
             XCTAssertEqual(r.status, 1)
             XCTAssertTrue(r.err.contains("cannot read state file \(state): \(kind)"), r.err)
         }
+        // An output that is a directory is refused before any input is read, and the
+        // directory is left as it was.
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        let out = try CLI.run(["eval", "--fences", fences, "--output", dir], stdin: "device,time,lon,lat\nv,0,0,0\n")
+        XCTAssertEqual(out.status, 1, out.err)
+        XCTAssertEqual(out.out, "")
+        XCTAssertTrue(out.err.contains("cannot write \(dir): it is a directory"), out.err)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir).sorted(), before)
     }
 
     /// From a review of the fixes above: positions from standard input are the same file as
