@@ -27,8 +27,6 @@ package struct BoundHeap {
 
     package init() {}
 
-    package var isEmpty: Bool { storage.isEmpty }
-
     /// - Complexity: O(log n).
     package mutating func push(_ element: Element) {
         storage.append(element)
