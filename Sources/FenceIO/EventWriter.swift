@@ -105,11 +105,11 @@ public struct EventWriter {
         case .csv:
             ISO8601.append(e.time, to: &out)
             out.append(44)
-            out.appendUTF8(OutputEscaping.csvField(e.device))
+            OutputEscaping.appendCSVField(e.device, to: &out)
             out.append(44)
-            out.appendUTF8(OutputEscaping.csvField(e.fence))
+            OutputEscaping.appendCSVField(e.fence, to: &out)
             out.append(44)
-            if let g = e.group { out.appendUTF8(OutputEscaping.csvField(g)) }
+            if let g = e.group { OutputEscaping.appendCSVField(g, to: &out) }
             out.append(44)
             out.appendUTF8(e.kind.description)
             out.append(44)
