@@ -74,9 +74,9 @@ public struct EventWriter {
             out.appendUTF8(",\"event\":\"")
             out.appendUTF8(e.kind.description)
             out.appendUTF8("\",\"lon\":")
-            out.appendUTF8(e.lon.description)
+            out.appendDescription(of: e.lon)
             out.appendUTF8(",\"lat\":")
-            out.appendUTF8(e.lat.description)
+            out.appendDescription(of: e.lat)
             if e.initial { out.appendUTF8(",\"initial\":true") }
             if let r = e.reason {
                 out.appendUTF8(",\"reason\":\"")
@@ -105,17 +105,17 @@ public struct EventWriter {
         case .csv:
             ISO8601.append(e.time, to: &out)
             out.append(44)
-            out.appendUTF8(OutputEscaping.csvField(e.device))
+            OutputEscaping.appendCSVField(e.device, to: &out)
             out.append(44)
-            out.appendUTF8(OutputEscaping.csvField(e.fence))
+            OutputEscaping.appendCSVField(e.fence, to: &out)
             out.append(44)
-            if let g = e.group { out.appendUTF8(OutputEscaping.csvField(g)) }
+            if let g = e.group { OutputEscaping.appendCSVField(g, to: &out) }
             out.append(44)
             out.appendUTF8(e.kind.description)
             out.append(44)
-            out.appendUTF8(e.lon.description)
+            out.appendDescription(of: e.lon)
             out.append(44)
-            out.appendUTF8(e.lat.description)
+            out.appendDescription(of: e.lat)
             out.append(44)
             if e.initial { out.appendUTF8("true") }
             out.append(44)

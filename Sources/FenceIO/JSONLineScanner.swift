@@ -8,8 +8,10 @@ struct JSONLineScanner {
         case string(String)
         /// A string whose text is refused (not UTF-8, or a lone surrogate escape).
         case badText(TextProblem)
-        /// The number's text, as written.
-        case number(String)
+        /// Where the number's text, as written (ASCII: digits, `+-.eE`), lies in the line's bytes:
+        /// a range, not a string, since most numbers only go on to `NumberParser` (a string
+        /// made of each was a tenth of an NDJSON line's parse).
+        case number(Range<Int>)
         case bool(Bool)
         case null
         case nested
@@ -156,7 +158,7 @@ struct JSONLineScanner {
                 i += 1
             }
             guard i > s else { throw fail("unexpected character") }
-            return .number(String(decoding: UnsafeBufferPointer(rebasing: bytes[s..<i]), as: UTF8.self))
+            return .number(s..<i)
         }
     }
 

@@ -234,7 +234,15 @@ struct PositionLineParser: Sendable {
         func text(_ f: PositionField) -> String? {
             switch ranked(f)?.value {
             case .string(let s)?: return s
-            case .number(let s)?: return s
+            case .number(let r)?: return String(decoding: UnsafeBufferPointer(rebasing: line[r]), as: UTF8.self)
+            default: return nil
+            }
+        }
+        /// `body` of the bytes `text` would give, without making a string of a number.
+        func withText<R>(_ f: PositionField, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+            switch ranked(f)?.value {
+            case .string(var s)?: return s.withUTF8(body)
+            case .number(let r)?: return body(UnsafeBufferPointer(rebasing: line[r]))
             default: return nil
             }
         }
@@ -248,9 +256,7 @@ struct PositionLineParser: Sendable {
             }
         }
         func number(_ f: PositionField) -> Double? {
-            guard let t = text(f) else { return nil }
-            var t2 = t
-            return t2.withUTF8 { NumberParser.parseDouble($0) }
+            withText(f) { NumberParser.parseDouble($0) } ?? nil
         }
         if ranked(.device) == nil { return fail("no device") }
         for f in [PositionField.time, .lon, .lat] where ranked(f) == nil {
@@ -272,8 +278,7 @@ struct PositionLineParser: Sendable {
         case .bool?, .nested?: return fail("coord has the wrong type: \(shown(.coord)) (wgs84, gcj02 or bd09ll expected)")
         default: break
         }
-        var time: Double?
-        if var t = text(.time) { time = t.withUTF8 { self.readTime($0) } }
+        let time = withText(.time) { self.readTime($0) } ?? nil
         let accuracy: Double??
         switch ranked(.accuracy)?.value {
         case nil, .null?: accuracy = .some(nil)

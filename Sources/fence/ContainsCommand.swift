@@ -89,30 +89,37 @@ enum ContainsCommand {
     /// One output row: the position's device and time and the ids of the fences covering it
     /// (`covering`, less those past their `expires` at its time, as in `eval`), in UTF-8 order.
     /// Read through a pointer: a copy of the position would retain and release its device id.
-    /// The usual rows (no fence, or one, none expiring) make no array.
+    /// The usual rows (no fence, one or two, none expiring) make no array and no string.
     static func appendRow(
         _ p: UnsafePointer<Position>, _ covering: ArraySlice<FenceHandle>, store: FenceStore, expiring: Bool, csv: Bool,
         to bytes: inout [UInt8]
     ) {
         let time = p.pointee.time
         let ids: [String]
-        if !expiring && covering.isEmpty {
-            ids = []
-        } else if !expiring && covering.count == 1 {
-            ids = [store.id(of: covering[covering.startIndex])]
+        if !expiring && covering.count <= 2 {
+            // Two ids are put in order by one compare (`UTF8Order.sorted` cost about 2,000
+            // instructions for them).
+            if covering.count == 2 {
+                let (a, b) = (store.id(of: covering[covering.startIndex]), store.id(of: covering[covering.startIndex + 1]))
+                ids = UTF8Order.compare(a, b) <= 0 ? [a, b] : [b, a]
+            } else {
+                ids = []
+            }
         } else {
             let live = expiring ? covering.filter { !store.hasExpired($0, at: time) } : Array(covering)
             ids = UTF8Order.sorted(live.map { store.id(of: $0) })
         }
+        // One id without expiry, the usual row with a fence, without the array.
+        let single = !expiring && covering.count == 1 ? store.id(of: covering[covering.startIndex]) : nil
         if csv {
-            bytes.appendUTF8(OutputEscaping.csvField(p.pointee.device))
+            OutputEscaping.appendCSVField(p.pointee.device, to: &bytes)
             bytes.append(44)
             ISO8601.append(time, to: &bytes)
             bytes.append(44)
-            if ids.count == 1 {
-                bytes.appendUTF8(OutputEscaping.csvField(listItem(ids[0])))
+            if let single {
+                appendIDList(CollectionOfOne(single), to: &bytes)
             } else if !ids.isEmpty {
-                bytes.appendUTF8(OutputEscaping.csvField(ids.map(listItem).joined(separator: ";")))
+                appendIDList(ids, to: &bytes)
             }
         } else {
             bytes.appendUTF8("{\"device\":")
@@ -120,13 +127,45 @@ enum ContainsCommand {
             bytes.appendUTF8(",\"time\":\"")
             ISO8601.append(time, to: &bytes)
             bytes.appendUTF8("\",\"fences\":[")
-            for (k, id) in ids.enumerated() {
-                if k > 0 { bytes.append(44) }
-                OutputEscaping.appendJSONString(id, to: &bytes)
+            if let single {
+                OutputEscaping.appendJSONString(single, to: &bytes)
+            } else {
+                for (k, id) in ids.enumerated() {
+                    if k > 0 { bytes.append(44) }
+                    OutputEscaping.appendJSONString(id, to: &bytes)
+                }
             }
             bytes.appendUTF8("]}")
         }
         bytes.append(10)
+    }
+
+    /// Appends the CSV cell of `ids` (not empty) as a list, `id;id;...`: the bytes of
+    /// `csvField(ids.map(listItem).joined(separator: ";"))`, copied id by id when no id needs
+    /// an escape (no `;` or `\`, nothing `csvField` quotes, the first not starting a formula),
+    /// else made as that string.
+    static func appendIDList(_ ids: some Collection<String>, to bytes: inout [UInt8]) {
+        var plain = true
+        var leading = true
+        for id in ids where plain {
+            var s = id
+            plain = s.withUTF8 { b in
+                OutputEscaping.isPlainCSV(b, leading: leading)
+                    && (b.isEmpty || memchr(b.baseAddress!, 59, b.count) == nil && memchr(b.baseAddress!, 92, b.count) == nil)
+            }
+            // A field starts at its first byte: after an empty first id it starts with `;`.
+            leading = false
+        }
+        guard plain else {
+            bytes.appendUTF8(OutputEscaping.csvField(ids.map(listItem).joined(separator: ";")))
+            return
+        }
+        var first = true
+        for id in ids {
+            if !first { bytes.append(59) }
+            first = false
+            bytes.appendUTF8(id)
+        }
     }
 }
 
