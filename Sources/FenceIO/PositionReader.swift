@@ -719,6 +719,9 @@ public final class PositionReader {
 
     /// Epoch seconds from a number or an ISO 8601 time.
     static func parseTime(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+        // An ISO time in the common form (four digits and a dash first) never reads as a
+        // number: not tried as one (about 100 instructions a time).
+        if let t = ISO8601.parseCommon(b) { return t }
         if let v = NumberParser.parseDouble(b) { return v }
         var lo = 0
         var hi = b.count
