@@ -6,7 +6,8 @@ import XCTest
 
 /// The CSV reader's shortcuts against the general code they stand in for, over many seeds:
 /// a shortcut that answers gives exactly what the general code gives (`usablePosition` the
-/// general parse's position, `ISO8601.parseCommon` the full parse's seconds, `deviceID`
+/// general parse's position, `ISO8601.parseCommon` the full parse's seconds,
+/// `TimeFormat.plainCount` the epoch count's text read with the point moved, `deviceID`
 /// `String.validUTF8`'s string, the word-at-a-time delimiter search a byte loop's index), and
 /// where it does not answer the general code still runs, so every line reads as before.
 final class CSVFastPathOracleTests: XCTestCase {
@@ -169,6 +170,32 @@ final class CSVFastPathOracleTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(fast, 5_000)
+    }
+
+    /// `%s%3N`-style counts: the shortcut for plain digits against moving the point in the
+    /// text and reading it (`epochSecondsAny`), for every unit, signs, blanks, zeros in front,
+    /// 1 to 20 digits (past 15 the shortcut gives way) and text that is no count.
+    func testPlainEpochCountIsTheTextRead() {
+        var answered = 0
+        for seed in 0..<200 {
+            var rng = SplitMix64(seed: UInt64(seed) &+ 99)
+            for _ in 0..<300 {
+                let shift = Self.pick([0, 0, 3, 3, 6, 9, 1, 22, Int(rng.next() % 23)], &rng)
+                let count = 1 + Int(rng.next() % 20)
+                var text = (0..<count).map { k in Character(String(k == 0 && rng.next() % 3 == 0 ? 0 : rng.next() % 10)) }.map(String.init).joined()
+                text = Self.pick(["", "", "-", "+", " ", "\t-", "--"], &rng) + text + Self.pick(["", "", " ", "\r", "\t ", ".5", "e3", "x"], &rng)
+                if rng.next() % 10 == 0 { text = Self.pick(["", " ", "-", "+", "0", "-0", ".", "1.", "1e", "１"], &rng) }
+                Array(text.utf8).withUnsafeBufferPointer { b in
+                    let general = TimeFormat.epochSecondsAny(b, shift: shift)
+                    if let fast = TimeFormat.plainCount(b, shift: shift) {
+                        answered += 1
+                        XCTAssertTrue(Self.same(fast, general), "\(text.debugDescription) shift \(shift): \(fast) against \(String(describing: general))")
+                    }
+                    XCTAssertTrue(Self.same(TimeFormat.epochSeconds(b, shift: shift), general), text.debugDescription)
+                }
+            }
+        }
+        XCTAssertGreaterThan(answered, 10_000)
     }
 
     func testDeviceIDIsValidUTF8sString() {
