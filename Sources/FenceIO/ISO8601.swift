@@ -11,6 +11,11 @@ public enum ISO8601 {
     /// - Returns: epoch seconds, or nil when the text is not such a time.
     /// - Complexity: O(length), no allocation.
     public static func parse(_ s: UnsafeBufferPointer<UInt8>) -> Double? {
+        parseCommon(s) ?? parseAny(s)
+    }
+
+    /// `parse` of every form, without `parseCommon`'s shortcut (the oracle its tests hold it to).
+    static func parseAny(_ s: UnsafeBufferPointer<UInt8>) -> Double? {
         var i = 0
         let n = s.count
         func digits(_ count: Int) -> Int? {
@@ -81,6 +86,44 @@ public enum ISO8601 {
             }
         }
         return epochSeconds(total, fraction: UnsafeBufferPointer(rebasing: s[fraction]))
+    }
+
+    /// `parse` of the form most files write, `YYYY-MM-DDThh:mm:ss[.fff…][Z]` (`T` or a
+    /// space, hours 00-23), from fixed offsets without `parse`'s digit closure and branches
+    /// (about 400 instructions a time); nil for anything else, which `parse` then reads
+    /// whole. Where it answers, it is `parse`'s value (the same checks and arithmetic).
+    /// - Complexity: O(fraction digits), no allocation.
+    @inline(__always)
+    static func parseCommon(_ s: UnsafeBufferPointer<UInt8>) -> Double? {
+        let n = s.count
+        guard n >= 19, let p = s.baseAddress, p[4] == 45, p[7] == 45, p[10] == 84 || p[10] == 32 || p[10] == 116, p[13] == 58,
+            p[16] == 58, let year = NumberParser.fourDigits(p)
+        else { return nil }
+        @inline(__always)
+        func two(_ k: Int) -> Int? {
+            let a = p[k] &- 48
+            let b = p[k &+ 1] &- 48
+            guard a <= 9 && b <= 9 else { return nil }
+            return Int(a) &* 10 &+ Int(b)
+        }
+        guard let month = two(5), let day = two(8), let hour = two(11), let minute = two(14), let second = two(17),
+            month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month: month, year: Int(year)),
+            hour <= 23 && minute <= 59 && second <= 60
+        else { return nil }
+        var i = 19
+        var fraction = 0..<0
+        if i < n && (p[i] == 46 || p[i] == 44) {
+            i &+= 1
+            let start = i
+            while i < n && p[i] &- 48 <= 9 { i &+= 1 }
+            if i == start { return nil }
+            fraction = start..<i
+        }
+        if i < n {
+            guard p[i] == 90 || p[i] == 122, i &+ 1 == n else { return nil }
+        }
+        let days = daysFromCivil(year: Int(year), month: month, day: day)
+        return epochSeconds(days * 86400 + hour * 3600 + minute * 60 + second, fraction: UnsafeBufferPointer(rebasing: s[fraction]))
     }
 
     /// Whether the text is a zone named `UTC` or `GMT` (any case), after at most one space:

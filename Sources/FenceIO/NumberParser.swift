@@ -2,7 +2,8 @@ import Foundation
 
 /// Decimal numbers from bytes, without making a String.
 enum NumberParser {
-    private static let powers: [Double] = (0...22).map { pow(10, Double($0)) }
+    /// 10^k for 0 <= k <= 22, each exact.
+    static let powers: [Double] = (0...22).map { pow(10, Double($0)) }
 
     /// Parses `[+-]digits[.digits][e[+-]digits]`, the whole buffer, surrounding blanks allowed.
     ///
