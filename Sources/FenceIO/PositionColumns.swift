@@ -56,6 +56,10 @@ public enum PositionField: Int, CaseIterable, Sendable {
             for k in 0..<raw.count {
                 let b = p[k]
                 if b >= 0x80 { return nil }
+                // A NUL (from a `\u0000` escape) would pack as the padding after a name:
+                // `lon\u0000` read as `lon`. A key holding one names no field (below: a byte
+                // past ASCII after it still sends the key to the decoded match).
+                if b == 0 { n = 24 }
                 if isSeparator(b) || n >= 24 { continue }
                 word |= UInt64(b &- 65 < 26 ? b | 0x20 : b) &<< (8 &* UInt64(n & 7))
                 n &+= 1

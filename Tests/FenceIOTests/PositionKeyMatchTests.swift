@@ -54,6 +54,12 @@ final class PositionKeyMatchTests: XCTestCase {
         check(Array("horizontalaccuracyhorizontal".utf8))
         check(Array("device\u{E9}".utf8))
         check(Array("________________________________device".utf8))
+        // A NUL byte (an escaped `\u0000` in an NDJSON key) is no padding: `lon\u0000` is no
+        // `lon` (it was, from the review of session 42's fast paths).
+        for key in ["lon\u{0}", "lat\u{0}\u{0}", "\u{0}device", "ti\u{0}me", "accuracy\u{0}"] {
+            check(Array(key.utf8))
+            XCTAssertEqual(Array(key.utf8).withUnsafeBufferPointer { PositionField.match(ascii: $0) }.map { $0 == nil }, true, key)
+        }
     }
 
     func testRandomKeysOverManySeeds() {
@@ -69,7 +75,9 @@ final class PositionKeyMatchTests: XCTestCase {
                     case 0: key.insert(separators[Int(rng.next() % 5)], at: at)
                     case 1: key.insert(UInt8(32 + rng.next() % 95), at: at)
                     case 2: if at < key.count, (97...122).contains(key[at]) { key[at] -= 32 }
-                    case 3: if rng.next() % 8 == 0 { key.insert(UInt8(0x80 + rng.next() % 0x80), at: at) }
+                    case 3:
+                        if rng.next() % 8 == 0 { key.insert(UInt8(0x80 + rng.next() % 0x80), at: at) }
+                        else if rng.next() % 4 == 0 { key.insert(UInt8(rng.next() % 32), at: at) }
                     default: key += Array(pieces[Int(rng.next() % UInt64(pieces.count))].utf8)
                     }
                 }
