@@ -18,4 +18,14 @@ extension Arguments {
         }
         return n
     }
+
+    /// The deployment of `--name` on the servers of `--nats`, connected as `client`. Both
+    /// options are checked before connecting, so a bad one is a usage error (status 2)
+    /// whether or not a server answers, never a failed connection (status 1).
+    func connectDeployment(client: String) throws -> (connection: NATSConnection, topology: Topology) {
+        let name = try deploymentName()
+        let servers = try natsServers()
+        let connection = try NATSConnection(servers: servers, name: client)
+        return (connection, try Deployment.topology(connection: connection, name: name))
+    }
 }

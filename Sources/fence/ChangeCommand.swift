@@ -40,7 +40,8 @@ enum ChangeCommand {
             printLine(help)
             return 0
         }
-        let servers = try a.natsServers()
+        // A missing or empty --nats is named before any other option (`connectDeployment` connects).
+        _ = try a.natsServers()
         // The usage first: a command line naming two changes is refused before any file is read.
         // `--remove` and `--remove-id` name one change, as do the two group forms.
         let given = [["add"], ["remove", "remove-id"], ["remove-group", "remove-group-name"]].filter { $0.contains { a.values[$0] != nil } }.count
@@ -79,10 +80,7 @@ enum ChangeCommand {
         if !groups.isEmpty { operations.append(.removeGroups(groups)) }
         if a.flags.contains("remove-all") { operations.append(.removeAll) }
         if a.flags.contains("flush") { operations.append(.flush) }
-        // A bad --name is a usage error (status 2) whether or not a server answers.
-        let deploymentName = try a.deploymentName()
-        let connection = try NATSConnection(servers: servers, name: "fence-change")
-        let topology = try Deployment.topology(connection: connection, name: deploymentName)
+        let (connection, topology) = try a.connectDeployment(client: "fence-change")
         let seq = try Deployment.publishChange(operations[0], connection: connection, topology: topology)
         printLine("\(seq)")
         StandardError().write("fence change: published at stream sequence \(seq) of \(topology.fixStream)\n")

@@ -16,10 +16,7 @@ enum EventsCommand {
             printLine(help)
             return 0
         }
-        // A bad --name is a usage error (status 2) whether or not a server answers.
-        let deploymentName = try a.deploymentName()
-        let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-events")
-        let topology = try Deployment.topology(connection: connection, name: deploymentName)
+        let (connection, topology) = try a.connectDeployment(client: "fence-events")
         try refuseUnwrittenCompression(a.outputPath())
         let out: OutputSink = try a.outputPath().map { try OutputSink(path: $0) } ?? OutputSink()
         let n = try EventReader.read(connection: connection, topology: topology) { raw in out.write([UInt8](raw)) }

@@ -176,10 +176,7 @@ enum InsideCommand {
             refused = !rejected.isEmpty
             base = engine
         }
-        // A bad --name is a usage error (status 2) whether or not a server answers.
-        let deploymentName = try a.deploymentName()
-        let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-inside")
-        let topology = try Deployment.topology(connection: connection, name: deploymentName)
+        let (connection, topology) = try a.connectDeployment(client: "fence-inside")
         let partitions = try ClusterVisits.checkpoints(connection: connection, topology: topology)
         let checkpoints = partitions.compactMap(\.checkpoint)
         let groups = try base.map { try ClusterVisits.groups(for: checkpoints, base: $0, connection: connection, topology: topology) }

@@ -52,7 +52,8 @@ enum PublishCommand {
             printLine(help)
             return 0
         }
-        let servers = try a.natsServers()
+        // A missing or empty --nats is named before any other option (`connectDeployment` connects).
+        _ = try a.natsServers()
         let path = a.values["positions"] ?? "-"
         let window = try a.double("window", default: 60)!
         guard window >= 0 else { throw UsageError("--window must be >= 0") }
@@ -62,10 +63,7 @@ enum PublishCommand {
         let started = Date()
         // Every option checked before connecting: a bad one is a usage error, not a server's.
         let positionInput = try a.positionInput()
-        // A bad --name is a usage error (status 2) whether or not a server answers.
-        let deploymentName = try a.deploymentName()
-        let connection = try NATSConnection(servers: servers, name: "fence-publish")
-        let topology = try Deployment.topology(connection: connection, name: deploymentName)
+        let (connection, topology) = try a.connectDeployment(client: "fence-publish")
         let reader = try positionInput.open(path)
         // A live pipe (`tail -f ais.csv | fence publish`) is published as it comes: a batch is
         // what arrived within --max-wait, and what the publisher holds of it goes out then (it

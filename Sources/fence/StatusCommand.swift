@@ -31,14 +31,13 @@ enum StatusCommand {
             printLine(help)
             return 0
         }
-        // A bad --name or --timeout is a usage error (status 2) whether or not a server answers.
-        let deploymentName = try a.deploymentName()
+        // A bad --timeout is a usage error (status 2) whether or not a server answers, as a
+        // bad --name is (`connectDeployment`).
         let timeout = try a.double("timeout", default: 600)!
         guard timeout >= 0, timeout <= Arguments.maxSeconds else {
             throw UsageError("--timeout takes seconds, from 0 to \(Int(Arguments.maxSeconds))")
         }
-        let connection = try NATSConnection(servers: try a.natsServers(), name: "fence-status")
-        let topology = try Deployment.topology(connection: connection, name: deploymentName)
+        let (connection, topology) = try a.connectDeployment(client: "fence-status")
         let waiting = a.flags.contains("wait-drained")
         let deadline = Date().addingTimeInterval(timeout)
         while true {
