@@ -44,13 +44,7 @@ extension Arguments {
             guard let reader = FenceInputOptions.Reader(rawValue: r) else { throw UsageError("--fence-reader must be auto, native or ogr") }
             o.reader = reader
         }
-        // Names are kept as written (a layer's name may begin or end with a space); an empty
-        // one (`a,,b`, a lost shell variable) is a usage error, as in `--properties`: it read
-        // every layer before.
-        if let s = values["layer"] {
-            o.layers = s.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            guard !o.layers.contains("") else { throw UsageError("--layer takes names, comma-separated, none empty; got '\(s)'") }
-        }
+        o.layers = try names("layer", trimming: false) ?? []
         o.openOptions = lists["open-option"] ?? []
         for option in o.openOptions where !option.contains("=") { throw UsageError("--open-option takes KEY=VALUE, got \(option)") }
         o.assumedCRS = values["fence-crs"]

@@ -87,13 +87,14 @@ struct Arguments {
         return list
     }
 
-    /// A list option's names, comma-separated and trimmed, nil when the option is not given.
-    /// An empty name (`--remove ''`, `a,,b`, a lost shell variable) is a usage error: it would
-    /// name nothing, and the command would quietly do nothing (or publish a change that
-    /// removes nothing).
-    func names(_ name: String) throws(UsageError) -> [String]? {
+    /// A list option's names, comma-separated and trimmed (kept as written when not
+    /// `trimming`: a layer's name may begin or end with a space), nil when the option is not
+    /// given. An empty name (`--remove ''`, `a,,b`, a lost shell variable) is a usage error: it
+    /// would name nothing, and the command would quietly do nothing (or publish a change that
+    /// removes nothing, or read every layer).
+    func names(_ name: String, trimming: Bool = true) throws(UsageError) -> [String]? {
         guard let s = values[name] else { return nil }
-        let list = s.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingCharacters(in: .whitespaces)) }
+        let list = s.split(separator: ",", omittingEmptySubsequences: false).map { trimming ? String($0.trimmingCharacters(in: .whitespaces)) : String($0) }
         guard !list.contains("") else { throw UsageError("--\(name) takes names, comma-separated, none empty; got '\(s)'") }
         return list
     }

@@ -203,11 +203,7 @@ struct OGRLayerReader {
                 // `...T10:30:00.500Z`. The feature's own GeoJSON (`nativeGeoJSON`, json-c's
                 // text of it: numbers and strings as written, `\u` escapes as the characters)
                 // has the value the built-in reader keeps ("both readers give the same values").
-                if let json = native()?.properties[field.name] {
-                    properties[field.name] = json
-                    continue
-                }
-                properties[field.name] = feature.json(field)
+                properties[field.name] = native()?.properties[field.name] ?? feature.json(field)
             }
             if let column = feature.invalidTextColumn {
                 let fieldName = fields.first { Int32($0.index) == column }?.name ?? "#\(column)"
