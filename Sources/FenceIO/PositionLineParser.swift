@@ -123,7 +123,7 @@ struct PositionLineParser: Sendable {
             guard let a = NumberParser.parseDouble(b) else { return nil }
             accuracy = a
         }
-        guard let device = Self.deviceID(deviceBytes) else { return nil }
+        guard let device = String.validUTF8(deviceBytes) else { return nil }
         let position = Position(device: device, time: time, lon: lon, lat: lat, accuracy: accuracy, coord: defaultCoord)
         return position.isUsable ? position : nil
     }
@@ -144,23 +144,6 @@ struct PositionLineParser: Sendable {
         let d = UInt8(truncatingIfNeeded: delimiters)
         while i < n && p[i] != d { i &+= 1 }
         return i
-    }
-
-    /// `String.validUTF8` of a device id's bytes. An ASCII id of at most 15 bytes (a small
-    /// string, no allocation) is made by copying its bytes in: the same string (the same
-    /// bytes, ASCII and small either way) without `String(decoding:)`'s validation and
-    /// repair pass: 112 instructions an id in callgrind where that took 171.
-    @inline(__always)
-    static func deviceID(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        let n = bytes.count
-        guard n <= 15, let p = bytes.baseAddress else { return String.validUTF8(bytes) }
-        var high: UInt8 = 0
-        for k in 0..<n { high |= p[k] }
-        guard high < 0x80 else { return String.validUTF8(bytes) }
-        return String(unsafeUninitializedCapacity: n) { out in
-            out.baseAddress!.update(from: p, count: n)
-            return n
-        }
     }
 
     /// Any CSV line: the position, nil for a record of nothing, or why the line is refused.

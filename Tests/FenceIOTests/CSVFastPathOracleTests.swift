@@ -7,8 +7,8 @@ import XCTest
 /// The CSV reader's shortcuts against the general code they stand in for, over many seeds:
 /// a shortcut that answers gives exactly what the general code gives (`usablePosition` the
 /// general parse's position, `ISO8601.parseCommon` the full parse's seconds,
-/// `TimeFormat.plainCount` the epoch count's text read with the point moved, `deviceID`
-/// `String.validUTF8`'s string, the word-at-a-time delimiter search a byte loop's index), and
+/// `TimeFormat.plainCount` the epoch count's text read with the point moved, `String.validUTF8`
+/// the standard library's validating decode, the word-at-a-time delimiter search a byte loop's index), and
 /// where it does not answer the general code still runs, so every line reads as before.
 final class CSVFastPathOracleTests: XCTestCase {
     static func pick<T>(_ items: [T], _ rng: inout SplitMix64) -> T { items[Int(rng.next() % UInt64(items.count))] }
@@ -198,15 +198,17 @@ final class CSVFastPathOracleTests: XCTestCase {
         XCTAssertGreaterThan(answered, 10_000)
     }
 
-    func testDeviceIDIsValidUTF8sString() {
+    /// `String.validUTF8`, which makes small ASCII ids by copying their bytes in, against the
+    /// standard library's validating decode: the same string, or nil for both.
+    func testValidUTF8IsTheValidatingDecode() {
         for seed in 0..<100 {
             var rng = SplitMix64(seed: UInt64(seed) &+ 31)
             for _ in 0..<300 {
                 let count = Int(rng.next() % 20)
                 let bytes = (0..<count).map { _ in rng.next() % 4 == 0 ? UInt8(truncatingIfNeeded: rng.next()) : UInt8(32 + rng.next() % 95) }
                 bytes.withUnsafeBufferPointer { b in
-                    let made = PositionLineParser.deviceID(b)
-                    let expected = String.validUTF8(b)
+                    let made = String.validUTF8(b)
+                    let expected = String(validating: b, as: UTF8.self)
                     XCTAssertEqual(made, expected)
                     XCTAssertEqual(made.map { Array($0.utf8) }, expected.map { Array($0.utf8) })
                 }
