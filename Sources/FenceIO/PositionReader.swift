@@ -506,20 +506,23 @@ public final class PositionReader {
         return parser.usablePosition(csv: line, fields: &fields)
     }
 
+    /// A line read before the layout is known (`read` gives every later line to `parseData`,
+    /// and so does this, should it be asked): the first lines with content decide the format,
+    /// give the header (or the first data line with `--columns`), and may refuse the input as
+    /// a whole (no text; another kind of JSON; NDJSON where `--columns` names a CSV's).
     private func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<Position?, PositionLineError> {
+        if let parser = lineParser { return Self.parseData(line, number: lineNumber, with: parser, fields: &fieldRanges) }
         if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return .success(nil) }
         let contentBefore = sawContent
         sawContent = true
         // memchr, not `contains`: a byte loop here was a tenth of the reader's instructions.
         if memchr(line.baseAddress!, 0, line.count) != nil {
+            // Not a text file at all: refuse the input instead of reading garbage as a header.
+            // UTF-16 is named as such.
             let reason = "binary data (NUL byte)"
-            if format == nil || (format == .csv && !headerSeen) {
-                // Not a text file at all: refuse the input instead of reading garbage as a header.
-                // UTF-16 is named as such.
-                headerFailure = FenceError(
-                    .malformedInput, line: lineNumber,
-                    reason: TextProblem.utf16(line, reads: "positions are") ?? "\(reason): this is not a CSV or NDJSON file")
-            }
+            headerFailure = FenceError(
+                .malformedInput, line: lineNumber,
+                reason: TextProblem.utf16(line, reads: "positions are") ?? "\(reason): this is not a CSV or NDJSON file")
             return .failure(PositionLineError(line: lineNumber, reason: reason))
         }
         if format == nil {
@@ -528,47 +531,42 @@ public final class PositionReader {
         }
         switch format! {
         case .ndjson:
-            if lineParser == nil {
-                lineParser = PositionLineParser(format: .ndjson, defaultCoord: defaultCoord, timeFormat: timeFormat, namedFields: namedFields)
-                // The first line, when it is no position, may show the input to be another
-                // kind of JSON (a pretty-printed document, GeoJSON): refused whole, named. A
-                // line that reads as a position is one, whatever else it holds.
-                let result = lineParser!.parse(line, lineNumber: lineNumber, fields: &fieldRanges)
-                if case .failure = result, let reason = Self.jsonDocumentProblem(String(decoding: line, as: UTF8.self)) {
-                    headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
-                    return .failure(PositionLineError(line: lineNumber, reason: reason))
-                }
-                return result
+            let parser = PositionLineParser(format: .ndjson, defaultCoord: defaultCoord, timeFormat: timeFormat, namedFields: namedFields)
+            lineParser = parser
+            // The first line, when it is no position, may show the input to be another kind of
+            // JSON (a pretty-printed document, GeoJSON): refused whole, named. A line that
+            // reads as a position is one, whatever else it holds.
+            let result = parser.parse(line, lineNumber: lineNumber, fields: &fieldRanges)
+            if case .failure = result, let reason = Self.jsonDocumentProblem(String(decoding: line, as: UTF8.self)) {
+                headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
+                return .failure(PositionLineError(line: lineNumber, reason: reason))
             }
-            return lineParser!.parse(line, lineNumber: lineNumber, fields: &fieldRanges)
+            return result
         case .csv:
-            if !headerSeen {
-                guard let columns else { return parseHeader(line) }
-                // No header line: the names given, the delimiter this first line uses; a byte
-                // order mark before it is not data (a line of nothing else is blank).
-                var data = line
-                if data.count >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
-                    data = UnsafeBufferPointer(rebasing: data[3...])
-                    if data.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { return .success(nil) }
-                }
-                // A row of empty cells (`,,,`) is no line, as a blank one is: before the first
-                // data line it neither makes the input non-empty nor chooses the delimiter
-                // (an input of nothing else was read as 0 positions, where blank lines are
-                // "the input is empty").
-                if data.allSatisfy({ $0 == 44 || $0 == 9 || $0 == 59 || $0 == 32 || $0 == 13 }) {
-                    sawContent = contentBefore
-                    return .success(nil)
-                }
-                let text = String(decoding: data, as: UTF8.self)
-                if text.first(where: { $0 != " " && $0 != "\t" }) == "{" {
-                    let reason = "the first line is a JSON object: --columns names the columns of a CSV, and this input looks like NDJSON"
-                    headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
-                    return .failure(PositionLineError(line: lineNumber, reason: reason))
-                }
-                if case .failure(let e) = useHeader(names: columns, delimiter: Self.delimiter(of: text, fields: columns.count)) { return .failure(e) }
-                return lineParser!.parse(data, lineNumber: lineNumber, fields: &fieldRanges)
+            guard let columns else { return parseHeader(line) }
+            // No header line: the names given, the delimiter this first line uses; a byte
+            // order mark before it is not data (a line of nothing else is blank).
+            var data = line
+            if data.count >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
+                data = UnsafeBufferPointer(rebasing: data[3...])
+                if data.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { return .success(nil) }
             }
-            return lineParser!.parse(line, lineNumber: lineNumber, fields: &fieldRanges)
+            // A row of empty cells (`,,,`) is no line, as a blank one is: before the first
+            // data line it neither makes the input non-empty nor chooses the delimiter (an
+            // input of nothing else was read as 0 positions, where blank lines are "the input
+            // is empty").
+            if data.allSatisfy({ $0 == 44 || $0 == 9 || $0 == 59 || $0 == 32 || $0 == 13 }) {
+                sawContent = contentBefore
+                return .success(nil)
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            if text.first(where: { $0 != " " && $0 != "\t" }) == "{" {
+                let reason = "the first line is a JSON object: --columns names the columns of a CSV, and this input looks like NDJSON"
+                headerFailure = FenceError(.malformedInput, line: lineNumber, reason: reason)
+                return .failure(PositionLineError(line: lineNumber, reason: reason))
+            }
+            if case .failure(let e) = useHeader(names: columns, delimiter: Self.delimiter(of: text, fields: columns.count)) { return .failure(e) }
+            return lineParser!.parse(data, lineNumber: lineNumber, fields: &fieldRanges)
         }
     }
 
